@@ -1,0 +1,62 @@
+// tally: the small non-template layer every front end (C++ templates, CLI, Python) calls.
+// Each function validates its arguments, picks a backend and runs there (src/dispatch.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "tally/types.hpp"
+
+namespace tally {
+
+/// A type-erased contiguous 1-D array: `size` elements of `type` at `data`.
+struct array_ref {
+  const void* data = nullptr;
+  std::int64_t size = 0;
+  dtype type = dtype::float64;
+  memory where = memory::unknown;
+};
+
+/// A writable type-erased contiguous 1-D array.
+struct mutable_array_ref {
+  void* data = nullptr;
+  std::int64_t size = 0;
+  dtype type = dtype::float64;
+  memory where = memory::unknown;
+};
+
+/// The reductions of this layer.
+enum class reduce_op : int { sum, dot };
+
+/// Result type of `op` over elements of type `t`: float32 -> float32, float64 -> float64,
+/// int32/int64 -> int64.
+dtype result_dtype(reduce_op op, dtype t) noexcept;
+
+/// Blocking reduction. `y` is read only for `dot` (same length and type as `x`).
+/// Writes one value of `result_dtype(op, x.type)` to host memory at `result`.
+/// Throws tally::error (see the templated functions in tally.hpp for the cases).
+void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options& opt = {});
+
+/// Asynchronous reduction on the CUDA backend: enqueues the work on `opt.stream` and returns
+/// without synchronising. `result_device` receives one value of `result_dtype(op, x.type)`;
+/// if `status_device` is not null it receives 0, or 1 when an integer result overflowed int64
+/// (then the value written is 0). Both must be device-accessible memory and stay valid until
+/// the stream reaches the work. The inputs must be device memory.
+void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
+                  int* status_device, const options& opt = {});
+
+/// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length).
+void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt = {});
+
+/// Asynchronous element-wise add on the CUDA backend (device memory; no synchronisation).
+/// `status_device`, if not null, receives 1 when an integer element overflowed, else 0.
+void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_device,
+               const options& opt = {});
+
+/// True when this build has the CUDA backend and at least one GPU is usable.
+bool cuda_available() noexcept;
+
+/// Where `data` lives, as the CUDA runtime reports it (cudaPointerGetAttributes): device for
+/// device or managed memory, host otherwise and whenever there is no CUDA runtime or GPU.
+memory locate(const void* data) noexcept;
+
+}  // namespace tally

@@ -1,0 +1,109 @@
+// tally: parallel reductions for NVIDIA GPUs and the CPU.
+//
+//   #include <tally/tally.hpp>
+//   std::vector<float> x = ...;
+//   float s = tally::sum<float>(x);                   // CPU backend (host data)
+//   double d = tally::dot<double>({px, n}, {py, n});  // CUDA backend if px, py are device memory
+//
+// Shapes: every input is a contiguous 1-D view, shape (n,), n >= 0, 64-bit n.
+// Element types: float, double, int32_t, int64_t.
+#pragma once
+
+#include "tally/core.hpp"
+#include "tally/types.hpp"
+
+namespace tally {
+
+namespace detail {
+template <class T> array_ref ref(view<const T> v) {
+  return {v.data, v.size, dtype_of<T>(), v.where};
+}
+template <class T> mutable_array_ref mref(view<T> v) {
+  return {v.data, v.size, dtype_of<T>(), v.where};
+}
+}  // namespace detail
+
+/// Sum of the n elements of x.
+///
+/// - Shapes: x (n,). Any n >= 0, any alignment of x.data.
+/// - Types: T in {float, double, int32_t, int64_t}. Result `result_t<T>`: float -> float,
+///   double -> double, int32_t/int64_t -> int64_t.
+/// - Accumulator: floating inputs accumulate in float64 (a float32 sum is rounded to float32
+///   once at the end); integer inputs accumulate exactly in 128-bit integers, so no partial
+///   sum ever wraps.
+/// - Empty input: returns 0 (+0.0).
+/// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN.
+/// - Accuracy (floating): |result - exact| <= (ceil(log2 n) + 2) * 2^-53 * sum|x_i| before the
+///   final rounding to T (a tree of float64 partials; float32 inputs are converted exactly).
+/// - Determinism: the same bits for the same input, backend, device model and build; the
+///   order of the float64 additions differs between the CPU and the GPU (exactly-rounded,
+///   backend-independent results are a later feature).
+/// - Blocking: returns when the value is in host memory (the CUDA backend synchronises
+///   `opt.stream`).
+/// - Errors (tally::error): errc::null_pointer (null data, n > 0); errc::invalid_argument
+///   (n < 0); errc::overflow (an integer sum outside int64: the exact sum is computed, so an
+///   intermediate excursion past int64 that comes back is not an error); errc::wrong_memory
+///   (host data forced onto the CUDA backend or device data onto the CPU backend);
+///   errc::no_gpu (CUDA backend requested, no GPU or CPU-only build); errc::cuda_error.
+template <class T> result_t<T> sum(view<const T> x, const options& opt = {}) {
+  result_t<T> r{};
+  reduce(reduce_op::sum, detail::ref(x), {}, &r, opt);
+  return r;
+}
+
+/// Dot product sum_i x[i] * y[i].
+///
+/// - Shapes: x (n,), y (n,): the lengths must match (errc::length_mismatch otherwise).
+/// - Types and result: as `sum`. Floating products are formed in float64 (exact for float32
+///   inputs; fused multiply-add for float64). Integer products and sums are exact (128-bit or
+///   wider), so errc::overflow is thrown exactly when the true dot product is outside int64.
+/// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
+/// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
+/// - Blocking, determinism and the other errors: as `sum`.
+template <class T> result_t<T> dot(view<const T> x, view<const T> y, const options& opt = {}) {
+  result_t<T> r{};
+  reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, opt);
+  return r;
+}
+
+/// Element-wise out[i] = x[i] + y[i], i in [0, n).
+///
+/// - Shapes: x, y, out (n,), all the same length (errc::length_mismatch otherwise).
+/// - Types: T for all three. Floating adds are IEEE round-to-nearest in T. Integer adds that
+///   overflow T throw errc::overflow after the call (out then holds wrapped values).
+/// - Aliasing: out may be exactly x or exactly y (in place); any other overlap of out with an
+///   input is errc::invalid_argument.
+/// - Empty input: does nothing.
+/// - Blocking: returns when out is written (the CUDA backend synchronises `opt.stream`).
+/// - Errors: as `sum`, plus the aliasing rule.
+template <class T> void add(view<const T> x, view<const T> y, view<T> out, const options& opt = {}) {
+  tally::add(detail::ref(x), detail::ref(y), detail::mref(out), opt);
+}
+
+/// Asynchronous sum on the CUDA backend: enqueues one kernel on `opt.stream` and returns at
+/// once. x must be device (or managed) memory; `result_device` (one `result_t<T>`) and
+/// `status_device` (optional, one int: 0 ok, 1 integer overflow) must be device-accessible.
+/// No allocation happens per call: a small workspace is cached per (device, stream).
+/// Errors detected on the host (bad arguments, launch failures) are thrown at once; integer
+/// overflow is reported only through `status_device`.
+template <class T>
+void sum_async(view<const T> x, result_t<T>* result_device, int* status_device = nullptr,
+               const options& opt = {}) {
+  reduce_async(reduce_op::sum, detail::ref(x), {}, result_device, status_device, opt);
+}
+
+/// Asynchronous dot product on the CUDA backend; see `sum_async` and `dot`.
+template <class T>
+void dot_async(view<const T> x, view<const T> y, result_t<T>* result_device,
+               int* status_device = nullptr, const options& opt = {}) {
+  reduce_async(reduce_op::dot, detail::ref(x), detail::ref(y), result_device, status_device, opt);
+}
+
+/// Asynchronous element-wise add on the CUDA backend; see `add` and `sum_async`.
+template <class T>
+void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device = nullptr,
+               const options& opt = {}) {
+  tally::add_async(detail::ref(x), detail::ref(y), detail::mref(out), status_device, opt);
+}
+
+}  // namespace tally

@@ -1,0 +1,166 @@
+// CPU backend: OpenMP threads over fixed-size chunks, vectorisable lanes inside each chunk.
+//
+// The input is cut into chunks of kChunk elements whatever the thread count; each chunk is
+// folded into kLanes independent accumulators (lane j takes elements j, j+kLanes, ...), which
+// the compiler turns into SIMD; the lanes and then the chunk partials are merged with the
+// reducer's `combine` in a fixed pairwise order. So the result depends on the input alone,
+// never on the number of threads.
+#include <omp.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "backends.hpp"
+#include "tally/ops/reducers.hpp"
+
+namespace tally::cpu {
+namespace {
+
+constexpr std::int64_t kChunk = 1 << 15;  // elements per chunk (a multiple of kLanes)
+constexpr int kLanes = 8;
+constexpr std::int64_t kParallelMin = 1 << 16;  // below this, one thread
+
+// Folds x[0, n) (and y for dot) into one accumulator with kLanes independent lanes.
+template <class R, class T, bool Dot>
+typename R::acc_t fold(const T* __restrict x, const T* __restrict y, std::int64_t n) {
+  using acc_t = typename R::acc_t;
+  acc_t lane[kLanes];
+  for (int j = 0; j < kLanes; ++j) lane[j] = R::identity();
+  std::int64_t body = n - n % kLanes;
+  for (std::int64_t i = 0; i < body; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      if constexpr (Dot) R::accumulate(lane[j], x[i + j], y[i + j]);
+      else R::accumulate(lane[j], x[i + j]);
+    }
+  }
+  for (std::int64_t i = body; i < n; ++i) {
+    if constexpr (Dot) R::accumulate(lane[i - body], x[i], y[i]);
+    else R::accumulate(lane[i - body], x[i]);
+  }
+  // Fixed pairwise merge of the lanes.
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = R::combine(lane[j], lane[j + w]);
+  return lane[0];
+}
+
+// int64 sum, vectorisable: split each element into a signed high and an unsigned low 32-bit
+// half; within a chunk (2^15 elements) both half-sums fit in int64 exactly.
+template <>
+ops::i128 fold<ops::sum_reducer<std::int64_t>, std::int64_t, false>(const std::int64_t* __restrict x,
+                                                                     const std::int64_t* __restrict,
+                                                                     std::int64_t n) {
+  std::int64_t hi[kLanes] = {}, lo[kLanes] = {};
+  std::int64_t body = n - n % kLanes;
+  for (std::int64_t i = 0; i < body; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      hi[j] += x[i + j] >> 32;
+      lo[j] += static_cast<std::int64_t>(static_cast<std::uint64_t>(x[i + j]) & 0xffffffffu);
+    }
+  for (std::int64_t i = body; i < n; ++i) {
+    hi[0] += x[i] >> 32;
+    lo[0] += static_cast<std::int64_t>(static_cast<std::uint64_t>(x[i]) & 0xffffffffu);
+  }
+  ops::i128 h = 0, l = 0;
+  for (int j = 0; j < kLanes; ++j) { h += hi[j]; l += lo[j]; }
+  return h * (ops::i128(1) << 32) + l;
+}
+
+// int32 sum, vectorisable: int64 lanes cannot overflow within a chunk.
+template <>
+ops::i128 fold<ops::sum_reducer<std::int32_t>, std::int32_t, false>(const std::int32_t* __restrict x,
+                                                                     const std::int32_t* __restrict,
+                                                                     std::int64_t n) {
+  std::int64_t lane[kLanes] = {};
+  std::int64_t body = n - n % kLanes;
+  for (std::int64_t i = 0; i < body; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += x[i + j];
+  for (std::int64_t i = body; i < n; ++i) lane[0] += x[i];
+  ops::i128 s = 0;
+  for (int j = 0; j < kLanes; ++j) s += lane[j];
+  return s;
+}
+
+template <class R, class T, bool Dot>
+void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int& status) {
+  using acc_t = typename R::acc_t;
+  const T* x = static_cast<const T*>(xv);
+  const T* y = static_cast<const T*>(yv);
+  acc_t total;
+  std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (n < kParallelMin) {
+    // Same chunking as the parallel path, so results do not jump at kParallelMin.
+    total = R::identity();
+    acc_t parts[2] = {R::identity(), R::identity()};
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
+      parts[c] = fold<R, T, Dot>(x + b, Dot ? y + b : nullptr, len);
+    }
+    total = R::combine(parts[0], parts[1]);
+  } else {
+    std::vector<acc_t> part(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
+      part[static_cast<std::size_t>(c)] = fold<R, T, Dot>(x + b, Dot ? y + b : nullptr, len);
+    }
+    // Pairwise merge of the chunk partials in a fixed order.
+    for (std::int64_t w = 1; w < chunks; w *= 2) {
+#pragma omp parallel for schedule(static) if (chunks / (2 * w) > 4096)
+      for (std::int64_t i = 0; i < chunks - w; i += 2 * w)
+        part[static_cast<std::size_t>(i)] =
+            R::combine(part[static_cast<std::size_t>(i)], part[static_cast<std::size_t>(i + w)]);
+    }
+    total = part[0];
+  }
+  auto r = R::finalize(total, status);
+  std::memcpy(result, &r, sizeof r);
+}
+
+template <class T> void add_t(const void* xv, const void* yv, void* ov, std::int64_t n, int& status) {
+  const T* x = static_cast<const T*>(xv);
+  const T* y = static_cast<const T*>(yv);
+  T* out = static_cast<T*>(ov);  // may alias x or y exactly: element i reads x[i], y[i] first
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) {
+    int s = 0;
+    out[i] = ops::add_checked(x[i], y[i], s);
+    bad |= s;
+  }
+  status = bad;
+}
+
+}  // namespace
+
+void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result,
+            int& status) {
+  status = 0;
+  bool dot = op == reduce_op::dot;
+  switch (t) {
+    case dtype::float32:
+      return dot ? reduce_t<ops::dot_reducer<float>, float, true>(x, y, n, result, status)
+                 : reduce_t<ops::sum_reducer<float>, float, false>(x, y, n, result, status);
+    case dtype::float64:
+      return dot ? reduce_t<ops::dot_reducer<double>, double, true>(x, y, n, result, status)
+                 : reduce_t<ops::sum_reducer<double>, double, false>(x, y, n, result, status);
+    case dtype::int32:
+      return dot ? reduce_t<ops::dot_reducer<std::int32_t>, std::int32_t, true>(x, y, n, result, status)
+                 : reduce_t<ops::sum_reducer<std::int32_t>, std::int32_t, false>(x, y, n, result, status);
+    case dtype::int64:
+      return dot ? reduce_t<ops::dot_reducer<std::int64_t>, std::int64_t, true>(x, y, n, result, status)
+                 : reduce_t<ops::sum_reducer<std::int64_t>, std::int64_t, false>(x, y, n, result, status);
+  }
+}
+
+void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status) {
+  status = 0;
+  switch (t) {
+    case dtype::float32: return add_t<float>(x, y, out, n, status);
+    case dtype::float64: return add_t<double>(x, y, out, n, status);
+    case dtype::int32: return add_t<std::int32_t>(x, y, out, n, status);
+    case dtype::int64: return add_t<std::int64_t>(x, y, out, n, status);
+  }
+}
+
+}  // namespace tally::cpu

@@ -1,0 +1,59 @@
+// Block and grid level: combine a block's accumulators (CUB BlockReduce: warp shuffles, then
+// shared memory), and let the last block to finish combine the block partials, so the whole
+// reduction is one launch with nothing finished on the host.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include "cuda/thread.cuh"
+
+namespace tally::cuda {
+
+template <class R> struct combine_fn {
+  __device__ __forceinline__ typename R::acc_t operator()(const typename R::acc_t& a,
+                                                          const typename R::acc_t& b) const {
+    return R::combine(a, b);
+  }
+};
+
+/// Combines every thread's `acc` across the grid and has one thread write
+/// R::finalize(total) to *out (and the overflow status to *status if not null).
+///
+/// partials: (gridDim.x,) accumulators, device scratch. counter: a device word that is 0 on
+/// entry and is left 0 on exit (the last block resets it), so the workspace is reusable by
+/// the next launch on the same stream. The order of combination is fixed for a given grid
+/// size, so the result is deterministic for a given launch shape.
+template <class R, int BLOCK>
+__device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::acc_t* partials,
+                                            unsigned* counter, typename R::result_t* out,
+                                            int* status) {
+  using acc_t = typename R::acc_t;
+  using block_reduce = cub::BlockReduce<acc_t, BLOCK, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  __shared__ typename block_reduce::TempStorage temp;
+  __shared__ bool is_last;
+
+  acc_t block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
+  if (gridDim.x > 1) {
+    if (threadIdx.x == 0) {
+      partials[blockIdx.x] = block_total;
+      __threadfence();  // the partial is visible grid-wide before the ticket is taken
+      unsigned ticket = atomicAdd(counter, 1u);
+      is_last = ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    acc = R::identity();
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc = R::combine(acc, load_cg(partials + i));
+    __syncthreads();  // temp is reused
+    block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
+  }
+  if (threadIdx.x == 0) {
+    int st = 0;
+    *out = R::finalize(block_total, st);
+    if (status) *status = st;
+    if (gridDim.x > 1) *counter = 0;
+  }
+}
+
+}  // namespace tally::cuda

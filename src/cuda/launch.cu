@@ -1,0 +1,151 @@
+// Launch layer: picks the kernel instance (type, vector width), sizes the grid from the
+// tuning data and the device, and runs the blocking and asynchronous forms.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+#include "backends.hpp"
+#include "cuda/check.hpp"
+#include "cuda/kernels.cuh"
+#include "cuda/tuning.hpp"
+#include "cuda/workspace.hpp"
+
+namespace tally::cuda {
+namespace {
+
+constexpr int kBlock = tuning::block_threads;
+
+inline bool aligned_to(const void* p, std::size_t a) {
+  return reinterpret_cast<std::uintptr_t>(p) % a == 0;
+}
+
+// Blocks needed so each thread gets about `per_thread` vectors, capped at the resident grid.
+inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
+  std::int64_t per_block = static_cast<std::int64_t>(kBlock) * per_thread;
+  std::int64_t g = (nvec + per_block - 1) / per_block;
+  return static_cast<unsigned>(std::clamp<std::int64_t>(g, 1, max_grid));
+}
+
+template <class R, class T, bool DOT>
+void launch_reduce(const T* x, const T* y, std::int64_t n, void* out, int* status,
+                   cudaStream_t stream, workspace& ws) {
+  static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = tuning::reduce_unroll;
+  auto* partials = static_cast<typename R::acc_t*>(ws.partials);
+  auto* res = static_cast<typename R::result_t*>(out);
+  bool vectorisable = aligned_to(x, sizeof(T)) &&
+                      (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
+  if (vectorisable) {
+    std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
+    unsigned grid = grid_for((n - head) / V, U, ws.max_grid);
+    reduce_kernel<R, T, DOT, V, kBlock, U>
+        <<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res, status);
+  } else {
+    unsigned grid = grid_for(n, U, ws.max_grid);
+    reduce_kernel<R, T, DOT, 1, kBlock, U>
+        <<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res, status);
+  }
+  TALLY_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void launch_add(const T* x, const T* y, T* out, std::int64_t n, int* status, cudaStream_t stream,
+                workspace& ws) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = tuning::add_unroll;
+  std::int64_t hx = head_count<T, V>(x);
+  bool vectorisable = aligned_to(x, sizeof(T)) && aligned_to(y, sizeof(T)) &&
+                      aligned_to(out, sizeof(T)) && hx == head_count<T, V>(y) &&
+                      hx == head_count<T, V>(out);
+  if (vectorisable) {
+    std::int64_t head = std::min<std::int64_t>(hx, n);
+    unsigned grid = grid_for((n - head) / V, U, ws.max_grid);
+    add_kernel<T, V, kBlock, U><<<grid, kBlock, 0, stream>>>(x, y, out, n, head, status);
+  } else {
+    unsigned grid = grid_for(n, U, ws.max_grid);
+    add_kernel<T, 1, kBlock, U><<<grid, kBlock, 0, stream>>>(x, y, out, n, 0, status);
+  }
+  TALLY_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, void* out, int* status,
+              cudaStream_t stream, workspace& ws) {
+  auto* xt = static_cast<const T*>(x);
+  auto* yt = static_cast<const T*>(y);
+  if (op == reduce_op::dot)
+    launch_reduce<ops::dot_reducer<T>, T, true>(xt, yt, n, out, status, stream, ws);
+  else
+    launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+}
+
+void reduce_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* out,
+                int* status, cudaStream_t stream, workspace& ws) {
+  switch (t) {
+    case dtype::float32: return reduce_t<float>(op, x, y, n, out, status, stream, ws);
+    case dtype::float64: return reduce_t<double>(op, x, y, n, out, status, stream, ws);
+    case dtype::int32: return reduce_t<std::int32_t>(op, x, y, n, out, status, stream, ws);
+    case dtype::int64: return reduce_t<std::int64_t>(op, x, y, n, out, status, stream, ws);
+  }
+}
+
+void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, int* status,
+             cudaStream_t stream, workspace& ws) {
+  switch (t) {
+    case dtype::float32:
+      return launch_add(static_cast<const float*>(x), static_cast<const float*>(y), static_cast<float*>(out), n, status, stream, ws);
+    case dtype::float64:
+      return launch_add(static_cast<const double*>(x), static_cast<const double*>(y), static_cast<double*>(out), n, status, stream, ws);
+    case dtype::int32:
+      return launch_add(static_cast<const std::int32_t*>(x), static_cast<const std::int32_t*>(y), static_cast<std::int32_t*>(out), n, status, stream, ws);
+    case dtype::int64:
+      return launch_add(static_cast<const std::int64_t*>(x), static_cast<const std::int64_t*>(y), static_cast<std::int64_t*>(out), n, status, stream, ws);
+  }
+}
+
+}  // namespace
+
+void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result_host,
+            int& status, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  *ws.host_status = 0;
+  // The kernel writes the value straight into pinned, mapped host memory.
+  reduce_any(op, t, x, y, n, ws.host_result, ws.host_status, stream, ws);
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  std::memcpy(result_host, ws.host_result, dtype_size(result_dtype(op, t)));
+  status = *ws.host_status;
+}
+
+void reduce_async(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
+                  void* result_device, int* status_device, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  reduce_any(op, t, x, y, n, result_device, status_device, stream, ws);
+}
+
+void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status,
+         stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  *ws.host_status = 0;
+  add_any(t, x, y, out, n, ws.host_status, stream, ws);
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  status = *ws.host_status;
+}
+
+void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n, int* status_device,
+               stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  if (status_device) TALLY_CUDA(cudaMemsetAsync(status_device, 0, sizeof(int), stream));
+  if (n > 0) add_any(t, x, y, out, n, status_device, stream, ws);
+}
+
+}  // namespace tally::cuda

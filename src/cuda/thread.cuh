@@ -1,0 +1,46 @@
+// Thread level: 16-byte vector loads and the per-thread fold of a grid-stride range.
+#pragma once
+
+#include <cstdint>
+
+namespace tally::cuda {
+
+/// V elements of T loaded as one 16-byte (or narrower when V*sizeof(T) < 16) access.
+template <class T, int V> struct alignas(sizeof(T) * V) vec {
+  T v[V];
+};
+
+/// Read-only, cache-global load of a whole vector (LDG.E.128 for 16-byte vectors).
+template <class T, int V> __device__ __forceinline__ vec<T, V> load(const vec<T, V>* p) {
+  vec<T, V> r;
+  if constexpr (sizeof(vec<T, V>) == 16) {
+    int4 w = __ldg(reinterpret_cast<const int4*>(p));
+    r = *reinterpret_cast<vec<T, V>*>(&w);
+  } else if constexpr (sizeof(vec<T, V>) == 8) {
+    int2 w = __ldg(reinterpret_cast<const int2*>(p));
+    r = *reinterpret_cast<vec<T, V>*>(&w);
+  } else {
+    r.v[0] = __ldg(reinterpret_cast<const T*>(p));
+  }
+  return r;
+}
+
+/// Load bypassing L1 (L2 is coherent across the grid): for partials other blocks wrote.
+template <class T> __device__ __forceinline__ T load_cg(const T* p) {
+  static_assert(sizeof(T) % 4 == 0, "accumulators are whole 32-bit words");
+  T r;
+  auto* src = reinterpret_cast<const unsigned*>(p);
+  auto* dst = reinterpret_cast<unsigned*>(&r);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) dst[i] = __ldcg(src + i);
+  return r;
+}
+
+/// Number of leading elements before `p` is aligned to V elements (0 when it already is).
+/// Requires p aligned to sizeof(T).
+template <class T, int V> inline std::int64_t head_count(const T* p) {
+  auto e = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T)) % V;
+  return e == 0 ? 0 : V - e;
+}
+
+}  // namespace tally::cuda

@@ -1,0 +1,26 @@
+// A small workspace cached per (device, stream): allocated once, reused by every call.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+namespace tally::cuda {
+
+struct workspace {
+  int device = 0;
+  int sm_count = 0;
+  int max_grid = 0;           // sm_count * tuning::blocks_per_sm
+  void* partials = nullptr;   // device: max_grid accumulators of up to max_acc_bytes
+  unsigned* counter = nullptr;  // device: blocks finished; the last block resets it to 0
+  // Pinned, mapped host memory the kernels write the blocking result into directly, so a
+  // blocking call needs no separate device-to-host copy.
+  void* host_result = nullptr;  // 32 bytes
+  int* host_status = nullptr;
+  std::mutex blocking;  // held by a blocking call from launch to synchronise
+};
+
+/// The workspace of the current device for `stream` (created on first use; never freed).
+workspace& get_workspace(cudaStream_t stream);
+
+}  // namespace tally::cuda

@@ -1,0 +1,228 @@
+// Validation and backend choice: the one place the backends meet.
+#include <cstdint>
+#include <string>
+
+#include "backends.hpp"
+#include "tally/core.hpp"
+
+namespace tally {
+
+const char* dtype_name(dtype t) noexcept {
+  switch (t) {
+    case dtype::float32: return "float32";
+    case dtype::float64: return "float64";
+    case dtype::int32: return "int32";
+    case dtype::int64: return "int64";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(dtype t) noexcept {
+  return (t == dtype::float32 || t == dtype::int32) ? 4 : 8;
+}
+
+const char* backend_name(backend b) noexcept {
+  switch (b) {
+    case backend::automatic: return "auto";
+    case backend::cpu: return "cpu";
+    case backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+dtype result_dtype(reduce_op, dtype t) noexcept {
+  return t == dtype::int32 ? dtype::int64 : t;
+}
+
+bool cuda_available() noexcept { return cuda::available(); }
+
+memory locate(const void* data) noexcept {
+  int device = -1;
+  return data ? cuda::locate(data, &device) : memory::host;
+}
+
+namespace {
+
+const char* op_name(reduce_op op) { return op == reduce_op::sum ? "sum" : "dot"; }
+
+struct arg {
+  const void* data;
+  std::int64_t size;
+  dtype type;
+  memory where;
+  const char* name;
+  int device = -1;  // owning CUDA device, when known
+};
+
+// Checks one argument and resolves where its data lives.
+memory check(const char* fn, arg& a) {
+  if (a.size < 0)
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": " + a.name +
+                                            " has negative length " + std::to_string(a.size));
+  if (a.data == nullptr && a.size > 0)
+    throw error(errc::null_pointer, std::string("tally::") + fn + ": " + a.name +
+                                        " is a null pointer with length " + std::to_string(a.size));
+  if (a.size > 0 && a.where != memory::host) {
+    memory found = cuda::locate(a.data, &a.device);
+    if (a.where == memory::device && found != memory::device)
+      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + a.name +
+                                          " is declared device memory, but the CUDA runtime does"
+                                          " not know it as device memory");
+    a.where = found;
+  }
+  return a.where;
+}
+
+// Picks the backend for arguments whose memory kinds are resolved, or throws.
+backend choose(const char* fn, backend requested, std::initializer_list<arg> args) {
+  bool any_device = false, any_host = false;
+  const char* host_name = nullptr;
+  const char* device_name = nullptr;
+  for (const arg& a : args) {
+    if (a.where == memory::device) { any_device = true; if (!device_name) device_name = a.name; }
+    if (a.where == memory::host) { any_host = true; if (!host_name) host_name = a.name; }
+  }
+  backend b = requested;
+  if (b == backend::automatic) {
+    if (any_device && any_host)
+      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + device_name +
+                                          " is in device memory but " + host_name +
+                                          " is in host memory; all arrays must live on one side");
+    b = any_device ? backend::cuda : backend::cpu;
+  }
+  if (b == backend::cuda) {
+    if (!cuda::available())
+      throw error(errc::no_gpu, std::string("tally::") + fn +
+                                    ": the CUDA backend was requested but " +
+#if defined(TALLY_HAVE_CUDA)
+                                    "no usable CUDA GPU is present");
+#else
+                                    "this build of tally has no CUDA support");
+#endif
+    if (any_host)
+      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + host_name +
+                                          " is in host memory, which the CUDA backend cannot read"
+                                          " (copy it to the device, or use the cpu backend)");
+  } else if (any_device) {
+    throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + device_name +
+                                        " is in CUDA device memory, which the CPU backend cannot"
+                                        " read (use the cuda backend, or copy it to the host)");
+  }
+  return b;
+}
+
+void same_length(const char* fn, const arg& a, const arg& b) {
+  if (a.size != b.size)
+    throw error(errc::length_mismatch, std::string("tally::") + fn + ": length mismatch: " +
+                                           a.name + " has " + std::to_string(a.size) + " elements, " +
+                                           b.name + " has " + std::to_string(b.size));
+  if (a.type != b.type)
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": element type mismatch: " +
+                                            a.name + " is " + dtype_name(a.type) + ", " + b.name +
+                                            " is " + dtype_name(b.type));
+}
+
+void overflow_error(const char* fn, dtype t) {
+  throw error(errc::overflow, std::string("tally::") + fn + ": the exact " + dtype_name(t) +
+                                  " result does not fit in " +
+                                  (std::string(fn) == "add" ? dtype_name(t) : "int64") + " (integer overflow)");
+}
+
+// Partial overlap of out with an input is an error; exact aliasing (in place) is allowed.
+void check_alias(const arg& in, const arg& out) {
+  if (in.size == 0) return;
+  auto b0 = reinterpret_cast<std::uintptr_t>(in.data);
+  auto o0 = reinterpret_cast<std::uintptr_t>(out.data);
+  std::uintptr_t bytes = static_cast<std::uintptr_t>(in.size) * dtype_size(in.type);
+  if (b0 == o0) return;
+  if (b0 < o0 + bytes && o0 < b0 + bytes)
+    throw error(errc::invalid_argument, std::string("tally::add: out overlaps ") + in.name +
+                                            " without being the same array (only exact in-place"
+                                            " aliasing is allowed)");
+}
+
+struct prepared {
+  backend b;
+  arg x, y;
+};
+
+prepared prepare_reduce(reduce_op op, array_ref x, array_ref y, backend requested) {
+  const char* fn = op_name(op);
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  arg ay{y.data, y.size, y.type, y.where, "y"};
+  check(fn, ax);
+  if (op == reduce_op::dot) {
+    check(fn, ay);
+    same_length(fn, ax, ay);
+    return {choose(fn, requested, {ax, ay}), ax, ay};
+  }
+  return {choose(fn, requested, {ax}), ax, ay};
+}
+
+}  // namespace
+
+void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options& opt) {
+  if (result == nullptr)
+    throw error(errc::null_pointer, std::string("tally::") + op_name(op) + ": result is a null pointer");
+  prepared p = prepare_reduce(op, x, y, opt.backend);
+  int status = 0;
+  if (p.b == backend::cuda)
+    cuda::reduce(op, x.type, x.data, y.data, x.size, result, status, opt.stream, p.x.device);
+  else
+    cpu::reduce(op, x.type, x.data, y.data, x.size, result, status);
+  if (status) overflow_error(op_name(op), x.type);
+}
+
+void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, int* status_device,
+                  const options& opt) {
+  const char* fn = op_name(op);
+  if (result_device == nullptr)
+    throw error(errc::null_pointer, std::string("tally::") + fn + "_async: result is a null pointer");
+  if (opt.backend == backend::cpu)
+    throw error(errc::invalid_argument, std::string("tally::") + fn +
+                                            "_async runs on the CUDA backend only; use tally::" +
+                                            fn + " for the CPU backend");
+  prepared p = prepare_reduce(op, x, y, backend::cuda);
+  cuda::reduce_async(op, x.type, x.data, y.data, x.size, result_device, status_device, opt.stream,
+                     p.x.device);
+}
+
+namespace {
+prepared prepare_add(array_ref x, array_ref y, mutable_array_ref out, arg& ao, backend requested) {
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  arg ay{y.data, y.size, y.type, y.where, "y"};
+  check("add", ax);
+  check("add", ay);
+  check("add", ao);
+  same_length("add", ax, ay);
+  same_length("add", ax, ao);
+  check_alias(ax, ao);
+  check_alias(ay, ao);
+  (void)out;
+  return {choose("add", requested, {ax, ay, ao}), ax, ay};
+}
+}  // namespace
+
+void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt) {
+  arg ao{out.data, out.size, out.type, out.where, "out"};
+  prepared p = prepare_add(x, y, out, ao, opt.backend);
+  if (x.size == 0) return;
+  int status = 0;
+  if (p.b == backend::cuda)
+    cuda::add(x.type, x.data, y.data, out.data, x.size, status, opt.stream, p.x.device);
+  else
+    cpu::add(x.type, x.data, y.data, out.data, x.size, status);
+  if (status) overflow_error("add", x.type);
+}
+
+void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_device,
+               const options& opt) {
+  if (opt.backend == backend::cpu)
+    throw error(errc::invalid_argument,
+                "tally::add_async runs on the CUDA backend only; use tally::add for the CPU backend");
+  arg ao{out.data, out.size, out.type, out.where, "out"};
+  prepared p = prepare_add(x, y, out, ao, backend::cuda);
+  cuda::add_async(x.type, x.data, y.data, out.data, x.size, status_device, opt.stream, p.x.device);
+}
+
+}  // namespace tally
