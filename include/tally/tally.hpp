@@ -32,7 +32,8 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   once at the end); integer inputs accumulate exactly in 128-bit integers, so no partial
 ///   sum ever wraps.
 /// - Empty input: returns 0 (+0.0).
-/// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN.
+/// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN,
+///   a sum of negative zeros is -0.0.
 /// - Accuracy (floating): |result - exact| <= (ceil(log2 n) + 2) * 2^-53 * sum|x_i| before the
 ///   final rounding to T (a tree of float64 partials; float32 inputs are converted exactly).
 /// - Determinism: the same bits for the same input, backend, device model and build; the

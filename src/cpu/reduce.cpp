@@ -86,6 +86,11 @@ void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int&
   using acc_t = typename R::acc_t;
   const T* x = static_cast<const T*>(xv);
   const T* y = static_cast<const T*>(yv);
+  if (n == 0) {  // the sum of nothing is +0 (not the -0.0 identity)
+    auto zero = typename R::result_t{};
+    std::memcpy(result, &zero, sizeof zero);
+    return;
+  }
   acc_t total;
   std::int64_t chunks = (n + kChunk - 1) / kChunk;
   if (n < kParallelMin) {

@@ -111,6 +111,11 @@ void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, i
 
 void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result_host,
             int& status, stream_t stream, int device) {
+  if (n == 0) {  // the sum of nothing is +0; no launch needed
+    std::memset(result_host, 0, dtype_size(result_dtype(op, t)));
+    status = 0;
+    return;
+  }
   device_guard guard(device);
   workspace& ws = get_workspace(stream);
   std::lock_guard<std::mutex> lock(ws.blocking);
@@ -125,6 +130,11 @@ void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
 void reduce_async(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
                   void* result_device, int* status_device, stream_t stream, int device) {
   device_guard guard(device);
+  if (n == 0) {  // +0 and status 0, in stream order
+    TALLY_CUDA(cudaMemsetAsync(result_device, 0, dtype_size(result_dtype(op, t)), stream));
+    if (status_device) TALLY_CUDA(cudaMemsetAsync(status_device, 0, sizeof(int), stream));
+    return;
+  }
   workspace& ws = get_workspace(stream);
   reduce_any(op, t, x, y, n, result_device, status_device, stream, ws);
 }

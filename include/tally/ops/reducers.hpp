@@ -9,6 +9,9 @@
 //                                                  means the exact result does not fit it
 // Each backend folds elements into per-thread accumulators in its own order, then merges
 // them with `combine`; the reducers make the arithmetic identical on both sides.
+// Floating identities are -0.0, the IEEE additive identity (-0.0 + x == x for every x,
+// +0.0 included), so a sum of negative zeros keeps its sign. The backends return +0.0 for
+// empty input without reducing (NumPy's sum of nothing is 0.0).
 #pragma once
 
 #include <cstdint>
@@ -83,7 +86,7 @@ template <class T> struct sum_reducer;
 template <> struct sum_reducer<float> {
   using acc_t = double;
   using result_t = float;
-  static TALLY_HD acc_t identity() { return 0.0; }
+  static TALLY_HD acc_t identity() { return -0.0; }
   static TALLY_HD void accumulate(acc_t& a, float x) { a += static_cast<double>(x); }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return static_cast<float>(a); }
@@ -93,7 +96,7 @@ template <> struct sum_reducer<float> {
 template <> struct sum_reducer<double> {
   using acc_t = double;
   using result_t = double;
-  static TALLY_HD acc_t identity() { return 0.0; }
+  static TALLY_HD acc_t identity() { return -0.0; }
   static TALLY_HD void accumulate(acc_t& a, double x) { a += x; }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return a; }
@@ -120,7 +123,7 @@ template <class T> struct dot_reducer;
 template <> struct dot_reducer<float> {
   using acc_t = double;
   using result_t = float;
-  static TALLY_HD acc_t identity() { return 0.0; }
+  static TALLY_HD acc_t identity() { return -0.0; }
   static TALLY_HD void accumulate(acc_t& a, float x, float y) {
     a += static_cast<double>(x) * static_cast<double>(y);
   }
@@ -132,7 +135,7 @@ template <> struct dot_reducer<float> {
 template <> struct dot_reducer<double> {
   using acc_t = double;
   using result_t = double;
-  static TALLY_HD acc_t identity() { return 0.0; }
+  static TALLY_HD acc_t identity() { return -0.0; }
   static TALLY_HD void accumulate(acc_t& a, double x, double y) { a = fma_(x, y, a); }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return a; }
