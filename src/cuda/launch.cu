@@ -34,7 +34,8 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, void* out, int* statu
                    cudaStream_t stream, workspace& ws) {
   static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
   constexpr int V = 16 / sizeof(T);
-  constexpr int U = tuning::reduce_unroll;
+  // Wide (192-bit) accumulators get half the loads in flight so they stay in registers.
+  constexpr int U = sizeof(typename R::acc_t) > 16 ? tuning::reduce_unroll / 2 : tuning::reduce_unroll;
   auto* partials = static_cast<typename R::acc_t*>(ws.partials);
   auto* res = static_cast<typename R::result_t*>(out);
   bool vectorisable = aligned_to(x, sizeof(T)) &&
@@ -77,10 +78,22 @@ void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, void* 
               cudaStream_t stream, workspace& ws) {
   auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<const T*>(y);
-  if (op == reduce_op::dot)
+  if (op == reduce_op::dot) {
     launch_reduce<ops::dot_reducer<T>, T, true>(xt, yt, n, out, status, stream, ws);
-  else
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    // Narrower exact accumulators where n allows (see the reducers' bounds).
+    if (n < ops::int32_sum_reducer_short::max_n)
+      launch_reduce<ops::int32_sum_reducer_short, T, false>(xt, xt, n, out, status, stream, ws);
+    else
+      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (n < ops::int64_sum_reducer_short::max_n)
+      launch_reduce<ops::int64_sum_reducer_short, T, false>(xt, xt, n, out, status, stream, ws);
+    else
+      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+  } else {
     launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+  }
 }
 
 void reduce_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* out,

@@ -115,6 +115,38 @@ template <class I> struct int_sum_reducer {
 template <> struct sum_reducer<std::int32_t> : int_sum_reducer<std::int32_t> {};
 template <> struct sum_reducer<std::int64_t> : int_sum_reducer<std::int64_t> {};
 
+/// int32 sums of fewer than 2^32 elements: |sum| <= n * 2^31 < 2^63, so a plain int64
+/// accumulator is exact at every step (cheaper than 128-bit on the GPU).
+struct int32_sum_reducer_short {
+  using acc_t = std::int64_t;
+  using result_t = std::int64_t;
+  static constexpr std::int64_t max_n = std::int64_t(1) << 32;
+  static TALLY_HD acc_t identity() { return 0; }
+  static TALLY_HD void accumulate(acc_t& a, std::int32_t x) { a += x; }
+  static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return a; }
+};
+
+/// int64 sums of fewer than 2^31 elements: each element is split into its signed high and
+/// unsigned low 32-bit halves, summed in two int64 words (|high sum| <= n * 2^31 < 2^62,
+/// low sum < n * 2^32 < 2^63): exact, and two 64-bit adds instead of a 128-bit one.
+struct int64_sum_reducer_short {
+  struct acc_t {
+    std::int64_t hi, lo;
+  };
+  using result_t = std::int64_t;
+  static constexpr std::int64_t max_n = std::int64_t(1) << 31;
+  static TALLY_HD acc_t identity() { return {0, 0}; }
+  static TALLY_HD void accumulate(acc_t& a, std::int64_t x) {
+    a.hi += x >> 32;
+    a.lo += static_cast<std::int64_t>(static_cast<std::uint64_t>(x) & 0xffffffffu);
+  }
+  static TALLY_HD acc_t combine(acc_t a, acc_t b) { return {a.hi + b.hi, a.lo + b.lo}; }
+  static TALLY_HD result_t finalize(acc_t a, int& status) {
+    return narrow_i64(static_cast<i128>(a.hi) * (i128(1) << 32) + a.lo, status);
+  }
+};
+
 // ---- dot --------------------------------------------------------------------------------
 
 template <class T> struct dot_reducer;

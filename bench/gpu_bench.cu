@@ -1,0 +1,481 @@
+// tally_bench: GB/s of tally's GPU sum, dot and add beside CUB, Thrust, cuBLAS and a plain
+// read kernel (the bandwidth ceiling), all measured in one process on one GPU.
+//
+// Device time per call: CUDA events around a batch of back-to-back calls (batch sized to
+// about 1 ms of work), after warm-up; the median of many batches. Every call reads a
+// different slice of a 4 GiB pool (rotating), so sizes that fit in L2 are measured from
+// memory, not from the cache. End-to-end latency (value in host memory): a host clock around
+// single blocking calls, median.
+//
+//   tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]
+#include <cub/device/device_reduce.cuh>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <thrust/device_ptr.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/inner_product.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/reduce.h>
+#include <thrust/transform.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tally/tally.hpp"
+
+namespace {
+
+#define CK(call)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (call);                                                           \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+#define CKB(call)                                                                      \
+  do {                                                                                 \
+    cublasStatus_t s_ = (call);                                                        \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+      std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #call, int(s_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+constexpr std::size_t kPoolBytes = std::size_t(4) << 30;  // per input pool (full run)
+std::size_t g_pool = kPoolBytes;                            // as allocated
+
+struct row {
+  std::string op, dtype, library;
+  std::int64_t n;
+  double us;        // device time per call (median), or end-to-end for op "*-latency"
+  double gbps;      // bytes moved / us
+  double check;     // |value - reference| / |reference| (NaN when not applicable)
+};
+std::vector<row> rows;
+
+// ---- data -------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+template <class T> __global__ void fill(T* p, std::int64_t n, std::uint64_t seed) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    std::uint64_t r = mix(seed ^ std::uint64_t(i));
+    if constexpr (std::is_floating_point_v<T>) p[i] = T(double(r >> 11) * 0x1.0p-53);  // [0, 1)
+    else p[i] = T(std::int64_t(r % 2001) - 1000);                                        // [-1000, 1000]
+  }
+}
+
+// ---- the ceiling: a plain grid-stride read of 16-byte vectors ---------------------------
+
+template <class T>
+__global__ void __launch_bounds__(256) read_kernel(const T* __restrict__ x, const T* __restrict__ y,
+                                                   std::int64_t n, bool two, double* sink) {
+  using V = int4;
+  constexpr int per = 16 / sizeof(T);
+  std::int64_t nv = n / per;
+  const V* xv = reinterpret_cast<const V*>(x);
+  const V* yv = reinterpret_cast<const V*>(y);
+  unsigned acc = 0;
+  std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
+    V a = __ldg(xv + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+    if (two) {
+      V b = __ldg(yv + i);
+      acc ^= b.x ^ b.y ^ b.z ^ b.w;
+    }
+  }
+  if (acc == 0x12345678u) *sink = acc;  // keeps the loads alive; practically never taken
+}
+
+// ---- timing -----------------------------------------------------------------------------
+
+struct timer {
+  cudaStream_t s;
+  cudaEvent_t a, b;
+  timer(cudaStream_t st) : s(st) {
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+  }
+  // Median device time per call (us) of f(slot) over batches of back-to-back calls.
+  double per_call(const std::function<void(int)>& f, int slots, int reps) {
+    int k = 0;
+    for (int w = 0; w < 3; ++w) f(k++ % slots);
+    CK(cudaStreamSynchronize(s));
+    // Size a batch to ~1 ms.
+    CK(cudaEventRecord(a, s));
+    for (int i = 0; i < 4; ++i) f(k++ % slots);
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    int batch = std::clamp(int(1.0 / std::max(ms / 4, 1e-4f)), 1, 2000);
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      CK(cudaEventRecord(a, s));
+      for (int i = 0; i < batch; ++i) f(k++ % slots);
+      CK(cudaEventRecord(b, s));
+      CK(cudaEventSynchronize(b));
+      CK(cudaEventElapsedTime(&ms, a, b));
+      t.push_back(1e3 * ms / batch);
+    }
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    return t[t.size() / 2];
+  }
+};
+
+double host_median_us(const std::function<void(int)>& f, int slots, int reps) {
+  for (int w = 0; w < 10; ++w) f(w % slots);
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f((r + 10) % slots);
+    auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+template <class T> const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float32";
+  else if constexpr (std::is_same_v<T, double>) return "float64";
+  else if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
+  else return "int64";
+}
+
+double rel(double v, double ref) {
+  if (ref == 0) return std::fabs(v);
+  return std::fabs(v - ref) / std::fabs(ref);
+}
+
+struct product_at {
+  template <class T> struct op {
+    const T* x;
+    const T* y;
+    __host__ __device__ double operator()(std::int64_t i) const { return double(x[i]) * double(y[i]); }
+  };
+};
+
+// ---- one size ---------------------------------------------------------------------------
+
+struct pools {
+  char* x;
+  char* y;
+  char* out;
+  void* cub_temp;
+  std::size_t cub_temp_bytes;
+  double* dres;  // device results
+  cudaStream_t s;
+  cublasHandle_t blas;
+};
+
+template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool with_dot) {
+  using R = tally::result_t<T>;
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  auto Y = [&](int k) { return reinterpret_cast<const T*>(P.y + std::size_t(k) * stride); };
+  timer tm(P.s);
+  tally::options opt{tally::backend::cuda, P.s};
+  auto* rd = reinterpret_cast<R*>(P.dres);
+  using CubOut = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+  auto* cd = reinterpret_cast<CubOut*>(P.dres + 1);
+  const char* tn = type_name<T>();
+  const double gb = double(bytes) / 1e3;  // bytes per us -> GB/s
+
+  // Reference values on slot 0 (tally's own blocking result is checked against CUB's).
+  R tv = tally::sum<T>({X(0), n, tally::memory::device}, opt);
+  std::size_t tb = P.cub_temp_bytes;
+  CK(cub::DeviceReduce::Sum(P.cub_temp, tb, X(0), cd, n, P.s));
+  CubOut cv;
+  CK(cudaStreamSynchronize(P.s));  // P.s does not synchronise with the legacy stream
+  CK(cudaMemcpy(&cv, cd, sizeof cv, cudaMemcpyDeviceToHost));
+  double check = rel(double(tv), double(cv));
+
+  int grid = 132 * 8;
+  double t_read = tm.per_call([&](int k) { read_kernel<T><<<grid, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
+  double t_tally = tm.per_call([&](int k) { tally::sum_async<T>({X(k), n, tally::memory::device}, rd, nullptr, opt); }, slots, reps);
+  double t_cub = tm.per_call([&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::Sum(P.cub_temp, b, X(k), cd, n, P.s);
+  }, slots, reps);
+  double t_thrust = tm.per_call([&](int k) {
+    auto p = thrust::device_pointer_cast(X(k));
+    volatile auto v = thrust::reduce(thrust::cuda::par.on(P.s), p, p + n, CubOut(0));
+    (void)v;
+  }, slots, std::max(3, reps / 3));
+  rows.push_back({"sum", tn, "read-kernel", n, t_read, gb / t_read, NAN});
+  rows.push_back({"sum", tn, "tally", n, t_tally, gb / t_tally, check});
+  rows.push_back({"sum", tn, "cub", n, t_cub, gb / t_cub, NAN});
+  rows.push_back({"sum", tn, "thrust", n, t_thrust, gb / t_thrust, NAN});
+
+  if (!with_dot) return;
+  const double gb2 = 2 * gb;
+  R dv = tally::dot<T>({X(0), n, tally::memory::device}, {Y(0), n, tally::memory::device}, opt);
+  double t_read2 = tm.per_call([&](int k) { read_kernel<T><<<grid, 256, 0, P.s>>>(X(k), Y(k), n, true, P.dres + 4); }, slots, reps);
+  double t_tdot = tm.per_call([&](int k) {
+    tally::dot_async<T>({X(k), n, tally::memory::device}, {Y(k), n, tally::memory::device}, rd, nullptr, opt);
+  }, slots, reps);
+  double t_cubdot = tm.per_call([&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                              product_at::op<T>{X(k), Y(k)});
+    cub::DeviceReduce::Sum(P.cub_temp, b, it, P.dres + 2, n, P.s);
+  }, slots, reps);
+  rows.push_back({"dot", tn, "read-kernel", n, t_read2, gb2 / t_read2, NAN});
+  double blas_ref = NAN;
+  if constexpr (std::is_floating_point_v<T>) {
+    CKB(cublasSetPointerMode(P.blas, CUBLAS_POINTER_MODE_DEVICE));
+    auto blasdot = [&](int k) {
+      if constexpr (std::is_same_v<T, float>)
+        cublasSdot(P.blas, int(n), X(k), 1, Y(k), 1, reinterpret_cast<float*>(P.dres + 3));
+      else
+        cublasDdot(P.blas, int(n), X(k), 1, Y(k), 1, P.dres + 3);
+    };
+    if (n < (std::int64_t(1) << 31)) {
+      blasdot(0);
+      CK(cudaStreamSynchronize(P.s));
+      T bv;
+      CK(cudaMemcpy(&bv, P.dres + 3, sizeof bv, cudaMemcpyDeviceToHost));
+      blas_ref = double(bv);
+      double t_blas = tm.per_call(blasdot, slots, reps);
+      rows.push_back({"dot", tn, "cublas", n, t_blas, gb2 / t_blas, NAN});
+    }
+  }
+  rows.push_back({"dot", tn, "tally", n, t_tdot, gb2 / t_tdot, std::isnan(blas_ref) ? NAN : rel(double(dv), blas_ref)});
+  rows.push_back({"dot", tn, "cub", n, t_cubdot, gb2 / t_cubdot, NAN});
+  double t_thrustdot = tm.per_call([&](int k) {
+    auto px = thrust::device_pointer_cast(X(k));
+    auto py = thrust::device_pointer_cast(Y(k));
+    volatile auto v = thrust::inner_product(thrust::cuda::par.on(P.s), px, px + n, py, CubOut(0));
+    (void)v;
+  }, slots, std::max(3, reps / 3));
+  rows.push_back({"dot", tn, "thrust", n, t_thrustdot, gb2 / t_thrustdot, NAN});
+}
+
+template <class T> void bench_add(pools& P, std::int64_t n, int reps) {
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  auto Y = [&](int k) { return reinterpret_cast<const T*>(P.y + std::size_t(k) * stride); };
+  auto O = [&](int k) { return reinterpret_cast<T*>(P.out + std::size_t(k) * stride); };
+  timer tm(P.s);
+  tally::options opt{tally::backend::cuda, P.s};
+  const char* tn = type_name<T>();
+  const double gb3 = 3.0 * bytes / 1e3;
+  double t_copy = tm.per_call([&](int k) {
+    CK(cudaMemcpyAsync(O(k), X(k), bytes, cudaMemcpyDeviceToDevice, P.s));
+  }, slots, reps);
+  double t_tally = tm.per_call([&](int k) {
+    tally::add_async<T>({X(k), n, tally::memory::device}, {Y(k), n, tally::memory::device},
+                        {O(k), n, tally::memory::device}, nullptr, opt);
+  }, slots, reps);
+  double t_thrust = tm.per_call([&](int k) {
+    auto px = thrust::device_pointer_cast(X(k));
+    thrust::transform(thrust::cuda::par_nosync.on(P.s), px, px + n, thrust::device_pointer_cast(Y(k)),
+                      thrust::device_pointer_cast(O(k)), thrust::plus<T>());
+  }, slots, reps);
+  // memcpy moves 2 streams of bytes; report its GB/s over its own bytes (read + write).
+  rows.push_back({"add", tn, "memcpy-d2d", n, t_copy, 2.0 * bytes / 1e3 / t_copy, NAN});
+  rows.push_back({"add", tn, "tally", n, t_tally, gb3 / t_tally, NAN});
+  rows.push_back({"add", tn, "thrust", n, t_thrust, gb3 / t_thrust, NAN});
+}
+
+void bench_latency(pools& P, std::int64_t n, int reps) {
+  using T = float;
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::min<std::size_t>(g_pool / stride, 1 << 16));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  tally::options opt{tally::backend::cuda, P.s};
+  volatile float sink = 0;
+  double t_tally = host_median_us([&](int k) { sink = tally::sum<T>({X(k), n, tally::memory::device}, opt); }, slots, reps);
+  double t_cub = host_median_us([&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::Sum(P.cub_temp, b, X(k), reinterpret_cast<T*>(P.dres), n, P.s);
+    float v;
+    CK(cudaMemcpyAsync(&v, P.dres, sizeof v, cudaMemcpyDeviceToHost, P.s));
+    CK(cudaStreamSynchronize(P.s));
+    sink = v;
+  }, slots, reps);
+  double t_thrust = host_median_us([&](int k) {
+    auto p = thrust::device_pointer_cast(X(k));
+    sink = thrust::reduce(thrust::cuda::par.on(P.s), p, p + n, 0.0f);
+  }, slots, reps);
+  CKB(cublasSetPointerMode(P.blas, CUBLAS_POINTER_MODE_HOST));
+  double t_blas = host_median_us([&](int k) {
+    float v;
+    cublasSdot(P.blas, int(n), X(k), 1, X(k), 1, &v);
+    sink = v;
+  }, slots, reps);
+  (void)sink;
+  rows.push_back({"sum-latency", "float32", "tally", n, t_tally, NAN, NAN});
+  rows.push_back({"sum-latency", "float32", "cub+memcpy", n, t_cub, NAN, NAN});
+  rows.push_back({"sum-latency", "float32", "thrust", n, t_thrust, NAN, NAN});
+  rows.push_back({"sum-latency", "float32", "cublas-sdot", n, t_blas, NAN, NAN});
+}
+
+void print_table() {
+  // Pivot: one line per (op, dtype, n), a column per library.
+  std::map<std::string, std::vector<const row*>> groups;
+  std::vector<std::string> order;
+  std::vector<const row*> sorted;
+  for (const row& r : rows) sorted.push_back(&r);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const row* a, const row* b) {
+    return std::tie(a->op, a->dtype, a->n) < std::tie(b->op, b->dtype, b->n);
+  });
+  for (const row* r : sorted) {
+    std::string key = r->op + " " + r->dtype + " " + std::to_string(r->n);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(r);
+  }
+  std::string last_head;
+  for (const std::string& key : order) {
+    auto& g = groups[key];
+    bool latency = g[0]->op.find("latency") != std::string::npos;
+    std::string head = g[0]->op + " " + g[0]->dtype + (latency ? "  (us end to end, value in host memory)" : "  (GB/s; device us per call for tally)");
+    std::string cols;
+    for (auto* r : g) cols += r->library + ",";
+    if (head + cols != last_head) {
+      std::printf("\n%s\n%12s", head.c_str(), "n");
+      for (auto* r : g) std::printf(" %12s", r->library.c_str());
+      std::printf(" %12s %10s %10s\n", latency ? "tally/cub" : "tally us", "tally/cub", "check");
+      last_head = head + cols;
+    }
+    const row* t = nullptr;
+    const row* c = nullptr;
+    for (auto* r : g) {
+      if (r->library == "tally") t = r;
+      if (r->library == "cub" || r->library == "cub+memcpy") c = r;
+    }
+    std::printf("%12lld", (long long)g[0]->n);
+    for (auto* r : g) std::printf(" %12.1f", latency ? r->us : r->gbps);
+    if (latency) std::printf(" %12.2f %10s", t && c ? t->us / c->us : NAN, "");
+    else std::printf(" %12.2f %10.2f", t ? t->us : NAN, t && c ? c->us / t->us : NAN);
+    std::printf(" %10.1e\n", t ? t->check : NAN);
+  }
+}
+
+void write_csv(const char* path) {
+  FILE* f = std::fopen(path, "w");
+  if (!f) { std::perror(path); return; }
+  std::fprintf(f, "op,dtype,library,n,us_per_call,gbps,rel_check\n");
+  for (const row& r : rows)
+    std::fprintf(f, "%s,%s,%s,%lld,%.4f,%.2f,%.3e\n", r.op.c_str(), r.dtype.c_str(), r.library.c_str(),
+                 (long long)r.n, r.us, r.gbps, r.check);
+  std::fclose(f);
+}
+
+void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
+  FILE* f = std::fopen(path, "w");
+  if (!f) { std::perror(path); return; }
+  std::fprintf(f, "{\"gpu\": \"%s\", \"sms\": %d, \"driver\": %d, \"rows\": [\n", prop.name, prop.multiProcessorCount, driver);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const row& r = rows[i];
+    auto num = [](double v) { return std::isfinite(v) ? std::to_string(v) : std::string("null"); };
+    std::fprintf(f, "  {\"op\": \"%s\", \"dtype\": \"%s\", \"library\": \"%s\", \"n\": %lld, \"us_per_call\": %s, \"gbps\": %s, \"rel_check\": %s}%s\n",
+                 r.op.c_str(), r.dtype.c_str(), r.library.c_str(), (long long)r.n, num(r.us).c_str(),
+                 num(r.gbps).c_str(), num(r.check).c_str(), i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "]}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int max_log2 = 30;
+  const char* csv = nullptr;
+  const char* json = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
+    else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
+    else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]\n");
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("tally_bench: no CUDA GPU; nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0;
+  CK(cudaDriverGetVersion(&driver));
+  std::printf("GPU: %s, %d SMs, L2 %d MB, driver API %d\n", prop.name, prop.multiProcessorCount,
+              prop.l2CacheSize >> 20, driver);
+
+  pools P{};
+  std::size_t pool = quick ? (std::size_t(64) << 20) : kPoolBytes;
+  g_pool = pool;
+  CK(cudaMalloc(&P.x, pool));
+  CK(cudaMalloc(&P.y, pool));
+  CK(cudaMalloc(&P.out, pool));
+  CK(cudaMalloc(&P.dres, 64));
+  CK(cudaStreamCreateWithFlags(&P.s, cudaStreamNonBlocking));
+  CKB(cublasCreate(&P.blas));
+  CKB(cublasSetStream(P.blas, P.s));
+  // CUB temp storage for the largest case, allocated once.
+  {
+    std::size_t b1 = 0, b2 = 0;
+    std::int64_t nmax = std::int64_t(pool / 4);
+    CK(cub::DeviceReduce::Sum(nullptr, b1, (const float*)nullptr, (float*)nullptr, nmax));
+    auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), product_at::op<double>{nullptr, nullptr});
+    CK(cub::DeviceReduce::Sum(nullptr, b2, it, (double*)nullptr, nmax));
+    P.cub_temp_bytes = std::max<std::size_t>({b1, b2, 1 << 20}) * 2;
+    CK(cudaMalloc(&P.cub_temp, P.cub_temp_bytes));
+  }
+  fill<float><<<1024, 256>>>(reinterpret_cast<float*>(P.x), pool / 4, 1);
+  fill<float><<<1024, 256>>>(reinterpret_cast<float*>(P.y), pool / 4, 2);
+  CK(cudaDeviceSynchronize());
+  if (quick) max_log2 = std::min(max_log2, 20);
+  int reps = quick ? 3 : 21;
+
+  // Data are re-filled per type so every type reads valid values of its own kind.
+  auto refill = [&](auto tag) {
+    using T = decltype(tag);
+    fill<T><<<1024, 256>>>(reinterpret_cast<T*>(P.x), std::int64_t(pool / sizeof(T)), 1);
+    fill<T><<<1024, 256>>>(reinterpret_cast<T*>(P.y), std::int64_t(pool / sizeof(T)), 2);
+    CK(cudaDeviceSynchronize());
+  };
+  refill(float{});
+  for (int l = 10; l <= max_log2; l += 2) bench_reduce<float>(P, std::int64_t(1) << l, reps, true);
+  for (int l = 10; l <= max_log2; l += 2) bench_add<float>(P, std::int64_t(1) << l, reps);
+  for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
+  refill(double{});
+  for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+  refill(std::int32_t{});
+  for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
+
+  print_table();
+  if (csv) write_csv(csv);
+  if (json) write_json(json, prop, driver);
+  return 0;
+}
