@@ -1,0 +1,181 @@
+// tally CLI: reading a numeric column of a CSV file through zlib (plain files read as-is).
+#include "csv.hpp"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace tally_cli::csv {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw error(path + ": " + problem);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// A cell quoted for a message, shortened when long.
+std::string quote(std::string_view s) {
+  std::string out(1, '\'');
+  out += s.size() > 40 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
+  return out += '\'';
+}
+
+/// The whole (decompressed) file.
+std::string slurp(const std::string& path) {
+  errno = 0;
+  gzFile g = gzopen(path.c_str(), "rb");
+  if (!g) fail(path, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  int n, code = Z_OK;
+  while ((n = gzread(g, buf.data(), static_cast<unsigned>(buf.size()))) > 0) text.append(buf.data(), n);
+  const char* msg = gzerror(g, &code);
+  std::string problem = code == Z_ERRNO ? std::strerror(errno) : msg;
+  gzclose_r(g);
+  if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) fail(path, "cannot read: " + problem);
+  return text;
+}
+
+/// The cells of one line: RFC 4180 quoting with `delim`, or blank-separated for ' '.
+std::vector<std::string> split(std::string_view line, char delim) {
+  std::vector<std::string> cells;
+  if (delim == ' ') {
+    std::size_t i = 0;
+    while (true) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      if (i == line.size()) return cells;
+      std::size_t j = i;
+      while (j < line.size() && line[j] != ' ' && line[j] != '\t') ++j;
+      cells.emplace_back(line.substr(i, j - i));
+      i = j;
+    }
+  }
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c != '"') cell += c;
+      else if (i + 1 < line.size() && line[i + 1] == '"') cell += c, ++i;
+      else quoted = false;
+    } else if (c == '"' && trim(cell).empty()) {
+      quoted = true;
+      cell.clear();
+    } else if (c == delim) {
+      cells.push_back(std::move(cell));
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(std::move(cell));
+  return cells;
+}
+
+struct line {
+  std::int64_t number;  // 1-based line number in the file
+  std::string_view text;
+};
+
+/// The non-blank lines after the first `skip` lines (CR LF endings and a UTF-8 BOM allowed).
+std::vector<line> data_lines(std::string_view text, std::int64_t skip) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  std::vector<line> out;
+  std::int64_t number = 0;
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view l = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    if (++number > skip && !trim(l).empty()) out.push_back({number, l});
+  }
+  return out;
+}
+
+/// The chosen column: its index, whether the first row is a header, and its name in messages.
+struct column {
+  std::size_t index = 0;
+  bool header = false;
+  std::string label;
+};
+
+column resolve(const std::string& path, const std::string& spec, const std::vector<std::string>& first) {
+  column c;
+  bool digits = !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos;
+  if (spec.empty()) {
+    if (first.size() != 1)
+      fail(path, "has " + std::to_string(first.size()) + " columns; choose one with --column NAME|INDEX");
+  } else if (digits) {
+    c.index = spec.size() > 9 ? first.size() : std::stoul(spec);
+    if (c.index >= first.size())
+      fail(path, "column index " + spec + " is out of range (the first row has " +
+                     std::to_string(first.size()) + " columns; indexes start at 0)");
+  } else if (spec[0] == '-' && spec.size() > 1 && spec.find_first_not_of("0123456789", 1) == std::string::npos) {
+    fail(path, "column index " + spec + " is out of range (indexes start at 0)");
+  } else {
+    std::string names;
+    for (c.index = 0; c.index < first.size() && trim(first[c.index]) != spec; ++c.index)
+      names += (c.index ? ", " : "") + quote(trim(first[c.index]));
+    if (c.index == first.size())
+      fail(path, "no column named " + quote(spec) + " (the first row has " + names + ")");
+    c.header = true;
+  }
+  double ignored;
+  c.header = c.header || !parse_number(first[c.index], ignored);
+  c.label = c.header ? quote(trim(first[c.index])) : std::to_string(c.index + 1);
+  return c;
+}
+
+}  // namespace
+
+bool parse_number(std::string_view cell, double& out) {
+  std::string_view s = trim(cell);
+  if (!s.empty() && s[0] == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && (s[0] == '+' || s[0] == '-')) return false;
+  }
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc::invalid_argument || end != s.data() + s.size()) return false;
+  if (ec == std::errc::result_out_of_range)  // overflow to +-inf, underflow to 0, as Python
+    out = std::strtod(std::string(s).c_str(), nullptr);
+  return true;
+}
+
+host_array read(const std::string& path, const options& opt) {
+  std::string text = slurp(path);
+  std::vector<line> lines = data_lines(text, opt.skip_rows);
+  host_array a = make_array(tally::dtype::float64, {0});
+  if (lines.empty()) {
+    if (!opt.column.empty() && opt.column.find_first_not_of("0123456789") != std::string::npos)
+      fail(path, "no column named " + quote(opt.column) + " (the file has no rows)");
+    return a;
+  }
+  column c = resolve(path, opt.column, split(lines[0].text, opt.delimiter));
+  auto& v = std::get<std::vector<double>>(a.data);
+  v.reserve(lines.size());
+  for (std::size_t r = c.header ? 1 : 0; r < lines.size(); ++r) {
+    std::vector<std::string> cells = split(lines[r].text, opt.delimiter);
+    std::string where = "row " + std::to_string(lines[r].number) + ", column " + c.label + ": ";
+    if (c.index >= cells.size())
+      fail(path, where + "missing (the row has " + std::to_string(cells.size()) + " cells)");
+    if (trim(cells[c.index]).empty()) fail(path, where + "empty cell");
+    double x;
+    if (!parse_number(cells[c.index], x)) fail(path, where + quote(trim(cells[c.index])) + " is not a number");
+    v.push_back(x);
+  }
+  a.shape = {static_cast<std::int64_t>(v.size())};
+  return a;
+}
+
+}  // namespace tally_cli::csv

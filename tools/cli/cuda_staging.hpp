@@ -1,0 +1,18 @@
+// tally CLI: running a tally call on the GPU for arrays that live in host memory.
+// Built from cuda_staging.cpp when TALLY_HAVE_CUDA is ON, else from cuda_staging_none.cpp.
+#pragma once
+
+#include "tally/core.hpp"
+
+namespace tally_cli {
+
+/// Copies x (and y, for dot) to device memory, runs tally::reduce there (memory::device,
+/// backend cuda) and writes the result to host memory at `result`. Returns the seconds the
+/// tally call took (copies excluded). Throws tally::error.
+double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result);
+
+/// Copies x and y to device memory, runs tally::add there and copies the sum back into the
+/// host array `out`. Returns the seconds the tally call took. Throws tally::error.
+double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_ref out);
+
+}  // namespace tally_cli

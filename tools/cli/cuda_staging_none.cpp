@@ -1,0 +1,14 @@
+// tally CLI: the GPU staging of a CPU-only build: there is no GPU to stage to.
+#include "cuda_staging.hpp"
+
+namespace tally_cli {
+namespace {
+[[noreturn]] void none() {
+  throw tally::error(tally::errc::no_gpu, "tally: this build of tally has no CUDA support");
+}
+}  // namespace
+
+double reduce_on_gpu(tally::reduce_op, tally::array_ref, tally::array_ref, void*) { none(); }
+double add_on_gpu(tally::array_ref, tally::array_ref, tally::mutable_array_ref) { none(); }
+
+}  // namespace tally_cli

@@ -1,0 +1,227 @@
+// tally: command-line sums, dot products and element-wise sums of .npy and CSV files.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "array.hpp"
+#include "csv.hpp"
+#include "cuda_staging.hpp"
+#include "format.hpp"
+#include "npy.hpp"
+
+namespace tally_cli {
+namespace {
+
+constexpr const char* kFooter = R"(Synopsis:
+  tally sum FILE [options]           sum of all elements
+  tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
+  tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
+
+Input files:
+  .npy (dtypes f4 f8 i4 i8, either byte order, C or Fortran order, any shape; read
+  flattened in C order), or CSV, plain or gzip-compressed, whose column is read as float64.
+  A file is read as .npy when its name ends in .npy or it starts with the .npy magic,
+  otherwise as CSV. The first CSV row (after --skip-rows) is a header when the column
+  is chosen by NAME or its cell there is not a number.
+  --column picks the column of every CSV input; --column-b picks B's column when it
+  differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
+  (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
+  first line holds counts and class names, not data or column names).
+
+Types: A and B are promoted to their common NumPy type (i4+f4 -> f8, ...); sum and dot
+of float32/float64 give float32/float64, of int32/int64 exactly int64 (overflow is an error).
+
+Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
+cuda); 2 usage or input error.)";
+
+/// A bad input the tool itself detects (such as mismatched shapes); what() is "FILE: problem".
+class input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The parsed command line.
+struct settings {
+  std::string a, b, out;
+  std::string column, column_b, delimiter = ",";
+  std::int64_t skip_rows = 0;
+  std::string backend = "auto";
+  bool json = false;
+};
+
+/// What a command prints.
+struct report {
+  std::string value_text, value_json;
+  tally::dtype type;
+  std::int64_t n;
+  tally::backend used;
+  double seconds;
+};
+
+char delimiter_char(const std::string& d) {
+  if (d == "tab" || d == "\\t") return '\t';
+  if (d == "space") return ' ';
+  return d.size() == 1 ? d[0] : '\0';
+}
+
+csv::options csv_options(const settings& s, bool second) {
+  csv::options o;
+  o.column = second && !s.column_b.empty() ? s.column_b : s.column;
+  o.delimiter = delimiter_char(s.delimiter);
+  o.skip_rows = s.skip_rows;
+  return o;
+}
+
+/// Reads a .npy or CSV file (see the footer for which).
+host_array load(const std::string& path, const csv::options& o) {
+  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  return npy_name || npy::has_magic(path) ? npy::read(path) : csv::read(path, o);
+}
+
+/// Loads A and B and promotes both to their common type.
+std::pair<host_array, host_array> load_pair(const settings& s) {
+  host_array a = load(s.a, csv_options(s, false));
+  host_array b = load(s.b, csv_options(s, true));
+  tally::dtype t = promote(a.type(), b.type());
+  return {convert(std::move(a), t), convert(std::move(b), t)};
+}
+
+tally::backend pick_backend(const std::string& name) {
+  if (name == "cpu") return tally::backend::cpu;
+  if (name == "cuda") return tally::backend::cuda;
+  return tally::cuda_available() ? tally::backend::cuda : tally::backend::cpu;
+}
+
+/// GPU staging is needed when the CUDA backend runs and a GPU exists; without one the
+/// library itself reports errc::no_gpu for host data on backend cuda.
+bool staged(tally::backend b) { return b == tally::backend::cuda && tally::cuda_available(); }
+
+template <class F> double timed(F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+scalar read_scalar(tally::dtype t, const unsigned char* p) {
+  auto get = [p](auto v) { std::memcpy(&v, p, sizeof v); return v; };
+  if (t == tally::dtype::float32) return get(float{});
+  if (t == tally::dtype::float64) return get(double{});
+  return get(std::int64_t{});
+}
+
+report run_reduce(tally::reduce_op op, const settings& s) {
+  std::optional<std::pair<host_array, host_array>> ab;
+  if (op == tally::reduce_op::dot) {
+    ab = load_pair(s);
+    if (ab->first.size() != ab->second.size())
+      throw input_error(fmt::format("{}: length mismatch: {} has {} elements, {} has {}", s.b, s.b,
+                                    ab->second.size(), s.a, ab->first.size()));
+  } else {
+    ab.emplace(load(s.a, csv_options(s, false)), host_array{});
+  }
+  const host_array& a = ab->first;
+  tally::array_ref y = op == tally::reduce_op::dot ? ab->second.ref() : tally::array_ref{};
+  tally::backend be = pick_backend(s.backend);
+  alignas(8) unsigned char result[8] = {};
+  double secs = staged(be) ? reduce_on_gpu(op, a.ref(), y, result)
+                           : timed([&] { tally::reduce(op, a.ref(), y, result, {be}); });
+  scalar v = read_scalar(tally::result_dtype(op, a.type()), result);
+  return {repr(v), json_number(v), tally::result_dtype(op, a.type()), a.size(), be, secs};
+}
+
+report run_add(const settings& s) {
+  auto [a, b] = load_pair(s);
+  if (a.shape != b.shape)
+    throw input_error(fmt::format("{}: shape mismatch: {} has shape {}, {} has shape {}", s.b, s.b,
+                                  shape_str(b.shape), s.a, shape_str(a.shape)));
+  host_array out = make_array(a.type(), a.shape);
+  tally::backend be = pick_backend(s.backend);
+  double secs = staged(be) ? add_on_gpu(a.ref(), b.ref(), out.mref())
+                           : timed([&] { tally::add(a.ref(), b.ref(), out.mref(), {be}); });
+  npy::write_atomic(s.out, out);
+  return {"", json_string(s.out), out.type(), out.size(), be, secs};
+}
+
+void print(const report& r, bool json) {
+  if (json) {
+    fmt::print("{}\n", json_object({{"value", r.value_json},
+                                    {"dtype", json_string(tally::dtype_name(r.type))},
+                                    {"n", std::to_string(r.n)},
+                                    {"backend", json_string(tally::backend_name(r.used))},
+                                    {"seconds", repr(r.seconds)}}));
+  } else if (!r.value_text.empty()) {
+    fmt::print("{}\n", r.value_text);
+  }
+}
+
+/// The options every command takes; `two` adds B and --column-b.
+void add_options(CLI::App* cmd, settings& s, bool two) {
+  cmd->add_option(two ? "A" : "FILE", s.a, "input file (.npy or CSV)")->required();
+  if (two) cmd->add_option("B", s.b, "second input file (.npy or CSV)")->required();
+  cmd->add_option("-c,--column", s.column, "CSV column: header NAME or 0-based INDEX (default: the only column)");
+  if (two) cmd->add_option("--column-b", s.column_b, "CSV column of B when it differs from --column");
+  cmd->add_option("-d,--delimiter", s.delimiter, "CSV delimiter: one character, 'tab', or 'space' (runs of blanks)")
+      ->check([](const std::string& d) {
+        return delimiter_char(d) ? std::string() : "must be one character, 'tab' or 'space'";
+      })
+      ->capture_default_str();
+  cmd->add_option("--skip-rows", s.skip_rows, "CSV lines to skip at the top, before any header")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--backend", s.backend, "auto (the GPU if present, else the CPU), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds");
+}
+
+int fail(const std::exception& e, int code) {
+  std::fprintf(stderr, "tally: %s\n", e.what());
+  return code;
+}
+
+}  // namespace
+}  // namespace tally_cli
+
+int main(int argc, char** argv) {
+  using namespace tally_cli;
+  CLI::App app{"tally: sums, dot products and element-wise sums of .npy and CSV files", "tally"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", "tally " TALLY_VERSION);
+  app.require_subcommand(1);
+  settings s;
+  CLI::App* sum = app.add_subcommand("sum", "sum of the elements of FILE");
+  CLI::App* dot = app.add_subcommand("dot", "dot product of A and B (flattened, equal sizes)");
+  CLI::App* add = app.add_subcommand("add", "element-wise A + B (equal shapes), written to OUT.npy");
+  add_options(sum, s, false);
+  add_options(dot, s, true);
+  add_options(add, s, true);
+  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*add) print(run_add(s), s.json);
+    else print(run_reduce(*dot ? tally::reduce_op::dot : tally::reduce_op::sum, s), s.json);
+    return 0;
+  } catch (const npy::error& e) {
+    return fail(e, 2);
+  } catch (const csv::error& e) {
+    return fail(e, 2);
+  } catch (const input_error& e) {
+    return fail(e, 2);
+  } catch (const std::exception& e) {  // tally::error and anything unexpected
+    return fail(e, 1);
+  } catch (...) {
+    std::fprintf(stderr, "tally: unknown error\n");
+    return 1;
+  }
+}

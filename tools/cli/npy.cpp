@@ -1,0 +1,413 @@
+// tally CLI: reading and writing NumPy .npy files.
+#include "npy.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace tally_cli::npy {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicLen = 6;
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw error(path + ": " + problem);
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// ---- a small parser for the Python literal in the header ----------------------------------
+
+/// A parse error inside the header; its text is the problem.
+struct bad_header : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A Python literal: str, int, a name (True/False/None), tuple/list or dict.
+struct pyval {
+  enum kind { str, num, name, seq, dict } k = name;
+  std::string text;               // str contents, digits, or the name
+  std::vector<pyval> items;       // seq items, or dict values
+  std::vector<std::string> keys;  // dict keys
+};
+
+/// Recursive-descent parser of the literals NumPy writes in .npy headers.
+class literal_parser {
+ public:
+  explicit literal_parser(std::string_view s) : s_(s) {}
+
+  pyval parse() {
+    pyval v = value(0);
+    skip_ws();
+    if (i_ != s_.size()) throw bad_header("unexpected text after the dictionary");
+    return v;
+  }
+
+ private:
+  std::string_view s_;
+  std::size_t i_ = 0;
+
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  char peek() {
+    skip_ws();
+    if (i_ >= s_.size()) throw bad_header("unexpected end of header");
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) throw bad_header(std::string("expected '") + c + "' at offset " + std::to_string(i_));
+    ++i_;
+  }
+
+  pyval value(int depth) {
+    if (depth > 16) throw bad_header("nested too deeply");
+    char c = peek();
+    if (c == '{') return dict(depth);
+    if (c == '(' || c == '[') return seq(depth, c == '(' ? ')' : ']');
+    if (c == '\'' || c == '"') return string();
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
+    if (std::isalpha(static_cast<unsigned char>(c))) return word();
+    throw bad_header(std::string("unexpected character '") + c + "'");
+  }
+
+  pyval dict(int depth) {
+    pyval v;
+    v.k = pyval::dict;
+    ++i_;
+    while (peek() != '}') {
+      pyval key = value(depth + 1);
+      if (key.k != pyval::str) throw bad_header("a dictionary key is not a string");
+      expect(':');
+      v.keys.push_back(key.text);
+      v.items.push_back(value(depth + 1));
+      if (peek() == ',') ++i_;
+      else if (peek() != '}') throw bad_header("expected ',' or '}' in the dictionary");
+    }
+    ++i_;
+    return v;
+  }
+
+  pyval seq(int depth, char close) {
+    pyval v;
+    v.k = pyval::seq;
+    ++i_;
+    while (peek() != close) {
+      v.items.push_back(value(depth + 1));
+      if (peek() == ',') ++i_;
+      else if (peek() != close) throw bad_header(std::string("expected ',' or '") + close + "'");
+    }
+    ++i_;
+    return v;
+  }
+
+  pyval string() {
+    char q = s_[i_++];
+    pyval v;
+    v.k = pyval::str;
+    while (i_ < s_.size() && s_[i_] != q) {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
+      v.text += s_[i_++];
+    }
+    if (i_ >= s_.size()) throw bad_header("unterminated string");
+    ++i_;
+    return v;
+  }
+
+  pyval number() {
+    pyval v;
+    v.k = pyval::num;
+    if (s_[i_] == '-') v.text += s_[i_++];
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') v.text += s_[i_++];
+    if (v.text.empty() || v.text == "-") throw bad_header("malformed number");
+    if (i_ < s_.size() && (s_[i_] == 'L' || s_[i_] == 'l')) ++i_;  // Python 2 long (old files)
+    return v;
+  }
+
+  pyval word() {
+    pyval v;
+    v.k = pyval::name;
+    while (i_ < s_.size() && std::isalnum(static_cast<unsigned char>(s_[i_]))) v.text += s_[i_++];
+    return v;
+  }
+};
+
+// ---- interpreting the header -------------------------------------------------------------
+
+struct header {
+  tally::dtype type;
+  bool swap;     // file byte order differs from this machine's
+  bool fortran;  // column-major data
+  std::vector<std::int64_t> shape;
+  std::int64_t count;  // number of elements
+};
+
+const pyval* find(const pyval& d, const char* key) {
+  for (std::size_t i = 0; i < d.keys.size(); ++i)
+    if (d.keys[i] == key) return &d.items[i];
+  return nullptr;
+}
+
+/// Element type and byte order of a descr string such as '<f8'; throws for others.
+std::pair<tally::dtype, bool> parse_descr(const std::string& path, const pyval& d) {
+  if (d.k != pyval::str)
+    fail(path, "unsupported dtype: structured arrays are not supported (tally reads f4, f8, i4, i8)");
+  const std::string& s = d.text;
+  auto unsupported = [&] {
+    fail(path, "unsupported dtype '" + s + "' (tally reads f4, f8, i4 and i8 arrays)");
+  };
+  if (s.size() != 3 || (s[0] != '<' && s[0] != '>' && s[0] != '=')) unsupported();
+  tally::dtype t;
+  if (s[1] == 'f' && s[2] == '4') t = tally::dtype::float32;
+  else if (s[1] == 'f' && s[2] == '8') t = tally::dtype::float64;
+  else if (s[1] == 'i' && s[2] == '4') t = tally::dtype::int32;
+  else if (s[1] == 'i' && s[2] == '8') t = tally::dtype::int64;
+  else unsupported();
+  bool file_big = s[0] == '>' || (s[0] == '=' && std::endian::native == std::endian::big);
+  return {t, file_big != (std::endian::native == std::endian::big)};
+}
+
+std::vector<std::int64_t> parse_shape(const std::string& path, const pyval& v, std::int64_t& count) {
+  if (v.k != pyval::seq) fail(path, "malformed header: 'shape' is not a tuple");
+  std::vector<std::int64_t> shape;
+  count = 1;
+  for (const pyval& d : v.items) {
+    if (d.k != pyval::num || d.text[0] == '-' || d.text.size() > 18)
+      fail(path, "malformed header: bad dimension in 'shape'");
+    std::int64_t n = std::stoll(d.text);
+    if (__builtin_mul_overflow(count, n, &count) || count > (std::int64_t(1) << 60))
+      fail(path, "malformed header: 'shape' has too many elements");
+    shape.push_back(n);
+  }
+  return shape;
+}
+
+header parse_header(const std::string& path, std::string_view text) {
+  pyval d;
+  try {
+    d = literal_parser(text).parse();
+  } catch (const bad_header& e) {
+    fail(path, std::string("malformed header: ") + e.what());
+  }
+  if (d.k != pyval::dict) fail(path, "malformed header: not a dictionary");
+  const pyval* descr = find(d, "descr");
+  const pyval* fortran = find(d, "fortran_order");
+  const pyval* shape = find(d, "shape");
+  if (!descr || !fortran || !shape)
+    fail(path, "malformed header: needs the keys 'descr', 'fortran_order' and 'shape'");
+  if (fortran->k != pyval::name || (fortran->text != "True" && fortran->text != "False"))
+    fail(path, "malformed header: 'fortran_order' is not True or False");
+  header h{};
+  std::tie(h.type, h.swap) = parse_descr(path, *descr);
+  h.fortran = fortran->text == "True";
+  h.shape = parse_shape(path, *shape, h.count);
+  return h;
+}
+
+// ---- data ---------------------------------------------------------------------------------
+
+void byteswap(void* p, std::int64_t n, std::size_t size) {
+  auto* b = static_cast<unsigned char*>(p);
+  for (std::int64_t i = 0; i < n; ++i, b += size)
+    for (std::size_t j = 0; j < size / 2; ++j) std::swap(b[j], b[size - 1 - j]);
+}
+
+/// Reorders column-major (Fortran) elements of `shape` into row-major (C) order.
+template <class T> void fortran_to_c(std::vector<T>& v, const std::vector<std::int64_t>& shape) {
+  std::size_t nd = shape.size();
+  if (nd < 2 || v.empty()) return;
+  std::vector<std::int64_t> stride(nd, 1), idx(nd, 0);  // C strides, in elements
+  for (std::size_t d = nd - 1; d-- > 0;) stride[d] = stride[d + 1] * shape[d + 1];
+  std::vector<T> out(v.size());
+  std::int64_t c = 0;
+  for (std::size_t f = 0; f < v.size(); ++f) {
+    out[static_cast<std::size_t>(c)] = v[f];
+    for (std::size_t d = 0; d < nd; ++d) {  // Fortran order: the first index runs fastest
+      if (++idx[d] < shape[d]) { c += stride[d]; break; }
+      c -= stride[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  v.swap(out);
+}
+
+using file_ptr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+file_ptr open_read(const std::string& path) {
+  file_ptr f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) fail(path, "cannot open: " + errno_text());
+  return f;
+}
+
+/// Reads exactly n bytes, or reports the short read with `what`.
+void read_exact(const std::string& path, std::FILE* f, void* p, std::size_t n, const char* what) {
+  if (std::fread(p, 1, n, f) == n) return;
+  if (std::ferror(f)) fail(path, "cannot read: " + errno_text());
+  fail(path, what);
+}
+
+/// Reads the magic, version and header text; leaves `f` at the first data byte.
+std::string read_header_text(const std::string& path, std::FILE* f) {
+  unsigned char pre[8];
+  std::size_t got = std::fread(pre, 1, 8, f);
+  if (std::ferror(f)) fail(path, "cannot read: " + errno_text());
+  if (got < kMagicLen || std::memcmp(pre, kMagic, kMagicLen) != 0)
+    fail(path, "not a .npy file (bad magic: it does not start with \\x93NUMPY)");
+  if (got < 8) fail(path, "truncated header");
+  int major = pre[6], minor = pre[7];
+  if (major < 1 || major > 3 || minor != 0)
+    fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
+  unsigned char len[4] = {0, 0, 0, 0};
+  read_exact(path, f, len, major == 1 ? 2 : 4, "truncated header");
+  std::size_t n = len[0] | (len[1] << 8) | (std::size_t(len[2]) << 16) | (std::size_t(len[3]) << 24);
+  if (n > (std::size_t(1) << 24)) fail(path, "malformed header: header length " + std::to_string(n));
+  std::string text(n, '\0');
+  read_exact(path, f, text.data(), n, "truncated header");
+  return text;
+}
+
+/// Bytes from the current position to the end of the file.
+std::int64_t bytes_left(const std::string& path, std::FILE* f) {
+  struct stat st {};
+  off_t pos = ftello(f);
+  if (fstat(fileno(f), &st) != 0 || pos < 0) fail(path, "cannot read: " + errno_text());
+  if (!S_ISREG(st.st_mode)) return -1;  // unknown (a pipe): let fread tell
+  return static_cast<std::int64_t>(st.st_size - pos);
+}
+
+}  // namespace
+
+bool has_magic(const std::string& path) {
+  file_ptr f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  char b[kMagicLen];
+  return f && std::fread(b, 1, kMagicLen, f.get()) == kMagicLen && std::memcmp(b, kMagic, kMagicLen) == 0;
+}
+
+host_array read(const std::string& path) {
+  file_ptr f = open_read(path);
+  header h = parse_header(path, read_header_text(path, f.get()));
+  std::size_t size = tally::dtype_size(h.type);
+  std::int64_t need = h.count * static_cast<std::int64_t>(size);
+  std::int64_t left = bytes_left(path, f.get());
+  std::string truncated = "truncated data: the header says " + std::to_string(h.count) +
+                          " elements (" + std::to_string(need) + " bytes) but ";
+  if (left >= 0 && left < need)
+    fail(path, truncated + "only " + std::to_string(left) + " bytes follow it");
+  host_array a = make_array(h.type, h.shape);
+  read_exact(path, f.get(), a.bytes(), static_cast<std::size_t>(need),
+             (truncated + "fewer bytes follow it").c_str());
+  if (h.swap) byteswap(a.bytes(), h.count, size);
+  if (h.fortran) std::visit([&](auto& v) { fortran_to_c(v, a.shape); }, a.data);
+  return a;
+}
+
+// ---- writing ------------------------------------------------------------------------------
+
+namespace {
+
+/// The header of a little-endian C-order array (format 1.0 when it fits, else 2.0).
+std::string make_header(const host_array& a) {
+  static const char* descr[] = {"<f4", "<f8", "<i4", "<i8"};
+  std::string dict = std::string("{'descr': '") + descr[static_cast<int>(a.type())] +
+                     "', 'fortran_order': False, 'shape': " + shape_str(a.shape) + ", }";
+  for (int major = 1; major <= 2; ++major) {
+    std::size_t pre = major == 1 ? 10 : 12;  // magic, version, header length
+    std::size_t pad = 64 - (pre + dict.size() + 1) % 64;
+    std::size_t hlen = dict.size() + pad + 1;
+    if (major == 2 || hlen <= 0xffff) {
+      std::string out(kMagic, kMagicLen);
+      out += static_cast<char>(major);
+      out += '\0';
+      for (std::size_t i = 0; i < pre - 8; ++i) out += static_cast<char>((hlen >> (8 * i)) & 0xff);
+      return out + dict + std::string(pad, ' ') + '\n';
+    }
+  }
+  return {};
+}
+
+/// A temporary file next to the destination; removed unless committed.
+class temp_file {
+ public:
+  explicit temp_file(const std::string& dest) : dest_(dest) {
+    std::filesystem::path p(dest);
+    std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+    path_ = dir + "/." + p.filename().string() + ".tmpXXXXXX";
+    fd_ = mkstemp(path_.data());
+    if (fd_ < 0) fail(dest, "cannot create a temporary file in '" + dir + "': " + errno_text());
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  ~temp_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+
+  void write(const void* p, std::size_t n) {
+    const char* b = static_cast<const char*>(p);
+    while (n > 0) {
+      ssize_t w = ::write(fd_, b, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(dest_, "cannot write: " + errno_text());
+      b += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+
+  /// Makes the data durable and renames the file over the destination.
+  void commit() {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd_, 0666 & ~mask) != 0 || ::fsync(fd_) != 0) fail(dest_, "cannot write: " + errno_text());
+    int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) fail(dest_, "cannot write: " + errno_text());
+    if (std::rename(path_.c_str(), dest_.c_str()) != 0) fail(dest_, "cannot write: " + errno_text());
+    committed_ = true;
+    sync_dir();
+  }
+
+ private:
+  /// Best effort: makes the rename itself durable.
+  void sync_dir() {
+    std::filesystem::path p(dest_);
+    int d = ::open(p.has_parent_path() ? p.parent_path().c_str() : ".", O_RDONLY | O_DIRECTORY);
+    if (d >= 0) {
+      ::fsync(d);
+      ::close(d);
+    }
+  }
+
+  std::string dest_, path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+void write_atomic(const std::string& path, const host_array& a) {
+  std::string head = make_header(a);
+  temp_file tmp(path);
+  tmp.write(head.data(), head.size());
+  std::size_t bytes = static_cast<std::size_t>(a.size()) * tally::dtype_size(a.type());
+  if constexpr (std::endian::native == std::endian::big) {
+    host_array le = a;
+    byteswap(le.bytes(), le.size(), tally::dtype_size(a.type()));
+    tmp.write(le.bytes(), bytes);
+  } else {
+    tmp.write(a.bytes(), bytes);
+  }
+  tmp.commit();
+}
+
+}  // namespace tally_cli::npy

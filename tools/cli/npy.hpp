@@ -1,0 +1,28 @@
+// tally CLI: NumPy .npy files (read: format 1.0/2.0/3.0; write: format 1.0).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "array.hpp"
+
+namespace tally_cli::npy {
+
+/// A problem with a .npy file; what() is "FILE: problem".
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// True when the file at `path` starts with the .npy magic string.
+bool has_magic(const std::string& path);
+
+/// Reads a .npy file of dtype f4, f8, i4 or i8 (either byte order, C or Fortran order, any
+/// shape) into a C-order host array in native byte order. Throws npy::error.
+host_array read(const std::string& path);
+
+/// Writes `a` as .npy format 1.0 (little-endian, C order) to `path` without ever leaving a
+/// partial file: a temporary in the same folder, fsync, then rename. Throws npy::error.
+void write_atomic(const std::string& path, const host_array& a);
+
+}  // namespace tally_cli::npy
