@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -26,7 +27,17 @@ std::string_view trim(std::string_view s) {
 /// A cell quoted for a message, shortened when long.
 std::string quote(std::string_view s) {
   std::string out(1, '\'');
-  out += s.size() > 40 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
+  for (std::size_t i = 0; i < s.size() && i < 40; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (s.size() > 40) out += "...";
   return out += '\'';
 }
 
@@ -154,6 +165,8 @@ bool parse_number(std::string_view cell, double& out) {
 
 host_array read(const std::string& path, const options& opt) {
   std::string text = slurp(path);
+  if (text.find('\0') != std::string::npos)
+    fail(path, "neither a .npy file nor CSV text (it holds NUL bytes)");
   std::vector<line> lines = data_lines(text, opt.skip_rows);
   host_array a = make_array(tally::dtype::float64, {0});
   if (lines.empty()) {

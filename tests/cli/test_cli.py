@@ -1,0 +1,695 @@
+"""Tests of the `tally` command-line tool: run the binary on files written by numpy, compare.
+
+The binary is $TALLY_BIN (CTest sets it), else build/tools/cli/tally. Exact comparisons are used
+only where the answer is exact (sums of exactly representable values, integers, element-wise
+adds); other floating results are checked against math.fsum with a relative bound.
+"""
+import gzip
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("TALLY_BIN") or str(ROOT / "build" / "tools" / "cli" / "tally")
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def run(*args):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def ok(*args):
+    """Runs tally, expects success and no stderr; returns stdout without the newline."""
+    r = run(*args)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    return r.stdout.rstrip("\n")
+
+
+def bad(*args, code=2, words=()):
+    """Runs tally, expects exit `code`, nothing on stdout and one 'tally: ...' line on stderr
+    containing each of `words` (case-insensitive); returns that line."""
+    r = run(*args)
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("tally: ")
+    for w in words:
+        assert str(w).lower() in lines[0].lower(), (w, lines[0])
+    return lines[0]
+
+
+def js(*args):
+    return json.loads(ok(*args, "--json"))
+
+
+def save(tmp_path, name, arr, fortran=False):
+    p = tmp_path / name
+    np.save(p, np.asfortranarray(arr) if fortran else arr)
+    return p
+
+
+def close(value, exact, scale, rel):
+    """|value - exact| <= rel * scale (scale: sum of magnitudes, the error bound's unit)."""
+    return abs(value - exact) <= rel * scale
+
+
+def gpu_present():
+    return js("sum", _one_file(), "--backend", "auto")["backend"] == "cuda"
+
+
+_ONE = []
+
+
+def _one_file():
+    if not _ONE:
+        import tempfile
+        d = tempfile.mkdtemp()
+        p = os.path.join(d, "one.npy")
+        np.save(p, np.ones(3))
+        _ONE.append(p)
+    return _ONE[0]
+
+
+def no_temp_files(folder):
+    return [p.name for p in Path(folder).iterdir() if ".tmp" in p.name] == []
+
+
+# ---- sum of .npy files ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("values", [
+    np.arange(1, 11),
+    [0.1], [0.5, 0.25], [1e16], [1.5e-05], [1e-4], [123456789012345678.0],
+    [1e15, 0.5], [-2.5, 1.0], [1e300, 1e300], [5e-324],
+    [np.inf], [-np.inf], [np.nan], [np.inf, -np.inf],
+])
+def test_sum_float64_exact(tmp_path, values):
+    a = np.asarray(values, dtype="f8")
+    with np.errstate(invalid="ignore"):
+        want = repr(float(np.sum(a)))
+    assert ok("sum", save(tmp_path, "a.npy", a)) == want
+
+
+def test_sum_negative_zeros(tmp_path):
+    # IEEE: -0.0 + -0.0 is -0.0 (numpy's np.sum starts from +0.0 and says 0.0).
+    assert ok("sum", save(tmp_path, "a.npy", np.array([-0.0, -0.0]))) == "-0.0"
+    assert ok("sum", save(tmp_path, "s.npy", np.array([-0.0]))) == "-0.0"
+    assert ok("sum", save(tmp_path, "f.npy", np.array([-0.0], dtype="f4"))) == "-0.0"
+    assert ok("sum", save(tmp_path, "b.npy", np.array([-0.0, 0.0]))) == "0.0"
+
+
+def test_sum_float64_random_positive(tmp_path):
+    a = np.random.default_rng(1).random(300_001)  # above the CPU backend's parallel threshold
+    v = float(ok("sum", save(tmp_path, "a.npy", a)))
+    exact = math.fsum(a)
+    assert close(v, exact, exact, 1e-12)
+
+
+def test_sum_float64_random_signed(tmp_path):
+    a = np.random.default_rng(2).normal(size=50_000) * 1e3
+    v = float(ok("sum", save(tmp_path, "a.npy", a)))
+    assert close(v, math.fsum(a), math.fsum(np.abs(a)), 1e-12)
+
+
+@pytest.mark.parametrize("values", [
+    [0.5, 0.25, 1.0], [0.1], [1e6], [999999.5], [123456789.0], [1e-4], [1.5e-05], [3.0e38],
+    [np.inf], [np.nan],
+])
+def test_sum_float32_exact(tmp_path, values):
+    a = np.asarray(values, dtype="f4")
+    assert ok("sum", save(tmp_path, "a.npy", a)) == str(np.sum(a, dtype="f8").astype("f4"))
+
+
+def test_sum_float32_random(tmp_path):
+    a = np.random.default_rng(3).random(100_000).astype("f4")
+    out = ok("sum", save(tmp_path, "a.npy", a))
+    exact = math.fsum(a.astype("f8"))
+    assert close(float(out), exact, exact, 1e-6)
+    assert str(np.float32(out)) == out  # printed as numpy prints a float32
+    assert js("sum", tmp_path / "a.npy")["dtype"] == "float32"
+
+
+@pytest.mark.parametrize("dt", ["i4", "i8", ">i4", ">i8"])
+def test_sum_int_exact(tmp_path, dt):
+    a = np.random.default_rng(4).integers(-2**31, 2**31 - 1, size=10_000).astype(dt)
+    p = save(tmp_path, "a.npy", a)
+    assert ok("sum", p) == str(sum(int(x) for x in a))
+    assert js("sum", p)["dtype"] == "int64"
+
+
+def test_sum_int32_beyond_int32(tmp_path):
+    a = np.full(3, 2**31 - 1, dtype="i4")
+    assert ok("sum", save(tmp_path, "a.npy", a)) == str(3 * (2**31 - 1))
+
+
+@pytest.mark.parametrize("dt", [">f8", ">f4", "<f8", "<f4"])
+def test_sum_byte_orders(tmp_path, dt):
+    a = np.array([1.5, -2.25, 1024.0, 0.125], dtype=dt)
+    out = ok("sum", save(tmp_path, "a.npy", a))
+    want = 1.5 - 2.25 + 1024.0 + 0.125
+    assert out == (repr(want) if dt[1:] == "f8" else str(np.float32(want)))
+
+
+def test_sum_zero_d(tmp_path):
+    p = save(tmp_path, "a.npy", np.array(2.5))
+    assert ok("sum", p) == "2.5"
+    assert js("sum", p)["n"] == 1
+
+
+@pytest.mark.parametrize("dt,shape,want", [
+    ("f8", (0,), "0.0"), ("f4", (0,), "0.0"), ("i4", (0,), "0"), ("i8", (2, 0), "0"),
+    ("f8", (3, 0, 2), "0.0"),
+])
+def test_sum_empty(tmp_path, dt, shape, want):
+    p = save(tmp_path, "a.npy", np.zeros(shape, dtype=dt))
+    assert ok("sum", p) == want
+    assert js("sum", p)["n"] == 0
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_npy_format_versions(tmp_path, version):
+    a = np.arange(10, dtype="f8")
+    p = tmp_path / "a.npy"
+    with open(p, "wb") as f:
+        np.lib.format.write_array(f, a, version=version)
+    assert ok("sum", p) == "45.0"
+
+
+# ---- dot --------------------------------------------------------------------------------------
+
+def test_dot_int_exact(tmp_path):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2**31, 2**31, size=20_000, dtype="i8")
+    b = rng.integers(-2**16, 2**16, size=20_000, dtype="i8")
+    want = sum(int(x) * int(y) for x, y in zip(a, b))
+    assert -2**63 <= want < 2**63
+    assert ok("dot", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b)) == str(want)
+
+
+def test_dot_float64(tmp_path):
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=70_000), rng.normal(size=70_000)
+    v = float(ok("dot", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b)))
+    prods = [float(x) * float(y) for x, y in zip(a, b)]  # not exact; the bound covers it
+    assert close(v, math.fsum(prods), math.fsum(np.abs(a * b)), 1e-12)
+    assert close(v, float(np.dot(a, b)), math.fsum(np.abs(a * b)), 1e-12)
+
+
+def test_dot_float32(tmp_path):
+    rng = np.random.default_rng(7)
+    a, b = rng.random(10_000).astype("f4"), rng.random(10_000).astype("f4")
+    out = ok("dot", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b))
+    exact = math.fsum(a.astype("f8") * b.astype("f8"))  # float32 products are exact in float64
+    assert close(float(out), exact, exact, 1e-6)
+    assert str(np.float32(out)) == out
+
+
+def test_dot_fortran_pairs_elements_in_c_order(tmp_path):
+    a = np.arange(24, dtype="i4").reshape(2, 3, 4)
+    b = (np.arange(24, dtype="i4") * 7 - 50).reshape(2, 3, 4)
+    pa = save(tmp_path, "a.npy", a, fortran=True)
+    pb = save(tmp_path, "b.npy", b)
+    assert ok("dot", pa, pb) == str(int(np.dot(a.ravel().astype("i8"), b.ravel().astype("i8"))))
+
+
+def test_dot_same_size_other_shape(tmp_path):
+    a = np.arange(6, dtype="f8")
+    pa, pb = save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", a.reshape(2, 3))
+    assert ok("dot", pa, pb) == "55.0"
+
+
+@pytest.mark.parametrize("da,db,want", [
+    ("f4", "f8", "float64"), ("i4", "i8", "int64"), ("i4", "f4", "float64"),
+    ("i8", "f4", "float64"), ("i4", "f8", "float64"), ("i8", "f8", "float64"),
+    ("f4", "f4", "float32"), ("i4", "i4", "int64"),
+])
+def test_dot_promotion(tmp_path, da, db, want):
+    a = np.arange(1, 6).astype(da)
+    b = np.arange(2, 7).astype(db)
+    r = js("dot", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b))
+    assert r["dtype"] == want
+    assert r["value"] == 70 and r["n"] == 5
+
+
+# ---- add --------------------------------------------------------------------------------------
+
+def load_out(p):
+    raw = Path(p).read_bytes()
+    assert raw[:8] == b"\x93NUMPY\x01\x00"  # format 1.0
+    hlen = int.from_bytes(raw[8:10], "little")
+    assert (10 + hlen) % 64 == 0
+    return np.load(p)
+
+
+@pytest.mark.parametrize("dt", ["f8", "f4", "i4", "i8", ">f8", ">i4"])
+def test_add_exact(tmp_path, dt):
+    rng = np.random.default_rng(8)
+    a = (rng.normal(size=(50, 7)) * 1e6).astype(dt)
+    b = (rng.normal(size=(50, 7)) * 1e6).astype(dt)
+    out = tmp_path / "out.npy"
+    assert ok("add", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b), "-o", out) == ""
+    got, want = load_out(out), a + b
+    assert got.dtype == want.dtype.newbyteorder("<") and got.shape == want.shape
+    assert np.array_equal(got, want)
+    assert no_temp_files(tmp_path)
+
+
+def test_add_fortran(tmp_path):
+    a = np.arange(60, dtype="f8").reshape(3, 4, 5) / 8
+    b = np.arange(60, dtype="f8").reshape(3, 4, 5) * 3
+    out = tmp_path / "out.npy"
+    ok("add", save(tmp_path, "a.npy", a, fortran=True), save(tmp_path, "b.npy", b, fortran=True),
+       "-o", out)
+    assert np.array_equal(load_out(out), a + b)
+
+
+def test_add_zero_d_and_empty(tmp_path):
+    out = tmp_path / "out.npy"
+    p = save(tmp_path, "a.npy", np.array(1.25))
+    ok("add", p, p, "-o", out)
+    got = load_out(out)
+    assert got.shape == () and got == 2.5
+    e = save(tmp_path, "e.npy", np.zeros((2, 0), dtype="i4"))
+    ok("add", e, e, "-o", out)
+    got = load_out(out)
+    assert got.shape == (2, 0) and got.dtype == np.int32
+
+
+@pytest.mark.parametrize("da,db", [("i4", "f4"), ("i8", "f4"), ("f4", "f8"), ("i4", "i8"), ("i8", "f8")])
+def test_add_promotion(tmp_path, da, db):
+    a = (np.arange(12) * 1.5 - 7).astype(da)
+    b = (np.arange(12) * 2.25 + 3).astype(db)
+    out = tmp_path / "out.npy"
+    ok("add", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b), "-o", out)
+    got, want = load_out(out), a + b
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_add_replaces_existing_output(tmp_path):
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"old")
+    a = np.arange(4, dtype="i8")
+    ok("add", save(tmp_path, "a.npy", a), tmp_path / "a.npy", "-o", out)
+    assert np.array_equal(load_out(out), 2 * a)
+    assert no_temp_files(tmp_path)
+
+
+def test_add_json(tmp_path):
+    out = tmp_path / "out.npy"
+    a = save(tmp_path, "a.npy", np.arange(4, dtype="i4"))
+    r = js("add", a, a, "-o", out, "--backend", "cpu")
+    assert r == {"value": str(out), "dtype": "int32", "n": 4, "backend": "cpu",
+                 "seconds": r["seconds"]}
+
+
+# ---- CSV --------------------------------------------------------------------------------------
+
+CSV = "sepal,petal_width\n1.5,2\n-2.5,1e3\n+4, inf\n 7 ,nan\n"
+
+
+@pytest.mark.parametrize("col,want", [("sepal", "10.0"), ("0", "10.0"), ("petal_width", "nan"),
+                                      ("1", "nan")])
+def test_csv_header_by_name_and_index(tmp_path, col, want):
+    p = tmp_path / "d.csv"
+    p.write_text(CSV)
+    assert ok("sum", p, "--column", col) == want
+
+
+def test_csv_gzip(tmp_path):
+    p = tmp_path / "d.csv.gz"
+    with gzip.open(p, "wt") as f:
+        f.write("x,y\n" + "".join(f"{i},{i * 0.5}\n" for i in range(1000)))
+    assert ok("sum", p, "--column", "y") == repr(float(sum(i * 0.5 for i in range(1000))))
+    assert ok("sum", p, "-c", "0") == "499500.0"
+
+
+def test_csv_no_header(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,10\n2,20\n3.5,30\n")
+    assert ok("sum", p, "--column", "0") == "6.5"
+    assert ok("sum", p, "--column", "1") == "60.0"
+    assert js("sum", p, "--column", "1")["n"] == 3
+
+
+def test_csv_single_column_needs_no_option(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("value\n0.25\n0.5\n\n0.125\n")  # blank lines are skipped
+    assert ok("sum", p) == "0.875"
+
+
+@pytest.mark.parametrize("delim,sep", [(";", ";"), ("tab", "\t"), ("space", "  "), ("|", "|")])
+def test_csv_delimiters(tmp_path, delim, sep):
+    p = tmp_path / "d.txt"
+    p.write_text("".join(f"{i}{sep}{i * i}\r\n" for i in range(10)))
+    assert ok("sum", p, "--column", "1", "--delimiter", delim) == "285.0"
+
+
+def test_csv_quoted_and_skip_rows(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('# produced by something\n"a, b","c"\n"1",2\n"3",4\n')
+    assert ok("sum", p, "--skip-rows", "1", "--column", "a, b") == "4.0"
+
+
+def test_csv_dot_columns_of_one_file(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,2,3\n4,5,6\n")
+    assert ok("dot", p, p, "--column", "0", "--column-b", "2") == "27.0"
+    assert ok("dot", p, p, "--column", "1") == "29.0"
+
+
+def test_csv_with_npy(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1\n2\n3\n")
+    n = save(tmp_path, "b.npy", np.array([1, 1, 2], dtype="i4"))
+    r = js("dot", p, n)
+    assert r["value"] == 9.0 and r["dtype"] == "float64"
+    out = tmp_path / "out.npy"
+    ok("add", n, p, "-o", out)
+    assert np.array_equal(load_out(out), np.array([2.0, 3.0, 5.0]))
+
+
+# ---- --json and output formats ---------------------------------------------------------------
+
+def test_json_keys_and_types(tmp_path):
+    p = save(tmp_path, "a.npy", np.arange(10, dtype="f8"))
+    r = js("sum", p)
+    assert list(r) == ["value", "dtype", "n", "backend", "seconds"]
+    assert r["value"] == 45.0 and isinstance(r["value"], float)
+    assert r["dtype"] == "float64" and r["n"] == 10
+    assert r["backend"] in ("cpu", "cuda")
+    assert isinstance(r["seconds"], float) and 0 <= r["seconds"] < 60
+    assert js("sum", p, "--backend", "cpu")["backend"] == "cpu"
+    i = js("sum", save(tmp_path, "i.npy", np.arange(10, dtype="i4")))
+    assert i["value"] == 45 and isinstance(i["value"], int) and i["dtype"] == "int64"
+
+
+@pytest.mark.parametrize("values,want", [([np.nan], "nan"), ([np.inf], "inf"), ([-np.inf], "-inf")])
+def test_json_non_finite(tmp_path, values, want):
+    r = js("sum", save(tmp_path, "a.npy", np.array(values)))
+    assert r["value"] == want
+
+
+# ---- bad input: one line on stderr naming the file and the problem -------------------------
+
+def test_missing_file(tmp_path):
+    for name in ("nope.npy", "nope.csv", "nope.csv.gz"):
+        bad("sum", tmp_path / name, words=[name, "no such file"])
+
+
+def test_bad_magic(tmp_path):
+    p = tmp_path / "x.npy"
+    p.write_bytes(b"PK\x03\x04 not numpy at all")
+    bad("sum", p, words=["x.npy", "magic"])
+
+
+def test_truncated_data(tmp_path):
+    p = save(tmp_path, "t.npy", np.arange(100, dtype="f8"))
+    p.write_bytes(p.read_bytes()[:-9])
+    bad("sum", p, words=["t.npy", "truncated", "100 elements"])
+
+
+def test_truncated_header(tmp_path):
+    p = save(tmp_path, "t.npy", np.arange(100, dtype="f8"))
+    p.write_bytes(p.read_bytes()[:40])
+    bad("sum", p, words=["t.npy", "truncated"])
+
+
+@pytest.mark.parametrize("arr", [
+    np.zeros(3, dtype="<f2"), np.zeros(3, dtype="?"), np.zeros(3, dtype="<c16"),
+    np.array([1, "a", None], dtype=object), np.zeros(3, dtype="<u4"), np.zeros(3, dtype="i2"),
+    np.zeros(3, dtype=[("a", "<f8"), ("b", "<i4")]), np.array(["ab"]),
+])
+def test_unsupported_dtype(tmp_path, arr):
+    p = tmp_path / "u.npy"
+    np.save(p, arr, allow_pickle=True)
+    bad("sum", p, words=["u.npy", "dtype"])
+
+
+def npy_with_header(path, header, data=b"", version=1):
+    h = header.encode("latin1")
+    h += b" " * (63 - (10 + len(h)) % 64) + b"\n"
+    ln = len(h).to_bytes(2 if version == 1 else 4, "little")
+    path.write_bytes(b"\x93NUMPY" + bytes([version, 0]) + ln + h + data)
+    return path
+
+
+@pytest.mark.parametrize("header", [
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (3,}",
+    "{'descr': '<f8', 'fortran_order': False}",
+    "{'descr': '<f8', 'fortran_order': 0, 'shape': (3,)}",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (-3,)}",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': 3}",
+    "['descr', '<f8']",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)} trailing",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999)}",
+    "garbage",
+])
+def test_malformed_header(tmp_path, header):
+    p = npy_with_header(tmp_path / "m.npy", header, b"\0" * 24)
+    bad("sum", p, words=["m.npy", "header"])
+
+
+def test_hand_written_header_ok(tmp_path):
+    # Python-2-era files: a 'L' suffix on dimensions and no trailing comma.
+    data = np.array([1.0, 2.0, 4.0]).tobytes()
+    p = npy_with_header(tmp_path / "h.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (3L,)}", data)
+    assert ok("sum", p) == "7.0"
+
+
+def test_unsupported_version(tmp_path):
+    p = npy_with_header(tmp_path / "v.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
+                        b"\0" * 8, version=4)
+    bad("sum", p, words=["v.npy", "version"])
+
+
+def test_dot_length_mismatch(tmp_path):
+    a = save(tmp_path, "a.npy", np.ones(3))
+    b = save(tmp_path, "b.npy", np.ones(4))
+    bad("dot", a, b, words=["b.npy", "mismatch", "4", "3"])
+
+
+@pytest.mark.parametrize("shape_b", [(6,), (3, 2), (5,)])
+def test_add_shape_mismatch_leaves_no_output(tmp_path, shape_b):
+    a = save(tmp_path, "a.npy", np.ones((2, 3)))
+    b = save(tmp_path, "b.npy", np.ones(shape_b))
+    out = tmp_path / "out.npy"
+    bad("add", a, b, "-o", out, words=["b.npy", "shape", "mismatch"])
+    assert not out.exists() and no_temp_files(tmp_path)
+
+
+def test_add_error_keeps_existing_output(tmp_path):
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"precious")
+    a = save(tmp_path, "a.npy", np.ones(3))
+    t = tmp_path / "t.npy"
+    t.write_bytes(a.read_bytes()[:-1])
+    bad("add", a, t, "-o", out, words=["t.npy", "truncated"])
+    bad("add", a, tmp_path / "missing.npy", "-o", out, words=["missing.npy"])
+    assert out.read_bytes() == b"precious" and no_temp_files(tmp_path)
+
+
+def test_add_unwritable_output(tmp_path):
+    a = save(tmp_path, "a.npy", np.ones(3))
+    bad("add", a, a, "-o", tmp_path / "no_dir" / "out.npy", words=["out.npy", "temporary"])
+    d = tmp_path / "adir.npy"
+    d.mkdir()
+    bad("add", a, a, "-o", d, words=["adir.npy", "cannot write"])
+    assert no_temp_files(tmp_path)
+
+
+def test_csv_not_a_number(tmp_path):
+    p = tmp_path / "iris.csv"
+    p.write_text("sepal,petal_width\n" + "1,2\n" * 5 + "1,abc\n")
+    line = bad("sum", p, "--column", "petal_width", words=["iris.csv"])
+    assert line.endswith("row 7, column 'petal_width': 'abc' is not a number")
+    line = bad("sum", p.with_name("iris.csv"), "--column", "1")
+    assert "row 7, column 'petal_width'" in line
+
+
+def test_csv_not_a_number_without_header(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,2\n3,x4\n")
+    assert bad("sum", p, "-c", "1").endswith("d.csv: row 2, column 2: 'x4' is not a number")
+
+
+def test_csv_empty_cell(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("a,b\n1,2\n,3\n")
+    bad("sum", p, "--column", "a", words=["d.csv", "row 3", "column 'a'", "empty"])
+
+
+def test_csv_short_row(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("a,b\n1,2\n3\n")
+    bad("sum", p, "--column", "b", words=["d.csv", "row 3", "missing"])
+
+
+def test_csv_unknown_column(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("a,b\n1,2\n")
+    bad("sum", p, "--column", "zz", words=["d.csv", "no column named 'zz'", "'a'"])
+    bad("sum", p, "--column", "2", words=["d.csv", "index 2", "out of range"])
+    bad("sum", p, "--column", "-1", words=["d.csv", "out of range"])
+
+
+def test_csv_needs_column_choice(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,2\n3,4\n")
+    bad("sum", p, words=["d.csv", "2 columns", "--column"])
+
+
+def test_csv_name_needs_header(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,2\n3,4\n")
+    bad("sum", p, "--column", "a", words=["d.csv", "no column named 'a'"])
+
+
+def test_binary_file_is_not_csv(tmp_path):
+    p = tmp_path / "blob.bin"
+    p.write_bytes(bytes(range(256)))
+    bad("sum", p, words=["blob.bin", "neither a .npy file nor csv"])
+
+
+def test_csv_control_characters_are_escaped(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_bytes(b"a\n1\n\x1b[31m\r\n")
+    bad("sum", p, words=["d.csv", "row 3", "'\\x1b[31m' is not a number"])
+
+
+def test_csv_corrupt_gzip(tmp_path):
+    p = tmp_path / "d.csv.gz"
+    p.write_bytes(gzip.compress(b"1\n2\n3\n" * 1000)[:-20])
+    bad("sum", p, words=["d.csv.gz", "cannot read"])
+
+
+# ---- backends and library errors (exit 1) ----------------------------------------------------
+
+def test_backend_cuda(tmp_path):
+    p = save(tmp_path, "a.npy", np.arange(10, dtype="i8"))
+    if gpu_present():
+        assert js("sum", p, "--backend", "cuda")["backend"] == "cuda"
+        assert ok("sum", p, "--backend", "cuda") == "45"
+    else:
+        line = bad("sum", p, "--backend", "cuda", code=1)
+        assert "gpu" in line.lower() or "cuda" in line.lower()
+        out = tmp_path / "out.npy"
+        bad("add", p, p, "-o", out, "--backend", "cuda", code=1)
+        assert not out.exists()
+
+
+def test_backend_auto_matches_cpu(tmp_path):
+    a = np.random.default_rng(9).integers(-1000, 1000, size=100_000)
+    p = save(tmp_path, "a.npy", a)
+    assert ok("sum", p, "--backend", "auto") == ok("sum", p, "--backend", "cpu") == str(int(a.sum()))
+    out1, out2 = tmp_path / "o1.npy", tmp_path / "o2.npy"
+    ok("add", p, p, "-o", out1)
+    ok("add", p, p, "-o", out2, "--backend", "cpu")
+    assert np.array_equal(load_out(out1), load_out(out2))
+
+
+def test_int64_sum_overflow(tmp_path):
+    p = save(tmp_path, "a.npy", np.array([2**62, 2**62], dtype="i8"))
+    bad("sum", p, code=1, words=["overflow"])
+
+
+def test_int64_sum_excursion_is_fine(tmp_path):
+    p = save(tmp_path, "a.npy", np.array([2**62, 2**62, -2**62, -2**62 + 5], dtype="i8"))
+    assert ok("sum", p) == "5"
+
+
+def test_int_dot_overflow(tmp_path):
+    p = save(tmp_path, "a.npy", np.array([2**32, 2**32], dtype="i8"))
+    bad("dot", p, p, code=1, words=["overflow"])
+
+
+def test_int32_add_overflow_writes_nothing(tmp_path):
+    a = save(tmp_path, "a.npy", np.array([2**31 - 1], dtype="i4"))
+    b = save(tmp_path, "b.npy", np.array([1], dtype="i4"))
+    out = tmp_path / "out.npy"
+    bad("add", a, b, "-o", out, code=1, words=["overflow"])
+    assert not out.exists() and no_temp_files(tmp_path)
+
+
+# ---- usage ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    [], ["mul", "a.npy"], ["sum"], ["dot", "a.npy"], ["add", "a.npy", "a.npy"],
+    ["sum", "a.npy", "--backend", "tpu"], ["sum", "a.npy", "--delimiter", "ab"],
+    ["sum", "a.npy", "--skip-rows", "-1"], ["sum", "a.npy", "--bogus"],
+])
+def test_usage_errors(args):
+    r = run(*args)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr
+
+
+def test_help_and_version():
+    r = run("--help")
+    assert r.returncode == 0 and "tally sum FILE" in r.stdout and "--column-b" in r.stdout
+    assert run("--version").returncode == 0
+    assert run("add", "--help").returncode == 0
+
+
+# ---- scikit-learn's bundled data sets --------------------------------------------------------
+
+def sklearn_data():
+    sklearn = pytest.importorskip("sklearn")
+    return Path(sklearn.__file__).parent / "datasets" / "data"
+
+
+@pytest.mark.parametrize("col", [0, 1, 2, 3])
+def test_sklearn_iris_columns(col):
+    f = sklearn_data() / "iris.csv"
+    x = np.loadtxt(f, delimiter=",", skiprows=1, usecols=col)
+    v = float(ok("sum", f, "--column", col, "--skip-rows", 1))
+    exact = math.fsum(x)
+    assert close(v, exact, exact, 1e-12)
+    assert js("sum", f, "--column", col, "--skip-rows", 1)["n"] == 150
+
+
+def test_sklearn_iris_first_line_is_not_data():
+    # iris.csv starts with "150,4,setosa,...": without --skip-rows 1 it is read as data.
+    f = sklearn_data() / "iris.csv"
+    with_line = float(ok("sum", f, "--column", 0))
+    without = float(ok("sum", f, "--column", 0, "--skip-rows", 1))
+    assert math.isclose(with_line - without, 150.0, rel_tol=1e-12)
+
+
+def test_sklearn_iris_dot_of_two_columns():
+    f = sklearn_data() / "iris.csv"
+    x = np.loadtxt(f, delimiter=",", skiprows=1, usecols=(0, 2))
+    v = float(ok("dot", f, f, "--skip-rows", 1, "--column", 0, "--column-b", 2))
+    exact = math.fsum(x[:, 0] * x[:, 1])
+    assert close(v, exact, exact, 1e-12)
+
+
+@pytest.mark.parametrize("name,cols", [("wine_data.csv", 13), ("breast_cancer.csv", 30)])
+def test_sklearn_other_csvs(name, cols):
+    f = sklearn_data() / name
+    x = np.loadtxt(f, delimiter=",", skiprows=1)
+    for col in (0, cols // 2, cols - 1):
+        v = float(ok("sum", f, "--column", col, "--skip-rows", 1))
+        exact = math.fsum(x[:, col])
+        assert close(v, exact, exact, 1e-12)
+
+
+def test_sklearn_diabetes_gzip_space_separated():
+    f = sklearn_data() / "diabetes_data_raw.csv.gz"
+    x = np.loadtxt(f)
+    for col in range(x.shape[1]):
+        v = float(ok("sum", f, "--column", col, "--delimiter", "space"))
+        exact = math.fsum(x[:, col])
+        assert close(v, exact, exact, 1e-12)
+
+
+def test_sklearn_digits_exact():
+    f = sklearn_data() / "digits.csv.gz"
+    x = np.loadtxt(f, delimiter=",")
+    for col in (10, 64):  # small integers: the float64 sums are exact
+        assert ok("sum", f, "--column", col) == repr(float(x[:, col].sum()))
