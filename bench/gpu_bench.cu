@@ -33,26 +33,11 @@
 #include <tuple>
 #include <vector>
 
+#include "common.cuh"
 #include "tally/tally.hpp"
 
 namespace {
-
-#define CK(call)                                                                       \
-  do {                                                                                 \
-    cudaError_t e_ = (call);                                                           \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-#define CKB(call)                                                                      \
-  do {                                                                                 \
-    cublasStatus_t s_ = (call);                                                        \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #call, int(s_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+using namespace bench;
 
 constexpr std::size_t kPoolBytes = std::size_t(4) << 30;  // per input pool (full run)
 std::size_t g_pool = kPoolBytes;                            // as allocated
@@ -65,95 +50,6 @@ struct row {
   double check;     // |value - reference| / |reference| (NaN when not applicable)
 };
 std::vector<row> rows;
-
-// ---- data -------------------------------------------------------------------------------
-
-__device__ __forceinline__ std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-template <class T> __global__ void fill(T* p, std::int64_t n, std::uint64_t seed) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::uint64_t r = mix(seed ^ std::uint64_t(i));
-    if constexpr (std::is_floating_point_v<T>) p[i] = T(double(r >> 11) * 0x1.0p-53);  // [0, 1)
-    else p[i] = T(std::int64_t(r % 2001) - 1000);                                        // [-1000, 1000]
-  }
-}
-
-// ---- the ceiling: a plain grid-stride read of 16-byte vectors ---------------------------
-
-template <class T>
-__global__ void __launch_bounds__(256) read_kernel(const T* __restrict__ x, const T* __restrict__ y,
-                                                   std::int64_t n, bool two, double* sink) {
-  using V = int4;
-  constexpr int per = 16 / sizeof(T);
-  std::int64_t nv = n / per;
-  const V* xv = reinterpret_cast<const V*>(x);
-  const V* yv = reinterpret_cast<const V*>(y);
-  unsigned acc = 0;
-  std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
-    V a = __ldg(xv + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-    if (two) {
-      V b = __ldg(yv + i);
-      acc ^= b.x ^ b.y ^ b.z ^ b.w;
-    }
-  }
-  if (acc == 0x12345678u) *sink = acc;  // keeps the loads alive; practically never taken
-}
-
-// ---- timing -----------------------------------------------------------------------------
-
-struct timer {
-  cudaStream_t s;
-  cudaEvent_t a, b;
-  timer(cudaStream_t st) : s(st) {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-  }
-  // Median device time per call (us) of f(slot) over batches of back-to-back calls.
-  double per_call(const std::function<void(int)>& f, int slots, int reps) {
-    int k = 0;
-    for (int w = 0; w < 3; ++w) f(k++ % slots);
-    CK(cudaStreamSynchronize(s));
-    // Size a batch to ~1 ms.
-    CK(cudaEventRecord(a, s));
-    for (int i = 0; i < 4; ++i) f(k++ % slots);
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    int batch = std::clamp(int(1.0 / std::max(ms / 4, 1e-4f)), 1, 2000);
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-      CK(cudaEventRecord(a, s));
-      for (int i = 0; i < batch; ++i) f(k++ % slots);
-      CK(cudaEventRecord(b, s));
-      CK(cudaEventSynchronize(b));
-      CK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(1e3 * ms / batch);
-    }
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    return t[t.size() / 2];
-  }
-};
-
-double host_median_us(const std::function<void(int)>& f, int slots, int reps) {
-  for (int w = 0; w < 10; ++w) f(w % slots);
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f((r + 10) % slots);
-    auto t1 = std::chrono::steady_clock::now();
-    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
-}
 
 template <class T> const char* type_name() {
   if constexpr (std::is_same_v<T, float>) return "float32";

@@ -9,6 +9,16 @@
 
 namespace tally::cuda {
 
+/// Where a reduction's value goes: `value` (device or mapped host memory), the integer
+/// overflow status (if not null), and, for blocking calls, a completion word in mapped host
+/// memory that is set to `ticket` after value and status are visible to the host.
+template <class Res> struct result_sink {
+  Res* value;
+  int* status;
+  volatile unsigned* done;
+  unsigned ticket;
+};
+
 template <class R> struct combine_fn {
   __device__ __forceinline__ typename R::acc_t operator()(const typename R::acc_t& a,
                                                           const typename R::acc_t& b) const {
@@ -17,7 +27,7 @@ template <class R> struct combine_fn {
 };
 
 /// Combines every thread's `acc` across the grid and has one thread write
-/// R::finalize(total) to *out (and the overflow status to *status if not null).
+/// R::finalize(total) to the sink (and the overflow status, and the completion ticket).
 ///
 /// partials: (gridDim.x,) accumulators, device scratch. counter: a device word that is 0 on
 /// entry and is left 0 on exit (the last block resets it), so the workspace is reusable by
@@ -25,8 +35,8 @@ template <class R> struct combine_fn {
 /// size, so the result is deterministic for a given launch shape.
 template <class R, int BLOCK>
 __device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::acc_t* partials,
-                                            unsigned* counter, typename R::result_t* out,
-                                            int* status) {
+                                            unsigned* counter,
+                                            result_sink<typename R::result_t> out) {
   using acc_t = typename R::acc_t;
   using block_reduce = cub::BlockReduce<acc_t, BLOCK, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   __shared__ typename block_reduce::TempStorage temp;
@@ -50,9 +60,13 @@ __device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::a
   }
   if (threadIdx.x == 0) {
     int st = 0;
-    *out = R::finalize(block_total, st);
-    if (status) *status = st;
+    *out.value = R::finalize(block_total, st);
+    if (out.status) *out.status = st;
     if (gridDim.x > 1) *counter = 0;
+    if (out.done) {
+      __threadfence_system();  // value and status reach the host before the ticket
+      *out.done = out.ticket;
+    }
   }
 }
 

@@ -21,7 +21,7 @@ reduce_kernel(const T* __restrict__ x,  // (n,)
               const T* __restrict__ y,  // (n,) for dot, else unused
               std::int64_t n, std::int64_t head,
               typename R::acc_t* partials,  // (gridDim.x,)
-              unsigned* counter, typename R::result_t* out, int* status) {
+              unsigned* counter, result_sink<typename R::result_t> out) {
   using acc_t = typename R::acc_t;
   using vec_t = vec<T, V>;
   acc_t acc = R::identity();
@@ -65,7 +65,7 @@ reduce_kernel(const T* __restrict__ x,  // (n,)
   const std::int64_t tail = head + nvec * V;
   if (tid < n - tail) one(tail + tid);
 
-  grid_finish<R, BLOCK>(acc, partials, counter, out, status);
+  grid_finish<R, BLOCK>(acc, partials, counter, out);
 }
 
 /// Element-wise out = x + y, n elements; vectors of V as in reduce_kernel (all three arrays

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -29,26 +30,35 @@ inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(g, 1, max_grid));
 }
 
+// Where a reduction's value goes (see result_sink); `done` is null for asynchronous calls.
+struct sink {
+  void* value;
+  int* status;
+  volatile unsigned* done;
+  unsigned ticket;
+};
+
 template <class R, class T, bool DOT>
-void launch_reduce(const T* x, const T* y, std::int64_t n, void* out, int* status,
-                   cudaStream_t stream, workspace& ws) {
+void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
+                   workspace& ws) {
   static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
   constexpr int V = 16 / sizeof(T);
   // Wide (192-bit) accumulators get half the loads in flight so they stay in registers.
   constexpr int U = sizeof(typename R::acc_t) > 16 ? tuning::reduce_unroll / 2 : tuning::reduce_unroll;
   auto* partials = static_cast<typename R::acc_t*>(ws.partials);
-  auto* res = static_cast<typename R::result_t*>(out);
+  result_sink<typename R::result_t> res{static_cast<typename R::result_t*>(out.value), out.status,
+                                       out.done, out.ticket};
   bool vectorisable = aligned_to(x, sizeof(T)) &&
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
     unsigned grid = grid_for((n - head) / V, U, ws.max_grid);
     reduce_kernel<R, T, DOT, V, kBlock, U>
-        <<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res, status);
+        <<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res);
   } else {
     unsigned grid = grid_for(n, U, ws.max_grid);
     reduce_kernel<R, T, DOT, 1, kBlock, U>
-        <<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res, status);
+        <<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
 }
@@ -64,45 +74,45 @@ void launch_add(const T* x, const T* y, T* out, std::int64_t n, int* status, cud
                       hx == head_count<T, V>(out);
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(hx, n);
-    unsigned grid = grid_for((n - head) / V, U, ws.max_grid);
+    unsigned grid = grid_for((n - head) / V, U, tuning::add_max_grid);
     add_kernel<T, V, kBlock, U><<<grid, kBlock, 0, stream>>>(x, y, out, n, head, status);
   } else {
-    unsigned grid = grid_for(n, U, ws.max_grid);
+    unsigned grid = grid_for(n, U, tuning::add_max_grid);
     add_kernel<T, 1, kBlock, U><<<grid, kBlock, 0, stream>>>(x, y, out, n, 0, status);
   }
   TALLY_CUDA(cudaGetLastError());
 }
 
 template <class T>
-void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, void* out, int* status,
+void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, sink out,
               cudaStream_t stream, workspace& ws) {
   auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<const T*>(y);
   if (op == reduce_op::dot) {
-    launch_reduce<ops::dot_reducer<T>, T, true>(xt, yt, n, out, status, stream, ws);
+    launch_reduce<ops::dot_reducer<T>, T, true>(xt, yt, n, out, stream, ws);
   } else if constexpr (std::is_same_v<T, std::int32_t>) {
     // Narrower exact accumulators where n allows (see the reducers' bounds).
     if (n < ops::int32_sum_reducer_short::max_n)
-      launch_reduce<ops::int32_sum_reducer_short, T, false>(xt, xt, n, out, status, stream, ws);
+      launch_reduce<ops::int32_sum_reducer_short, T, false>(xt, xt, n, out, stream, ws);
     else
-      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     if (n < ops::int64_sum_reducer_short::max_n)
-      launch_reduce<ops::int64_sum_reducer_short, T, false>(xt, xt, n, out, status, stream, ws);
+      launch_reduce<ops::int64_sum_reducer_short, T, false>(xt, xt, n, out, stream, ws);
     else
-      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
   } else {
-    launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, status, stream, ws);
+    launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
   }
 }
 
-void reduce_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* out,
-                int* status, cudaStream_t stream, workspace& ws) {
+void reduce_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, sink out,
+                cudaStream_t stream, workspace& ws) {
   switch (t) {
-    case dtype::float32: return reduce_t<float>(op, x, y, n, out, status, stream, ws);
-    case dtype::float64: return reduce_t<double>(op, x, y, n, out, status, stream, ws);
-    case dtype::int32: return reduce_t<std::int32_t>(op, x, y, n, out, status, stream, ws);
-    case dtype::int64: return reduce_t<std::int64_t>(op, x, y, n, out, status, stream, ws);
+    case dtype::float32: return reduce_t<float>(op, x, y, n, out, stream, ws);
+    case dtype::float64: return reduce_t<double>(op, x, y, n, out, stream, ws);
+    case dtype::int32: return reduce_t<std::int32_t>(op, x, y, n, out, stream, ws);
+    case dtype::int64: return reduce_t<std::int64_t>(op, x, y, n, out, stream, ws);
   }
 }
 
@@ -120,6 +130,27 @@ void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, i
   }
 }
 
+// Waits for a blocking reduction: spins on the completion word in mapped host memory (the
+// kernel sets it last), which returns ~2 us sooner than cudaStreamSynchronize; falls back to
+// cudaStreamSynchronize after tuning::spin_us, and polls the stream for errors meanwhile so
+// a failed kernel cannot leave the caller spinning.
+void wait_for(volatile unsigned* done, unsigned ticket, cudaStream_t stream) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (unsigned i = 1; *done != ticket; ++i) {
+    if (i % 256 != 0) continue;
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e != cudaSuccess && e != cudaErrorNotReady) throw_cuda(e, "cudaStreamQuery(stream) after a reduction");
+    if (e == cudaSuccess && *done != ticket)
+      throw error(errc::cuda_error, "tally: a reduction kernel finished without writing its result");
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(tuning::spin_us)) {
+      TALLY_CUDA(cudaStreamSynchronize(stream));
+      if (*done != ticket)
+        throw error(errc::cuda_error, "tally: a reduction kernel finished without writing its result");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result_host,
@@ -132,10 +163,11 @@ void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
   device_guard guard(device);
   workspace& ws = get_workspace(stream);
   std::lock_guard<std::mutex> lock(ws.blocking);
-  *ws.host_status = 0;
-  // The kernel writes the value straight into pinned, mapped host memory.
-  reduce_any(op, t, x, y, n, ws.host_result, ws.host_status, stream, ws);
-  TALLY_CUDA(cudaStreamSynchronize(stream));
+  // The kernel writes value, status and then the ticket straight into pinned, mapped host
+  // memory: no separate device-to-host copy, no stream synchronisation on the fast path.
+  unsigned ticket = ++ws.ticket;
+  reduce_any(op, t, x, y, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket}, stream, ws);
+  wait_for(ws.host_done, ticket, stream);
   std::memcpy(result_host, ws.host_result, dtype_size(result_dtype(op, t)));
   status = *ws.host_status;
 }
@@ -149,7 +181,7 @@ void reduce_async(reduce_op op, dtype t, const void* x, const void* y, std::int6
     return;
   }
   workspace& ws = get_workspace(stream);
-  reduce_any(op, t, x, y, n, result_device, status_device, stream, ws);
+  reduce_any(op, t, x, y, n, sink{result_device, status_device, nullptr, 0}, stream, ws);
 }
 
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status,

@@ -64,6 +64,8 @@ workspace& get_workspace(cudaStream_t stream) {
     TALLY_CUDA(cudaHostAlloc(&host, 64, cudaHostAllocMapped | cudaHostAllocPortable));
     ws->host_result = host;
     ws->host_status = reinterpret_cast<int*>(static_cast<char*>(host) + 32);
+    ws->host_done = reinterpret_cast<volatile unsigned*>(static_cast<char*>(host) + 36);
+    *ws->host_done = 0;
     slot = std::move(ws);
   }
   return *slot;

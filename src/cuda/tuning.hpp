@@ -11,6 +11,13 @@ inline constexpr int blocks_per_sm = 8;
 /// 16-byte vector loads each thread has in flight per loop iteration (per input stream).
 inline constexpr int reduce_unroll = 4;
 inline constexpr int add_unroll = 2;
+/// The element-wise kernel is not grid-capped: one tile of add_unroll vectors per thread
+/// measured 4330 GB/s (3 streams) at 2^27 floats against 4047 for the 8-blocks-per-SM
+/// grid-stride loop (bench/tune.cu, H200). Past 2^31 - 1 blocks it strides.
+inline constexpr int add_max_grid = 2147483647;
+/// A blocking reduction spins on its completion word this long (us) before it falls back to
+/// cudaStreamSynchronize (spinning saves ~2 us per call; longer kernels need not burn a core).
+inline constexpr int spin_us = 200;
 /// Largest accumulator the partials buffer must hold (the 192-bit int64-dot accumulator,
 /// padded).
 inline constexpr int max_acc_bytes = 32;

@@ -17,6 +17,8 @@ struct workspace {
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes
   int* host_status = nullptr;
+  volatile unsigned* host_done = nullptr;  // completion ticket of the last blocking reduction
+  unsigned ticket = 0;                     // last ticket handed out (under `blocking`)
   std::mutex blocking;  // held by a blocking call from launch to synchronise
 };
 
