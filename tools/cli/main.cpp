@@ -34,7 +34,8 @@ Input files:
   --column picks the column of every CSV input; --column-b picks B's column when it
   differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
   (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
-  first line holds counts and class names, not data or column names).
+  first line holds counts and class names, not data or column names). Error messages
+  number CSV rows by file line and columns from 1.
 
 Types: A and B are promoted to their common NumPy type (i4+f4 -> f8, ...); sum and dot
 of float32/float64 give float32/float64, of int32/int64 exactly int64 (overflow is an error).
@@ -178,7 +179,7 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
   cmd->add_option("--backend", s.backend, "auto (the GPU if present, else the CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds");
+  cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds (of the library call alone)");
 }
 
 int fail(const std::exception& e, int code) {
