@@ -95,6 +95,22 @@ TEST_P(Typed, AddAliasing) {
                               std::vector<T>(h.begin(), h.begin() + n),
                               std::vector<T>(h.begin() + n, h.begin() + 2 * n)));
     }
+    // The inputs may overlap each other (only out is restricted): out = a[i] + a[i + 1].
+    {
+      auto all = put(ramp<T>(n + 1, 0));
+      auto h = ramp<T>(n + 1, 0);
+      buffer<T> o(b(), n, T(0));
+      tally::add<T>({all.data(), n}, {all.data() + 1, n}, o.out(), opt());
+      EXPECT_TRUE(add_matches(o.read(), std::vector<T>(h.begin(), h.end() - 1), std::vector<T>(h.begin() + 1, h.end())))
+          << "x and y overlapping";
+      EXPECT_TRUE(same_bits(tally::dot<T>({all.data(), n}, {all.data() + 1, n}, opt()),
+                            exact_as<T>(exact_dot(h.data(), h.data() + 1, n).value)))
+          << "dot(a, a + 1)";
+      // In place on x while y overlaps out partially: invalid.
+      EXPECT_TRUE(throws_tally([&] { tally::add<T>({all.data(), n}, {all.data() + 1, n},
+                                                   tally::view<T>{all.data(), n}, opt()); },
+                               errc::invalid_argument, {"overlap"}));
+    }
     // dot(x, x) is allowed (the squared norm).
     EXPECT_TRUE(same_bits(tally::dot<T>(vx, vx, opt()), exact_as<T>(exact_dot(x.data(), x.data(), n).value)));
   });
@@ -172,6 +188,40 @@ TEST_P(Typed, WrongMemory) {
       EXPECT_TRUE(throws_tally([&] { return tally::sum<T>(declared, opt()); }, errc::wrong_memory));
     }
   });
+}
+
+// The type-erased layer every front end calls (core.hpp): the checks the templates cannot
+// trip, and its small queries.
+TEST_P(Backend, CoreLayerChecks) {
+  using tally::array_ref;
+  using tally::mutable_array_ref;
+  auto f = put(std::vector<float>{1, 2, 3});
+  auto d = put(std::vector<double>{1, 2, 3});
+  const array_ref xf{f.data(), 3, dtype::float32};
+  const array_ref xd{d.data(), 3, dtype::float64};
+  double r = 0;
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(tally::reduce_op::dot, xf, xd, &r, opt()); },
+                           errc::invalid_argument, {"float32", "float64"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(tally::reduce_op::sum, xd, {}, nullptr, opt()); },
+                           errc::null_pointer));
+  buffer<double> o(b(), 3, 0.0);
+  EXPECT_TRUE(throws_tally([&] { tally::add(xf, xf, mutable_array_ref{o.data(), 3, dtype::float64}, opt()); },
+                           errc::invalid_argument));
+  tally::reduce(tally::reduce_op::sum, xd, {}, &r, opt());
+  EXPECT_EQ(r, 6.0);
+  std::int64_t ri = 0;
+  auto i32 = put(std::vector<std::int32_t>{-1, 2, 3});
+  tally::reduce(tally::reduce_op::sum, array_ref{i32.data(), 3, dtype::int32}, {}, &ri, opt());
+  EXPECT_EQ(ri, 4) << "int32 sums are written as int64";
+  EXPECT_EQ(tally::result_dtype(tally::reduce_op::sum, dtype::int32), dtype::int64);
+  EXPECT_EQ(tally::result_dtype(tally::reduce_op::dot, dtype::int64), dtype::int64);
+  EXPECT_EQ(tally::result_dtype(tally::reduce_op::dot, dtype::float32), dtype::float32);
+  EXPECT_EQ(tally::result_dtype(tally::reduce_op::sum, dtype::float64), dtype::float64);
+  EXPECT_STREQ(tally::dtype_name(dtype::float32), "float32");
+  EXPECT_STREQ(tally::dtype_name(dtype::int64), "int64");
+  EXPECT_EQ(tally::dtype_size(dtype::int32), 4u);
+  EXPECT_EQ(tally::dtype_size(dtype::float64), 8u);
+  EXPECT_STREQ(tally::backend_name(b()), b() == backend::cpu ? "cpu" : "cuda");
 }
 
 }  // namespace

@@ -99,6 +99,25 @@ TEST_P(Floating, SignedZeros) {
   });
 }
 
+// Subnormal inputs are neither flushed on input nor in the accumulator.
+TEST_P(Floating, Subnormals) {
+  with_float_type(t(), [&]<class T>() {
+    const T d = std::numeric_limits<T>::denorm_min();
+    for (std::int64_t n : {1, 3, 1000, 100003}) {
+      SCOPED_TRACE("n=" + std::to_string(n));
+      std::vector<T> x(n, d);
+      EXPECT_TRUE(same_bits(sum(x), static_cast<T>(static_cast<long double>(n) * d)));
+      EXPECT_TRUE(same_bits(dot(x, std::vector<T>(n, T(1))), static_cast<T>(static_cast<long double>(n) * d)));
+      auto bx = put(x, 1);
+      EXPECT_TRUE(same_bits(tally::sum<T>(bx.in(), opt()), static_cast<T>(static_cast<long double>(n) * d)))
+          << "misaligned";
+    }
+    // A normal minus a slightly smaller normal: a subnormal result, exact.
+    const T m = std::numeric_limits<T>::min();
+    EXPECT_TRUE(same_bits(sum(std::vector<T>{m, -(m - d)}), d));
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Floating,
                          ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
                                             ::testing::ValuesIn(kFloatTypes)),

@@ -2,7 +2,9 @@
 // empty and tiny inputs, lengths around every block / tile / chunk boundary, misaligned
 // views, random data against the reference, determinism.
 #include <algorithm>
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "reference.hpp"
 #include "support.hpp"
@@ -287,6 +289,44 @@ TEST_P(Typed, SameCallSameBits) {
       EXPECT_TRUE(same_bits(tally::dot<T>(cx.in(), cy.in(), opt()), d1)) << "dot of a copy, n=" << n;
     }
   });
+}
+
+// Blocking calls from several host threads at once (on the CUDA backend: half of them on the
+// legacy default stream, which they share, half on their own streams).
+TEST_P(Backend, ConcurrentCallsFromHostThreads) {
+  const std::int64_t n = 100003;
+  auto x = ramp<double>(n, 0), y = ramp<double>(n, 1);
+  auto bx = put(x), by = put(y);
+  const double want_s = static_cast<double>(exact_sum(x.data(), n).value);
+  const double want_d = static_cast<double>(exact_dot(x.data(), y.data(), n).value);
+  std::atomic<int> wrong{0}, thrown{0};
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 6; ++k) {
+    threads.emplace_back([&, k] {
+      tally::options o = opt();
+#if defined(TALLY_TEST_HAVE_CUDA)
+      if (b() == backend::cuda && k % 2) o.stream = cuda::create_stream();
+#endif
+      try {
+        for (int i = 0; i < 40; ++i) {
+          const std::int64_t m = n - (k * 40 + i);  // a different length per call
+          double s = tally::sum<double>({bx.data(), m}, o);
+          double d = tally::dot<double>({bx.data(), n}, {by.data(), n}, o);
+          double ws = want_s;
+          for (std::int64_t j = m; j < n; ++j) ws -= x[j];  // exact: small integers
+          if (s != ws || d != want_d) ++wrong;
+        }
+      } catch (...) {
+        ++thrown;
+      }
+#if defined(TALLY_TEST_HAVE_CUDA)
+      if (o.stream) cuda::destroy_stream(o.stream);
+#endif
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(thrown.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Typed,
