@@ -1,5 +1,7 @@
 #include "reference.hpp"
 
+#include "support.hpp"
+
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -38,11 +40,20 @@ double half_ulp32(double m) {
 
 }  // namespace
 
+std::int64_t bound_depth(tally::backend b, std::int64_t n) {
+  std::int64_t L = 128;
+  if (b == tally::backend::cuda) {
+    std::int64_t per = 8192 * static_cast<std::int64_t>(grid_sms());
+    L = (n + per - 1) / per + 64;
+  }
+  return L + ceil_log2(n) + 8;
+}
+
 #if defined(TALLY_TEST_HAVE_MPFR)
 
 const char* oracle_name() { return "MPFR exact"; }
 
-::testing::AssertionResult within_bound(double r, bool f32, const double* x, const double* y,
+::testing::AssertionResult within_bound(tally::backend b, double r, bool f32, const double* x, const double* y,
                                         std::int64_t n) {
   if (!std::isfinite(r)) return ::testing::AssertionFailure() << "result is not finite: " << r;
   // Size an accumulator that holds every partial sum exactly: from the lowest bit of any term
@@ -105,7 +116,7 @@ const char* oracle_name() { return "MPFR exact"; }
   mpfr_set_d(E, r, MPFR_RNDN);
   mpfr_sub(E, E, S, MPFR_RNDN);  // exact
   mpfr_abs(E, E, MPFR_RNDN);
-  mpfr_mul_ui(B, A, static_cast<unsigned long>(ceil_log2(n) + 2), MPFR_RNDU);
+  mpfr_mul_ui(B, A, static_cast<unsigned long>(bound_depth(b, n)), MPFR_RNDU);
   mpfr_div_2ui(B, B, 53, MPFR_RNDU);
   if (f32) {
     mpfr_abs(M, S, MPFR_RNDU);
@@ -125,7 +136,7 @@ static_assert(LDBL_MANT_DIG >= 64, "the fallback reference needs an extended lon
 
 const char* oracle_name() { return "long double Neumaier"; }
 
-::testing::AssertionResult within_bound(double r, bool f32, const double* x, const double* y,
+::testing::AssertionResult within_bound(tally::backend b, double r, bool f32, const double* x, const double* y,
                                         std::int64_t n) {
   if (!std::isfinite(r)) return ::testing::AssertionFailure() << "result is not finite: " << r;
   long double s = 0, c = 0, a = 0;
@@ -152,7 +163,7 @@ const char* oracle_name() { return "long double Neumaier"; }
   long double err = std::fabs(static_cast<long double>(r) - S);
   // a overestimates sum|t_i| by at most n * 2^-64 relative (and by |e| <= 2^-53 |p| for
   // products): both lenient by far less than one unit of the bound.
-  long double bound = (ceil_log2(n) + 2) * std::ldexp(1.0L, -53) * a * (1 + std::ldexp(1.0L, -40));
+  long double bound = bound_depth(b, n) * std::ldexp(1.0L, -53) * a * (1 + std::ldexp(1.0L, -40));
   bound += std::ldexp(1.0L, -61) * a;  // the reference's own error (Neumaier, 64-bit mantissa)
   if (f32) bound += half_ulp32(static_cast<double>(std::fabs(S) + bound));
   return report(err <= bound, n, r, static_cast<double>(S), static_cast<double>(err),

@@ -18,22 +18,27 @@
 
 namespace tt {
 
+/// The depth the documented bound counts on backend b (tally.hpp, `sum`):
+///   L + ceil(log2 n) + 8, with L = 128 (cpu) or ceil(n / (8192 * SMs)) + 64 (cuda).
+std::int64_t bound_depth(tally::backend b, std::int64_t n);
+
 /// The documented bound: with S = the exact sum (of x, or of x[i]*y[i] when y is not null),
-///   |D - S| <= (ceil(log2 n) + 2) * 2^-53 * sum|t_i|
+///   |D - S| <= bound_depth(b, n) * 2^-53 * sum|t_i|
 /// for the float64 accumulator D, and result = D (float64) or the float32 rounding of D, so
 /// for float32 results half an ulp of float32 at |S| + bound is added. Inputs must be finite.
-::testing::AssertionResult within_bound(double result, bool float32_result, const double* x,
-                                        const double* y, std::int64_t n);
+::testing::AssertionResult within_bound(tally::backend b, double result, bool float32_result,
+                                        const double* x, const double* y, std::int64_t n);
 
 /// The same for typed vectors (y empty for sum).
 template <class T>
-::testing::AssertionResult within_bound(T result, const std::vector<T>& x, const std::vector<T>& y = {}) {
+::testing::AssertionResult within_bound(tally::backend b, T result, const std::vector<T>& x,
+                                        const std::vector<T>& y = {}) {
   if constexpr (std::is_same_v<T, double>) {
-    return within_bound(result, false, x.data(), y.empty() ? nullptr : y.data(),
+    return within_bound(b, result, false, x.data(), y.empty() ? nullptr : y.data(),
                         static_cast<std::int64_t>(x.size()));
   } else {
     std::vector<double> dx(x.begin(), x.end()), dy(y.begin(), y.end());
-    return within_bound(static_cast<double>(result), true, dx.data(), dy.empty() ? nullptr : dy.data(),
+    return within_bound(b, static_cast<double>(result), true, dx.data(), dy.empty() ? nullptr : dy.data(),
                         static_cast<std::int64_t>(x.size()));
   }
 }

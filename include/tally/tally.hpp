@@ -34,8 +34,15 @@ template <class T> mutable_array_ref mref(view<T> v) {
 /// - Empty input: returns 0 (+0.0).
 /// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN,
 ///   a sum of negative zeros is -0.0.
-/// - Accuracy (floating): |result - exact| <= (ceil(log2 n) + 2) * 2^-53 * sum|x_i| before the
-///   final rounding to T (a tree of float64 partials; float32 inputs are converted exactly).
+/// - Accuracy (floating): before the final rounding to T,
+///     |result - exact| <= (L + ceil(log2 n) + 8) * 2^-53 * sum|x_i|,
+///   where L bounds the longest serial run of float64 additions (the rest is a tree):
+///   L = 128 on the CPU backend (8 lanes over blocks of 1024 elements, then pairwise trees);
+///   L = ceil(n / (8192 * SMs)) + 64 on the CUDA backend (each resident thread folds tiles of
+///   16 elements into a running sum, then warp, block and grid trees combine the threads).
+///   float32 inputs convert to float64 exactly; a float32 result adds half an ulp of float32.
+///   (The standard first-order bound for a summation of that depth; Higham, "Accuracy and
+///   Stability of Numerical Algorithms", 2nd ed., section 4.2.)
 /// - Determinism: the same bits for the same input, backend, device model and build; the
 ///   order of the float64 additions differs between the CPU and the GPU (exactly-rounded,
 ///   backend-independent results are a later feature).
@@ -60,6 +67,7 @@ template <class T> result_t<T> sum(view<const T> x, const options& opt = {}) {
 ///   wider), so errc::overflow is thrown exactly when the true dot product is outside int64.
 /// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
 /// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
+/// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i.
 /// - Blocking, determinism and the other errors: as `sum`.
 template <class T> result_t<T> dot(view<const T> x, view<const T> y, const options& opt = {}) {
   result_t<T> r{};

@@ -21,9 +21,12 @@ constexpr std::int64_t kChunk = 1 << 15;  // elements per chunk (a multiple of k
 constexpr int kLanes = 8;
 constexpr std::int64_t kParallelMin = 1 << 16;  // below this, one thread
 
-// Folds x[0, n) (and y for dot) into one accumulator with kLanes independent lanes.
+constexpr std::int64_t kBlock = 1024;  // elements folded by the lanes before a tree merge
+
+// Folds x[0, n) (n <= kBlock; and y for dot) into one accumulator with kLanes independent
+// lanes (each a serial run of at most kBlock / kLanes = 128 additions), merged pairwise.
 template <class R, class T, bool Dot>
-typename R::acc_t fold(const T* __restrict x, const T* __restrict y, std::int64_t n) {
+typename R::acc_t fold_block(const T* __restrict x, const T* __restrict y, std::int64_t n) {
   using acc_t = typename R::acc_t;
   acc_t lane[kLanes];
   for (int j = 0; j < kLanes; ++j) lane[j] = R::identity();
@@ -38,10 +41,25 @@ typename R::acc_t fold(const T* __restrict x, const T* __restrict y, std::int64_
     if constexpr (Dot) R::accumulate(lane[i - body], x[i], y[i]);
     else R::accumulate(lane[i - body], x[i]);
   }
-  // Fixed pairwise merge of the lanes.
   for (int w = kLanes / 2; w >= 1; w /= 2)
     for (int j = 0; j < w; ++j) lane[j] = R::combine(lane[j], lane[j + w]);
   return lane[0];
+}
+
+// Folds a chunk x[0, n) (n <= kChunk): blocks of kBlock by fold_block, then a pairwise tree
+// over the (at most 32) block results. Longest serial run: 128 additions, then
+// log2(kChunk / kLanes) levels of tree; that is what the documented error bound counts.
+template <class R, class T, bool Dot>
+typename R::acc_t fold(const T* __restrict x, const T* __restrict y, std::int64_t n) {
+  using acc_t = typename R::acc_t;
+  constexpr int kMaxBlocks = static_cast<int>(kChunk / kBlock);
+  acc_t part[kMaxBlocks];
+  int blocks = 0;
+  for (std::int64_t b = 0; b < n; b += kBlock)
+    part[blocks++] = fold_block<R, T, Dot>(x + b, Dot ? y + b : nullptr, std::min(kBlock, n - b));
+  for (int w = 1; w < blocks; w *= 2)
+    for (int i = 0; i + w < blocks; i += 2 * w) part[i] = R::combine(part[i], part[i + w]);
+  return blocks ? part[0] : R::identity();
 }
 
 // int64 sum, vectorisable: split each element into a signed high and an unsigned low 32-bit

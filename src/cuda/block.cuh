@@ -53,8 +53,20 @@ __device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::a
     __syncthreads();
     if (!is_last) return;
     __threadfence();
+    // Up to 8 blocks per SM means a few partials per thread: issue their loads together
+    // so the last block waits for one L2 round trip, not one per partial.
+    constexpr int K = 4;
     acc = R::identity();
-    for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) acc = R::combine(acc, load_cg(partials + i));
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += K * BLOCK) {
+      acc_t v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        unsigned j = i + k * BLOCK;
+        v[k] = j < gridDim.x ? load_cg(partials + j) : R::identity();
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) acc = R::combine(acc, v[k]);
+    }
     __syncthreads();  // temp is reused
     block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
   }

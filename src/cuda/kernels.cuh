@@ -45,13 +45,18 @@ reduce_kernel(const T* __restrict__ x,  // (n,)
       a[u] = load(xv + i + u * stride);
       if constexpr (DOT) b[u] = load(yv + i + u * stride);
     }
+    // The UNROLL * V elements of one iteration are folded into their own accumulator first,
+    // so the longest serial run of additions is UNROLL * V + iterations rather than
+    // UNROLL * V * iterations (the error bound in tally.hpp counts this run).
+    acc_t part = R::identity();
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        if constexpr (DOT) R::accumulate(acc, a[u].v[k], b[u].v[k]);
-        else R::accumulate(acc, a[u].v[k]);
+        if constexpr (DOT) R::accumulate(part, a[u].v[k], b[u].v[k]);
+        else R::accumulate(part, a[u].v[k]);
       }
+    acc = R::combine(acc, part);
   }
   for (; i < nvec; i += stride) {
     vec_t a = load(xv + i), b;
