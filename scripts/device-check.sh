@@ -1,57 +1,71 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build for sm_90, run the whole test suite (GPU tests included),
-# compute-sanitizer (memcheck, racecheck) on small cases, the SASS/resource report, and the
-# benchmark. Logs go to $OUT (or ./out when run by hand).
-#   usage: scripts/device-check.sh [tests|sanitize|bench|all]...   (default: all)
+# compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
+# benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
+# (the device tool's limit); build logs stay in /tmp.
+#   usage: scripts/device-check.sh [tests] [sanitize] [sass] [bench] [tune] [cpu]  (default: all)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 steps=${*:-all}
 want() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
+B=build-gpu
 
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo "== build (sm_90)"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
-  >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 >"$OUT/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/build.log" | head -40; exit 1; }
-grep -E "spill|warning" "$OUT/build.log" | sort | uniq | head -20
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
+  >/tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
+cmake --build $B -j 16 >/tmp/build.log 2>&1 || { grep -E "error|Error" -A3 /tmp/build.log | head -40; exit 1; }
+grep -E "spill|warning" /tmp/build.log | sort | uniq | head -10
 
 rc=0
 if want tests; then
   echo "== tests"
-  ctest --test-dir build-gpu --output-on-failure -j 4 --timeout 600 >"$OUT/ctest.log" 2>&1 || rc=1
-  grep -E "tests passed|tests failed|Skipped|\*\*\*Failed|Total Test time" "$OUT/ctest.log" | tail -15
-  grep -c "Skipped" "$OUT/ctest.log" | sed 's/^/skipped lines: /'
+  ctest --test-dir $B --output-on-failure -j 4 --timeout 900 >"$OUT/ctest.log" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|\(Failed\)|Total Test time" "$OUT/ctest.log" | tail -12
+  echo "skipped: $(grep -c '(Skipped)' "$OUT/ctest.log")"; grep '(Skipped)' "$OUT/ctest.log" | head -5
 fi
 
 if want sanitize; then
   echo "== compute-sanitizer"
-  T=build-gpu/tests/tally_tests
-  F='*Cuda*Small*:*cuda*Small*:*Tiny*cuda*:*cuda*Tiny*'
+  F='Backends/Typed.TinyLengths/cuda*:Backends/Typed.SmallKnownValues/cuda*:Backends/Typed.EmptyInput/cuda*:Backends/Typed.MisalignedViews/cuda*:CudaOnly.*Small'
+  : >"$OUT/sanitize.log"
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 "$T" --gtest_filter="${SANITIZE_FILTER:-$F}" \
-      >"$OUT/sanitize-$tool.log" 2>&1; s=$?
-    echo "$tool: exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' "$OUT/sanitize-$tool.log" | head -2 | tr '\n' ' ')"
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="${SANITIZE_FILTER:-$F}" \
+      >/tmp/san.log 2>&1; s=$?
+    { echo "### $tool exit $s"; cat /tmp/san.log; } >>"$OUT/sanitize.log"
+    echo "$tool: exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' /tmp/san.log | tr '\n' ' ')"
     [ $s -eq 0 ] || rc=1
   done
 fi
 
 if want sass; then
-  echo "== SASS / resources"
-  cuobjdump --dump-resource-usage build-gpu/src/libtally.a >"$OUT/resources.txt" 2>&1
-  cuobjdump --dump-sass build-gpu/src/libtally.a >"$OUT/sass.txt" 2>&1
-  echo "LDG.E.128 count: $(grep -c 'LDG.E.128' "$OUT/sass.txt"), local memory ops: $(grep -cE 'LDL|STL' "$OUT/sass.txt")"
+  echo "== resources / SASS"
+  cuobjdump --dump-resource-usage $B/src/libtally.a 2>&1 | grep -E "Function|REG" | paste - - |
+    sed -E 's/.*Function ([^ :]+).*REG:([0-9]+) STACK:([0-9]+).*LOCAL:([0-9]+).*/\2 regs, stack \3, local \4: \1/' | sort -u | head -40 >/tmp/res.txt
+  awk '{print $1, $2, $3, $4, $5, $6}' /tmp/res.txt | sort | uniq -c | head
+  cuobjdump --dump-sass $B/src/libtally.a >/tmp/sass.txt 2>&1
+  echo "LDG.E.128 in tally: $(grep -c 'LDG.E.128' /tmp/sass.txt); local memory instructions (LDL/STL): $(grep -cE '\bLDL|\bSTL' /tmp/sass.txt)"
+fi
+
+if want tune; then
+  echo "== tuning sweep"
+  $B/bench/tally_tune >/tmp/tune.txt 2>&1; head -1 /tmp/tune.txt
 fi
 
 if want bench; then
-  echo "== benchmark"
-  if [ -x build-gpu/bench/tally_bench ]; then
-    build-gpu/bench/tally_bench --csv "$OUT/bench.csv" --json "$OUT/bench.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt" | tail -60 || rc=1
-  else
-    echo "no benchmark binary"
-  fi
+  echo "== GPU benchmark"
+  $B/bench/tally_bench --csv "$OUT/bench.csv" --json "$OUT/bench.json" ${BENCH_ARGS:-} >"$OUT/bench.txt" 2>&1 || rc=1
+  python3 bench/report.py "$OUT/bench.csv" --png "$OUT/h200.png" --md "$OUT/h200.md" \
+    --title "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), CUDA 13.0, $(date +%F)" || rc=1
+  cat "$OUT/bench.txt" | grep -vE "^\s*$" | tail -75
+fi
+
+if want cpu; then
+  echo "== CPU benchmark ($(nproc) cores)"
+  python3 bench/cpu_compare.py --bench $B/bench/tally_cpu_bench --csv /tmp/cpu.csv >"$OUT/cpu.txt" 2>&1 || rc=1
+  cat "$OUT/cpu.txt"
 fi
 exit $rc
