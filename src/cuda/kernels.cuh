@@ -45,18 +45,23 @@ reduce_kernel(const T* __restrict__ x,  // (n,)
       a[u] = load(xv + i + u * stride);
       if constexpr (DOT) b[u] = load(yv + i + u * stride);
     }
-    // The UNROLL * V elements of one iteration are folded into their own accumulator first,
-    // so the longest serial run of additions is UNROLL * V + iterations rather than
-    // UNROLL * V * iterations (the error bound in tally.hpp counts this run).
-    acc_t part = R::identity();
+    // The UNROLL * V elements of one tile are combined as a pairwise tree (short dependency
+    // chains, and the longest serial run of additions becomes the number of tiles, which the
+    // error bound in tally.hpp counts), then added to the running accumulator.
+    acc_t t[UNROLL * V];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        if constexpr (DOT) R::accumulate(part, a[u].v[k], b[u].v[k]);
-        else R::accumulate(part, a[u].v[k]);
+        t[u * V + k] = R::identity();
+        if constexpr (DOT) R::accumulate(t[u * V + k], a[u].v[k], b[u].v[k]);
+        else R::accumulate(t[u * V + k], a[u].v[k]);
       }
-    acc = R::combine(acc, part);
+#pragma unroll
+    for (int w = 1; w < UNROLL * V; w *= 2)
+#pragma unroll
+      for (int j = 0; j + w < UNROLL * V; j += 2 * w) t[j] = R::combine(t[j], t[j + w]);
+    acc = R::combine(acc, t[0]);
   }
   for (; i < nvec; i += stride) {
     vec_t a = load(xv + i), b;

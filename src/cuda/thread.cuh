@@ -28,11 +28,13 @@ template <class T, int V> __device__ __forceinline__ vec<T, V> load(const vec<T,
 /// Load bypassing L1 (L2 is coherent across the grid): for partials other blocks wrote.
 template <class T> __device__ __forceinline__ T load_cg(const T* p) {
   static_assert(sizeof(T) % 4 == 0, "accumulators are whole 32-bit words");
-  T r;
+  constexpr int N = int(sizeof(T) / 4);
+  unsigned w[N];
   auto* src = reinterpret_cast<const unsigned*>(p);
-  auto* dst = reinterpret_cast<unsigned*>(&r);
 #pragma unroll
-  for (int i = 0; i < int(sizeof(T) / 4); ++i) dst[i] = __ldcg(src + i);
+  for (int i = 0; i < N; ++i) w[i] = __ldcg(src + i);
+  T r;
+  __builtin_memcpy(&r, w, sizeof r);  // register moves, no local memory
   return r;
 }
 
