@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -30,6 +31,24 @@ inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(g, 1, max_grid));
 }
 
+// The grid of a reduction is one full wave: SMs x the blocks of this kernel that fit on an SM
+// (its register use decides), at most tuning::blocks_per_sm. A grid of 8 blocks per SM for a
+// kernel of which only 6 fit ran in 1.3 waves and lost 5% at 2^28 (docs/performance.md).
+// Cached per kernel and device (the value is the same whoever computes it first).
+template <class Kernel> int resident_grid(Kernel kernel, const workspace& ws) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];
+  int dev = ws.device < kMaxDevices ? ws.device : 0;
+  int g = cache[dev].load(std::memory_order_relaxed);
+  if (g == 0) {
+    int per_sm = 0;
+    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
+    g = ws.sm_count * std::clamp(per_sm, 1, tuning::blocks_per_sm);
+    cache[dev].store(g, std::memory_order_relaxed);
+  }
+  return g;
+}
+
 // Where a reduction's value goes (see result_sink); `done` is null for asynchronous calls.
 struct sink {
   void* value;
@@ -52,13 +71,13 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    unsigned grid = grid_for((n - head) / V, U, ws.max_grid);
-    reduce_kernel<R, T, DOT, V, kBlock, U>
-        <<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res);
+    auto kernel = reduce_kernel<R, T, DOT, V, kBlock, U>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res);
   } else {
-    unsigned grid = grid_for(n, U, ws.max_grid);
-    reduce_kernel<R, T, DOT, 1, kBlock, U>
-        <<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res);
+    auto kernel = reduce_kernel<R, T, DOT, 1, kBlock, U>;
+    unsigned grid = grid_for(n, U, resident_grid(kernel, ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
 }

@@ -5,8 +5,10 @@ namespace tally::cuda::tuning {
 
 /// Threads per block of the reduction and element-wise kernels.
 inline constexpr int block_threads = 256;
-/// Resident blocks per SM the grid is sized for (256 x 8 = 2048 threads: full occupancy on
-/// sm_90). The grid never exceeds SMs * blocks_per_sm, whatever n is (grid-stride loops).
+/// Most resident blocks per SM a reduction grid is sized for (256 x 8 = 2048 threads: full
+/// occupancy on sm_90). The launch layer asks the occupancy calculator how many blocks of
+/// each kernel fit and uses min(that, blocks_per_sm) x SMs: exactly one wave. The grid never
+/// exceeds it, whatever n is (grid-stride loops).
 inline constexpr int blocks_per_sm = 8;
 /// 16-byte vector loads each thread has in flight per loop iteration (per input stream).
 inline constexpr int reduce_unroll = 4;
