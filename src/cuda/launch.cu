@@ -187,6 +187,7 @@ void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
   unsigned ticket = ++ws.ticket;
   reduce_any(op, t, x, y, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket}, stream, ws);
   wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);  // read the value after the ticket
   std::memcpy(result_host, ws.host_result, dtype_size(result_dtype(op, t)));
   status = *ws.host_status;
 }
