@@ -14,9 +14,10 @@ namespace tally::cuda {
 /// The first `head` elements (< V) are read one by one so that the body starts on a V-element
 /// (16-byte) boundary; the body is read as 16-byte vectors in a grid-stride loop with UNROLL
 /// independent loads in flight per input; the tail (< V elements) one by one again. All
-/// indices are 64-bit. Any grid size >= 1 is valid.
-template <class R, class T, bool DOT, int V, int BLOCK, int UNROLL>
-__global__ void __launch_bounds__(BLOCK)
+/// indices are 64-bit. Any grid size >= 1 is valid. MIN_BLOCKS asks the compiler to fit that
+/// many blocks per SM (a register cap), see tuning::full_occupancy.
+template <class R, class T, bool DOT, int V, int BLOCK, int UNROLL, int MIN_BLOCKS = 1>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 reduce_kernel(const T* __restrict__ x,  // (n,)
               const T* __restrict__ y,  // (n,) for dot, else unused
               std::int64_t n, std::int64_t head,

@@ -64,6 +64,8 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
   constexpr int V = 16 / sizeof(T);
   // Wide (192-bit) accumulators get half the loads in flight so they stay in registers.
   constexpr int U = sizeof(typename R::acc_t) > 16 ? tuning::reduce_unroll / 2 : tuning::reduce_unroll;
+  constexpr int kMinBlocks =
+      tuning::full_occupancy<typename R::acc_t, DOT> && std::is_floating_point_v<T> ? 2048 / kBlock : 1;
   auto* partials = static_cast<typename R::acc_t*>(ws.partials);
   result_sink<typename R::result_t> res{static_cast<typename R::result_t*>(out.value), out.status,
                                        out.done, out.ticket};
@@ -71,11 +73,11 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    auto kernel = reduce_kernel<R, T, DOT, V, kBlock, U>;
+    auto kernel = reduce_kernel<R, T, DOT, V, kBlock, U, kMinBlocks>;
     unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res);
   } else {
-    auto kernel = reduce_kernel<R, T, DOT, 1, kBlock, U>;
+    auto kernel = reduce_kernel<R, T, DOT, 1, kBlock, U, kMinBlocks>;
     unsigned grid = grid_for(n, U, resident_grid(kernel, ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res);
   }

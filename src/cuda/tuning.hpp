@@ -10,6 +10,12 @@ inline constexpr int block_threads = 256;
 /// each kernel fit and uses min(that, blocks_per_sm) x SMs: exactly one wave. The grid never
 /// exceeds it, whatever n is (grid-stride loops).
 inline constexpr int blocks_per_sm = 8;
+/// Reducers whose kernels are capped at 2048 / block_threads blocks per SM (32 registers):
+/// float32 and float64 sums fit there without spilling (ptxas -v), at 100% occupancy instead
+/// of 75% (38-40 registers); dot products and wide integer accumulators would spill, so they
+/// keep the compiler's choice and the grid follows their occupancy.
+template <class Acc, bool Dot> inline constexpr bool full_occupancy = !Dot && sizeof(Acc) == 8;
+
 /// 16-byte vector loads each thread has in flight per loop iteration (per input stream).
 inline constexpr int reduce_unroll = 4;
 inline constexpr int add_unroll = 2;
