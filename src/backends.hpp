@@ -7,9 +7,9 @@
 #include "tally/core.hpp"
 
 namespace tally::cpu {
-/// Writes the result (result_dtype(op, t)) to `result`; status 1 = integer overflow.
-void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result,
-            int& status);
+/// Writes the result (of type `out`) to `result`; status 1 = integer overflow.
+void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const void* y,
+            std::int64_t n, void* result, int& status);
 /// out = x + y; status 1 = an integer element overflowed.
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status);
 }  // namespace tally::cpu
@@ -22,10 +22,10 @@ memory locate(const void* p, int* device) noexcept;
 // `device` is the ordinal that owns the data (-1: the current device). The calls make it
 // current for their duration and restore the caller's device afterwards.
 /// Blocking: result lands in host memory at `result_host`.
-void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
-            void* result_host, int& status, stream_t stream,
-            int device);
-void reduce_async(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
+void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const void* y,
+            std::int64_t n, void* result_host, int& status, stream_t stream, int device);
+void reduce_async(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const void* y,
+                  std::int64_t n,
                   void* result_device, int* status_device, stream_t stream, int device);
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status,
          stream_t stream, int device);

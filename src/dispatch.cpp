@@ -161,20 +161,41 @@ prepared prepare_reduce(reduce_op op, array_ref x, array_ref y, backend requeste
 
 }  // namespace
 
-void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options& opt) {
+namespace {
+// The result types a reduction may produce: float32/float64 for floating inputs, int64 for
+// integer inputs.
+void check_result_type(reduce_op op, dtype in, dtype out) {
+  bool floating = in == dtype::float32 || in == dtype::float64;
+  bool ok = floating ? (out == dtype::float32 || out == dtype::float64) : out == dtype::int64;
+  if (!ok)
+    throw error(errc::invalid_argument, std::string("tally::") + op_name(op) + ": a " +
+                                            dtype_name(in) + " " + op_name(op) + " cannot produce a " +
+                                            dtype_name(out) + " result (" +
+                                            (floating ? "float32 or float64" : "int64") + " only)");
+}
+}  // namespace
+
+void reduce(reduce_op op, array_ref x, array_ref y, void* result, dtype result_type,
+            const options& opt) {
   if (result == nullptr)
     throw error(errc::null_pointer, std::string("tally::") + op_name(op) + ": result is a null pointer");
+  check_result_type(op, x.type, result_type);
   prepared p = prepare_reduce(op, x, y, opt.backend);
   int status = 0;
   if (p.b == backend::cuda)
-    cuda::reduce(op, x.type, x.data, y.data, x.size, result, status, opt.stream, p.x.device);
+    cuda::reduce(op, x.type, result_type, opt.accuracy, x.data, y.data, x.size, result, status,
+                 opt.stream, p.x.device);
   else
-    cpu::reduce(op, x.type, x.data, y.data, x.size, result, status);
+    cpu::reduce(op, x.type, result_type, opt.accuracy, x.data, y.data, x.size, result, status);
   if (status) overflow_error(op_name(op), x.type);
 }
 
-void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, int* status_device,
-                  const options& opt) {
+void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options& opt) {
+  reduce(op, x, y, result, result_dtype(op, x.type), opt);
+}
+
+void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
+                  int* status_device, const options& opt) {
   const char* fn = op_name(op);
   if (result_device == nullptr)
     throw error(errc::null_pointer, std::string("tally::") + fn + "_async: result is a null pointer");
@@ -182,9 +203,15 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, i
     throw error(errc::invalid_argument, std::string("tally::") + fn +
                                             "_async runs on the CUDA backend only; use tally::" +
                                             fn + " for the CPU backend");
+  check_result_type(op, x.type, result_type);
   prepared p = prepare_reduce(op, x, y, backend::cuda);
-  cuda::reduce_async(op, x.type, x.data, y.data, x.size, result_device, status_device, opt.stream,
-                     p.x.device);
+  cuda::reduce_async(op, x.type, result_type, opt.accuracy, x.data, y.data, x.size, result_device,
+                     status_device, opt.stream, p.x.device);
+}
+
+void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, int* status_device,
+                  const options& opt) {
+  reduce_async(op, x, y, result_device, result_dtype(op, x.type), status_device, opt);
 }
 
 namespace {

@@ -32,8 +32,12 @@ enum class reduce_op : int { sum, dot };
 dtype result_dtype(reduce_op op, dtype t) noexcept;
 
 /// Blocking reduction. `y` is read only for `dot` (same length and type as `x`).
-/// Writes one value of `result_dtype(op, x.type)` to host memory at `result`.
-/// Throws tally::error (see the templated functions in tally.hpp for the cases).
+/// Writes one value of `result_type` to host memory at `result`. Floating inputs may ask for
+/// a float32 or float64 result (float32 data summed into a correctly rounded float64, say);
+/// integer inputs give int64. Throws tally::error (see tally.hpp for the cases).
+void reduce(reduce_op op, array_ref x, array_ref y, void* result, dtype result_type,
+            const options& opt = {});
+/// The same with the default result type, `result_dtype(op, x.type)`.
 void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options& opt = {});
 
 /// Asynchronous reduction on the CUDA backend: enqueues the work on `opt.stream` and returns
@@ -42,6 +46,9 @@ void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options&
 /// (then the value written is 0). Both must be device-accessible memory and stay valid until
 /// the stream reaches the work. The inputs must be device memory.
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
+                  int* status_device, const options& opt = {});
+/// The same with an explicit result type (see `reduce`).
+void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
                   int* status_device, const options& opt = {});
 
 /// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length).

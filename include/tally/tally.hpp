@@ -26,15 +26,22 @@ template <class T> mutable_array_ref mref(view<T> v) {
 /// Sum of the n elements of x.
 ///
 /// - Shapes: x (n,). Any n >= 0, any alignment of x.data.
-/// - Types: T in {float, double, int32_t, int64_t}. Result `result_t<T>`: float -> float,
-///   double -> double, int32_t/int64_t -> int64_t.
-/// - Accumulator: floating inputs accumulate in float64 (a float32 sum is rounded to float32
-///   once at the end); integer inputs accumulate exactly in 128-bit integers, so no partial
-///   sum ever wraps.
+/// - Types: T in {float, double, int32_t, int64_t}. Result Out, by default `result_t<T>`:
+///   float -> float, double -> double, int32_t/int64_t -> int64_t; floating T may ask for
+///   Out = float or double (sum<float, double>: float32 data, correctly rounded float64 sum).
+/// - Accuracy, opt.accuracy = accuracy::exact (default): the exact sum of the inputs rounded
+///   once to Out, to nearest, ties to even (correctly rounded), whatever n, the data's
+///   condition number or exponent range. No intermediate overflows (1e308 + 1e308 - 1e308 is
+///   1e308); an exact sum beyond Out's range is +-inf. Accumulator: per-thread two-term
+///   expansions (TwoSum) and a Kulisch superaccumulator (include/tally/ops/exact.hpp, after
+///   ExBLAS, Collange et al. 2015, and Ogita, Rump, Oishi 2005).
+/// - accuracy::fast: a float64 accumulator tree (float32 data convert exactly) with the
+///   error bound below, rounded to Out at the end.
+/// - Integer inputs accumulate exactly in 128-bit integers, so no partial sum ever wraps.
 /// - Empty input: returns 0 (+0.0).
 /// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN,
 ///   a sum of negative zeros is -0.0.
-/// - Accuracy (floating): before the final rounding to T,
+/// - Error bound of accuracy::fast: before the final rounding to Out,
 ///     |result - exact| <= (L + ceil(log2 n) + 8) * 2^-53 * sum|x_i|,
 ///   where L bounds the longest serial run of float64 additions (the rest is a tree):
 ///   L = 128 on the CPU backend (8 lanes over blocks of 1024 elements, then pairwise trees);
@@ -43,9 +50,10 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   float32 inputs convert to float64 exactly; a float32 result adds half an ulp of float32.
 ///   (The standard first-order bound for a summation of that depth; Higham, "Accuracy and
 ///   Stability of Numerical Algorithms", 2nd ed., section 4.2.)
-/// - Determinism: the same bits for the same input, backend, device model and build; the
-///   order of the float64 additions differs between the CPU and the GPU (exactly-rounded,
-///   backend-independent results are a later feature).
+/// - Determinism: exact mode gives the same bits on every backend, GPU, launch shape and
+///   thread count (the result is defined mathematically). Fast mode gives the same bits for
+///   the same input, backend, device model and build; they can differ between the CPU and a
+///   GPU, or between GPUs with different SM counts.
 /// - Blocking: returns when the value is in host memory (the CUDA backend synchronises
 ///   `opt.stream`).
 /// - Errors (tally::error): errc::null_pointer (null data, n > 0); errc::invalid_argument
@@ -53,25 +61,36 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   intermediate excursion past int64 that comes back is not an error); errc::wrong_memory
 ///   (host data forced onto the CUDA backend or device data onto the CPU backend);
 ///   errc::no_gpu (CUDA backend requested, no GPU or CPU-only build); errc::cuda_error.
-template <class T> result_t<T> sum(view<const T> x, const options& opt = {}) {
-  result_t<T> r{};
-  reduce(reduce_op::sum, detail::ref(x), {}, &r, opt);
+template <class T, class Out = result_t<T>> Out sum(view<const T> x, const options& opt = {}) {
+  static_assert(std::is_integral_v<T> ? std::is_same_v<Out, std::int64_t>
+                                      : (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::sum: Out is float or double for floating T, int64_t for integer T");
+  Out r{};
+  reduce(reduce_op::sum, detail::ref(x), {}, &r, dtype_of<Out>(), opt);
   return r;
 }
 
 /// Dot product sum_i x[i] * y[i].
 ///
 /// - Shapes: x (n,), y (n,): the lengths must match (errc::length_mismatch otherwise).
-/// - Types and result: as `sum`. Floating products are formed in float64 (exact for float32
-///   inputs; fused multiply-add for float64). Integer products and sums are exact (128-bit or
-///   wider), so errc::overflow is thrown exactly when the true dot product is outside int64.
+/// - Types, result and accuracy modes: as `sum`. In exact mode every product is exact too
+///   (float32 products are exact in float64; float64 products use TwoProduct with FMA, or an
+///   exact 106-bit integer product near the ends of the exponent range), so the result is the
+///   correctly rounded exact dot product at any condition number. In fast mode products are
+///   formed in float64 (fused multiply-add for float64). Integer products and sums are exact
+///   (128-bit or wider), so errc::overflow is thrown exactly when the true dot product is
+///   outside int64.
 /// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
 /// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
 /// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i.
 /// - Blocking, determinism and the other errors: as `sum`.
-template <class T> result_t<T> dot(view<const T> x, view<const T> y, const options& opt = {}) {
-  result_t<T> r{};
-  reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, opt);
+template <class T, class Out = result_t<T>>
+Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
+  static_assert(std::is_integral_v<T> ? std::is_same_v<Out, std::int64_t>
+                                      : (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::dot: Out is float or double for floating T, int64_t for integer T");
+  Out r{};
+  reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, dtype_of<Out>(), opt);
   return r;
 }
 
@@ -95,17 +114,18 @@ template <class T> void add(view<const T> x, view<const T> y, view<T> out, const
 /// No allocation happens per call: a small workspace is cached per (device, stream).
 /// Errors detected on the host (bad arguments, launch failures) are thrown at once; integer
 /// overflow is reported only through `status_device`.
-template <class T>
-void sum_async(view<const T> x, result_t<T>* result_device, int* status_device = nullptr,
+template <class T, class Out = result_t<T>>
+void sum_async(view<const T> x, Out* result_device, int* status_device = nullptr,
                const options& opt = {}) {
-  reduce_async(reduce_op::sum, detail::ref(x), {}, result_device, status_device, opt);
+  reduce_async(reduce_op::sum, detail::ref(x), {}, result_device, dtype_of<Out>(), status_device, opt);
 }
 
 /// Asynchronous dot product on the CUDA backend; see `sum_async` and `dot`.
-template <class T>
-void dot_async(view<const T> x, view<const T> y, result_t<T>* result_device,
+template <class T, class Out = result_t<T>>
+void dot_async(view<const T> x, view<const T> y, Out* result_device,
                int* status_device = nullptr, const options& opt = {}) {
-  reduce_async(reduce_op::dot, detail::ref(x), detail::ref(y), result_device, status_device, opt);
+  reduce_async(reduce_op::dot, detail::ref(x), detail::ref(y), result_device, dtype_of<Out>(),
+               status_device, opt);
 }
 
 /// Asynchronous element-wise add on the CUDA backend; see `add` and `sum_async`.

@@ -77,6 +77,17 @@ template <class T> struct view {
   constexpr view(view<U> v) : data(v.data), size(v.size), where(v.where) {}
 };
 
+/// How floating sums and dot products are computed (integer results are always exact).
+/// - exact (default): the exact mathematical sum of the inputs (products exact too), rounded
+///   once to the output type, to nearest with ties to even. One right answer: every backend,
+///   GPU and launch shape gives the same bits. Algorithm: per-thread two-term expansions with
+///   TwoSum, flushed into a Kulisch superaccumulator (ExBLAS: Collange, Defour, Graillat,
+///   Iakymchuk, Parallel Computing 49, 2015; Ogita, Rump, Oishi, SIAM J. Sci. Comput. 26(6),
+///   2005). See include/tally/ops/exact.hpp.
+/// - fast: a float64 accumulator tree, within the error bound documented on `sum`; the bits
+///   can differ between backends and devices.
+enum class accuracy : int { exact, fast };
+
 /// Per-call options.
 struct options {
   /// Which backend runs the call (see `backend`).
@@ -84,6 +95,8 @@ struct options {
   /// CUDA stream the work is ordered on (cudaStream_t; nullptr = legacy default stream).
   /// Ignored by the CPU backend.
   stream_t stream = nullptr;
+  /// Floating sums and dots: exact (correctly rounded, the default) or fast.
+  tally::accuracy accuracy = accuracy::exact;
 };
 
 /// Error codes carried by `tally::error`.

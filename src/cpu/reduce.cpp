@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "cpu/exact.hpp"
 #include "tally/ops/reducers.hpp"
 
 namespace tally::cpu {
@@ -156,15 +157,23 @@ template <class T> void add_t(const void* xv, const void* yv, void* ov, std::int
 
 }  // namespace
 
-void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result,
-            int& status) {
+void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const void* y,
+            std::int64_t n, void* result, int& status) {
   status = 0;
   bool dot = op == reduce_op::dot;
+  bool floating = t == dtype::float32 || t == dtype::float64;
+  if (floating && acc == accuracy::exact) return reduce_exact(op, t, out, x, y, n, result);
   switch (t) {
     case dtype::float32:
+      if (out == dtype::float64)
+        return dot ? reduce_t<ops::with_result<ops::dot_reducer<float>, double>, float, true>(x, y, n, result, status)
+                   : reduce_t<ops::with_result<ops::sum_reducer<float>, double>, float, false>(x, y, n, result, status);
       return dot ? reduce_t<ops::dot_reducer<float>, float, true>(x, y, n, result, status)
                  : reduce_t<ops::sum_reducer<float>, float, false>(x, y, n, result, status);
     case dtype::float64:
+      if (out == dtype::float32)
+        return dot ? reduce_t<ops::with_result<ops::dot_reducer<double>, float>, double, true>(x, y, n, result, status)
+                   : reduce_t<ops::with_result<ops::sum_reducer<double>, float>, double, false>(x, y, n, result, status);
       return dot ? reduce_t<ops::dot_reducer<double>, double, true>(x, y, n, result, status)
                  : reduce_t<ops::sum_reducer<double>, double, false>(x, y, n, result, status);
     case dtype::int32:

@@ -16,8 +16,8 @@ namespace {
 }
 }  // namespace
 
-void reduce(reduce_op, dtype, const void*, const void*, std::int64_t, void*, int&, stream_t, int) { none(); }
-void reduce_async(reduce_op, dtype, const void*, const void*, std::int64_t, void*, int*, stream_t, int) { none(); }
+void reduce(reduce_op, dtype, dtype, accuracy, const void*, const void*, std::int64_t, void*, int&, stream_t, int) { none(); }
+void reduce_async(reduce_op, dtype, dtype, accuracy, const void*, const void*, std::int64_t, void*, int*, stream_t, int) { none(); }
 void add(dtype, const void*, const void*, void*, std::int64_t, int&, stream_t, int) { none(); }
 void add_async(dtype, const void*, const void*, void*, std::int64_t, int*, stream_t, int) { none(); }
 

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/block.cuh"
 #include "cuda/thread.cuh"
+#include "tally/ops/exact.hpp"
 #include "tally/ops/reducers.hpp"
 
 namespace tally::cuda {
@@ -118,6 +120,168 @@ add_kernel(const T* x, const T* y, T* out, std::int64_t n, std::int64_t head, in
   const std::int64_t tail = head + nvec * V;
   if (tid < n - tail) out[tail + tid] = ops::add_checked(x[tail + tid], y[tail + tid], bad);
   if (bad && status) *status = 1;
+}
+
+}  // namespace tally::cuda
+
+namespace tally::cuda {
+
+/// The final rounding, kept out of line so that its digit array and loops do not weigh on the
+/// register allocation of the kernel's main loop (it runs once per launch, in one thread).
+template <class L, class Out> __device__ __noinline__ Out round_digits(long long* sa, unsigned flags) {
+  return ops::exact::round_in_place<L, Out>(reinterpret_cast<std::int64_t*>(sa), flags);
+}
+template <int D> __device__ __noinline__ void normalize_digits(long long* sa) {
+  ops::exact::normalize<D>(reinterpret_cast<std::int64_t*>(sa));
+}
+
+/// Deposits into a block's shared superaccumulator (64-bit shared atomics). Out of line: they
+/// run only when an expansion overflows its two terms, and inlining them into every unrolled
+/// term of the main loop took the kernel to 255 registers.
+template <class L> __device__ __noinline__ void deposit_shared(long long* sa, double v) {
+  ops::exact::deposit<L>(v, [sa](int i, std::int64_t d) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sa[i]), static_cast<unsigned long long>(d));
+  });
+}
+template <class L> __device__ __noinline__ void deposit_product_shared(long long* sa, double a, double b) {
+  ops::exact::deposit_product<L>(a, b, [sa](int i, std::int64_t d) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sa[i]), static_cast<unsigned long long>(d));
+  });
+}
+
+/// One-launch exact reduction (see include/tally/ops/exact.hpp): each thread keeps a two-term
+/// expansion; what it cannot hold, and finally the expansion itself, is deposited with
+/// shared-memory atomics into the block's superaccumulator (L::digits 64-bit digits); each
+/// block carry-normalises its digits and adds them to the grid's superaccumulator in global
+/// memory with integer atomics (exact, so the order does not matter); the last block to
+/// finish rounds the total once to Out and leaves the global digits zero again.
+/// Loads are as in reduce_kernel (unaligned head and tail, 16-byte vectors, UNROLL in flight).
+/// Exact for fewer than 2^35 elements per block deposit chain (more than a GPU's memory holds).
+template <class L, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out>
+__global__ void __launch_bounds__(BLOCK)
+exact_kernel(const T* __restrict__ x,  // (n,)
+             const T* __restrict__ y,  // (n,) for dot
+             std::int64_t n, std::int64_t head,
+             long long* global_sa,     // (L::digits,) zero on entry; left zero
+             unsigned* global_flags,   // zero on entry; left zero
+             unsigned* counter, result_sink<Out> out) {
+  namespace ex = ops::exact;
+  constexpr int D = L::digits;
+  constexpr int N = UNROLL * V;
+  using vec_t = vec<T, V>;
+  __shared__ long long sa[D];
+  __shared__ unsigned sflags;
+  __shared__ bool is_last;
+  for (int i = threadIdx.x; i < D; i += BLOCK) sa[i] = 0;
+  if (threadIdx.x == 0) sflags = 0;
+  __syncthreads();
+
+  auto flush = [&](double v) { deposit_shared<L>(sa, v); };
+  auto dprod = [&](double a, double b) { deposit_product_shared<L>(sa, a, b); };
+  ex::expansion f;
+  auto term = [&](T a, T b) {
+    if constexpr (DOT) {
+      if constexpr (std::is_same_v<T, float>) ex::add_product(f, a, b, flush);
+      else ex::add_product(f, a, b, flush, dprod);
+    } else {
+      ex::add_term(f, a, flush);
+    }
+  };
+
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
+  if (tid < head) term(x[tid], DOT ? y[tid] : T(0));
+  const std::int64_t nvec = (n - head) / V;
+  const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
+  const vec_t* yv = reinterpret_cast<const vec_t*>(DOT ? y + head : x + head);
+  std::int64_t i = tid;
+  for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+    vec_t a[UNROLL], b[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      a[u] = load(xv + i + u * stride);
+      if constexpr (DOT) b[u] = load(yv + i + u * stride);
+    }
+    bool done = false;
+    if constexpr (!DOT && std::is_same_v<T, float>) {
+      float v[N];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[u * V + k] = a[u].v[k];
+      double t;
+      if (ex::tile_exact_f32<N>(v, t, f.flags)) {
+        ex::add(f, t, flush);
+        done = true;
+      }
+    }
+    if (!done) {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) term(a[u].v[k], DOT ? b[u].v[k] : T(0));
+    }
+    if constexpr (std::is_same_v<T, double>) {
+      if (ex::too_big(f.a0)) {
+        flush(f.a0);
+        f.a0 = 0.0;
+      }
+    }
+  }
+  for (; i < nvec; i += stride) {
+    vec_t a = load(xv + i), b;
+    if constexpr (DOT) b = load(yv + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) term(a.v[k], DOT ? b.v[k] : T(0));
+  }
+  const std::int64_t tail = head + nvec * V;
+  if (tid < n - tail) term(x[tail + tid], DOT ? y[tail + tid] : T(0));
+
+  // The thread's expansion joins the block's digits; flags are OR-ed per warp first.
+  flush(f.a0);
+  flush(f.a1);
+  unsigned wf = __reduce_or_sync(0xffffffffu, f.flags);
+  if ((threadIdx.x & 31) == 0 && wf) atomicOr(&sflags, wf);
+  __syncthreads();
+  if (threadIdx.x == 0) normalize_digits<D>(sa);
+  __syncthreads();
+
+  if (gridDim.x == 1) {  // one block: round its own digits
+    if (threadIdx.x == 0) {
+      *out.value = round_digits<L, Out>(sa, sflags);
+      if (out.status) *out.status = 0;
+      if (out.done) {
+        __threadfence_system();
+        *out.done = out.ticket;
+      }
+    }
+    return;
+  }
+  for (int k = threadIdx.x; k < D; k += BLOCK)
+    if (sa[k]) atomicAdd(reinterpret_cast<unsigned long long*>(global_sa + k), static_cast<unsigned long long>(sa[k]));
+  if (threadIdx.x == 0 && sflags) atomicOr(global_flags, sflags);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int k = threadIdx.x; k < D; k += BLOCK) {
+    sa[k] = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
+    global_sa[k] = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned flags = __ldcg(global_flags);
+    *global_flags = 0;
+    *counter = 0;
+    *out.value = round_digits<L, Out>(sa, flags);
+    if (out.status) *out.status = 0;
+    if (out.done) {
+      __threadfence_system();
+      *out.done = out.ticket;
+    }
+  }
 }
 
 }  // namespace tally::cuda

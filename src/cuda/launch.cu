@@ -84,6 +84,28 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
   TALLY_CUDA(cudaGetLastError());
 }
 
+template <class L, class T, bool DOT, class Out>
+void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
+                  workspace& ws) {
+  static_assert(L::digits <= tuning::max_exact_digits);
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = tuning::reduce_unroll;
+  result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
+  bool vectorisable = aligned_to(x, sizeof(T)) &&
+                      (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
+  if (vectorisable) {
+    std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
+    auto kernel = exact_kernel<L, T, DOT, V, kBlock, U, Out>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
+  } else {
+    auto kernel = exact_kernel<L, T, DOT, 1, kBlock, U, Out>;
+    unsigned grid = grid_for(n, U, resident_grid(kernel, ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
+  }
+  TALLY_CUDA(cudaGetLastError());
+}
+
 template <class T>
 void launch_add(const T* x, const T* y, T* out, std::int64_t n, int* status, cudaStream_t stream,
                 workspace& ws) {
@@ -127,11 +149,34 @@ void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, sink o
   }
 }
 
-void reduce_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, sink out,
-                cudaStream_t stream, workspace& ws) {
+// Floating inputs: fast (float64 tree) or exact, to a float32 or float64 result.
+template <class T, class Out>
+void reduce_float(reduce_op op, accuracy acc, const void* x, const void* y, std::int64_t n,
+                  sink out, cudaStream_t stream, workspace& ws) {
+  namespace ex = ops::exact;
+  auto* xt = static_cast<const T*>(x);
+  auto* yt = static_cast<const T*>(y);
+  bool dot = op == reduce_op::dot;
+  if (acc == accuracy::exact) {
+    using SL = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+    using DL = std::conditional_t<std::is_same_v<T, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
+    if (dot) launch_exact<DL, T, true, Out>(xt, yt, n, out, stream, ws);
+    else launch_exact<SL, T, false, Out>(xt, xt, n, out, stream, ws);
+    return;
+  }
+  if (dot) launch_reduce<ops::with_result<ops::dot_reducer<T>, Out>, T, true>(xt, yt, n, out, stream, ws);
+  else launch_reduce<ops::with_result<ops::sum_reducer<T>, Out>, T, false>(xt, xt, n, out, stream, ws);
+}
+
+void reduce_any(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,
+                std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
   switch (t) {
-    case dtype::float32: return reduce_t<float>(op, x, y, n, out, stream, ws);
-    case dtype::float64: return reduce_t<double>(op, x, y, n, out, stream, ws);
+    case dtype::float32:
+      return o == dtype::float64 ? reduce_float<float, double>(op, acc, x, y, n, out, stream, ws)
+                                 : reduce_float<float, float>(op, acc, x, y, n, out, stream, ws);
+    case dtype::float64:
+      return o == dtype::float32 ? reduce_float<double, float>(op, acc, x, y, n, out, stream, ws)
+                                 : reduce_float<double, double>(op, acc, x, y, n, out, stream, ws);
     case dtype::int32: return reduce_t<std::int32_t>(op, x, y, n, out, stream, ws);
     case dtype::int64: return reduce_t<std::int64_t>(op, x, y, n, out, stream, ws);
   }
@@ -174,10 +219,10 @@ void wait_for(volatile unsigned* done, unsigned ticket, cudaStream_t stream) {
 
 }  // namespace
 
-void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, void* result_host,
-            int& status, stream_t stream, int device) {
+void reduce(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,
+            std::int64_t n, void* result_host, int& status, stream_t stream, int device) {
   if (n == 0) {  // the sum of nothing is +0; no launch needed
-    std::memset(result_host, 0, dtype_size(result_dtype(op, t)));
+    std::memset(result_host, 0, dtype_size(o));
     status = 0;
     return;
   }
@@ -187,23 +232,25 @@ void reduce(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
   // The kernel writes value, status and then the ticket straight into pinned, mapped host
   // memory: no separate device-to-host copy, no stream synchronisation on the fast path.
   unsigned ticket = ++ws.ticket;
-  reduce_any(op, t, x, y, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket}, stream, ws);
+  reduce_any(op, t, o, acc, x, y, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket},
+             stream, ws);
   wait_for(ws.host_done, ticket, stream);
   std::atomic_thread_fence(std::memory_order_acquire);  // read the value after the ticket
-  std::memcpy(result_host, ws.host_result, dtype_size(result_dtype(op, t)));
+  std::memcpy(result_host, ws.host_result, dtype_size(o));
   status = *ws.host_status;
 }
 
-void reduce_async(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
-                  void* result_device, int* status_device, stream_t stream, int device) {
+void reduce_async(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,
+                  std::int64_t n, void* result_device, int* status_device, stream_t stream,
+                  int device) {
   device_guard guard(device);
   if (n == 0) {  // +0 and status 0, in stream order
-    TALLY_CUDA(cudaMemsetAsync(result_device, 0, dtype_size(result_dtype(op, t)), stream));
+    TALLY_CUDA(cudaMemsetAsync(result_device, 0, dtype_size(o), stream));
     if (status_device) TALLY_CUDA(cudaMemsetAsync(status_device, 0, sizeof(int), stream));
     return;
   }
   workspace& ws = get_workspace(stream);
-  reduce_any(op, t, x, y, n, sink{result_device, status_device, nullptr, 0}, stream, ws);
+  reduce_any(op, t, o, acc, x, y, n, sink{result_device, status_device, nullptr, 0}, stream, ws);
 }
 
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status,

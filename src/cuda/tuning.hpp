@@ -29,5 +29,7 @@ inline constexpr int spin_us = 200;
 /// Largest accumulator the partials buffer must hold (the 192-bit int64-dot accumulator,
 /// padded).
 inline constexpr int max_acc_bytes = 32;
+/// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
+inline constexpr int max_exact_digits = 160;
 
 }  // namespace tally::cuda::tuning

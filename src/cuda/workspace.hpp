@@ -13,6 +13,10 @@ struct workspace {
   int max_grid = 0;           // sm_count * tuning::blocks_per_sm
   void* partials = nullptr;   // device: max_grid accumulators of up to max_acc_bytes
   unsigned* counter = nullptr;  // device: blocks finished; the last block resets it to 0
+  // Exact mode: the grid's superaccumulator digits and special-value flags (device, zero
+  // between launches: the last block clears them).
+  long long* exact_sa = nullptr;   // tuning::max_exact_digits
+  unsigned* exact_flags = nullptr;
   // Pinned, mapped host memory the kernels write the blocking result into directly, so a
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes

@@ -18,8 +18,12 @@
 
 #if defined(__CUDACC__)
 #define TALLY_HD __host__ __device__ __forceinline__
+#define TALLY_UNROLL _Pragma("unroll")
+#define TALLY_NO_UNROLL _Pragma("unroll 1")
 #else
 #define TALLY_HD inline
+#define TALLY_UNROLL _Pragma("GCC unroll 16")
+#define TALLY_NO_UNROLL _Pragma("GCC unroll 1")
 #endif
 
 namespace tally::ops {
@@ -203,6 +207,15 @@ template <> struct dot_reducer<std::int64_t> {
   }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return add(a, b); }
   static TALLY_HD result_t finalize(acc_t a, int& status) { return narrow_i64(a, status); }
+};
+
+/// A floating reducer whose finalize rounds to Out instead (float32 data, float64 result).
+template <class Base, class Out> struct with_result : Base {
+  using result_t = Out;
+  static TALLY_HD Out finalize(typename Base::acc_t a, int& status) {
+    status = 0;
+    return static_cast<Out>(a);
+  }
 };
 
 // ---- element-wise add -------------------------------------------------------------------

@@ -1,0 +1,419 @@
+// tally::ops::exact: exact summation, shared by the CPU and CUDA backends.
+//
+// The exact sum (or dot product) of floating inputs is kept in two tiers, after ExBLAS
+// (Collange, Defour, Graillat, Iakymchuk, "Numerical reproducibility for the parallel
+// reduction on multi- and many-core architectures", Parallel Computing 49, 2015):
+//
+//  1. each thread (CPU lane, GPU thread) keeps a floating-point expansion of two doubles
+//     (a0, a1), updated with the error-free TwoSum transformation (Knuth; Ogita, Rump and
+//     Oishi, "Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005); a rounding
+//     error that does not fit in a1 is "flushed";
+//  2. flushed values and, at the end, the expansions themselves are deposited into a long
+//     fixed-point accumulator (Kulisch's superaccumulator): an array of D signed 64-bit
+//     digits, digit i weighing 2^(32 i + B), wide enough for every value the inputs can
+//     produce. Integer additions are exact and associative, so accumulators merge exactly
+//     in any order (the mergeable state of multi-GPU and MPI reductions).
+//
+// The final value is the superaccumulator rounded once, to nearest with ties to even, to
+// the output type (float or double): the correctly rounded exact result, identical on every
+// backend and launch shape. Products in dot are exact: float32 products are exact in
+// float64; float64 products use TwoProduct with FMA (p + e = x*y exactly) when no overflow or
+// underflow can occur, and are deposited as exact 106-bit integer products otherwise.
+// Special values: NaN, or +inf with -inf, give NaN; one kind of infinity gives it; a finite
+// exact sum whose rounding overflows gives an infinity of its sign; an exactly zero sum is
+// -0.0 only when every term was -0.0 (IEEE), a tiny nonzero sum rounds to a zero of its sign.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "tally/ops/reducers.hpp"
+
+namespace tally::ops::exact {
+
+// ---- bit access -------------------------------------------------------------------------
+
+TALLY_HD std::uint64_t bits_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+TALLY_HD std::uint32_t bits_of(float x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__float_as_uint(x));
+#else
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+TALLY_HD double double_of(std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(b));
+#else
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+TALLY_HD float float_of(std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+
+/// Number of leading zero bits of a nonzero 64-bit word.
+TALLY_HD int clz64(std::uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(v));
+#else
+  return __builtin_clzll(v);
+#endif
+}
+
+// ---- special values ---------------------------------------------------------------------
+
+/// Flags a thread gathers alongside its sums; merged with bitwise OR.
+enum flag : unsigned {
+  seen_nan = 1u,          ///< a NaN term (NaN input, or 0 * inf in dot)
+  seen_pos_inf = 2u,      ///< a +inf term
+  seen_neg_inf = 4u,      ///< a -inf term
+  seen_not_neg_zero = 8u  ///< a term that is not -0.0 (so an exact zero sum is +0.0)
+};
+
+// ---- the superaccumulator ---------------------------------------------------------------
+
+/// Layout of a superaccumulator: D digits, digit i weighs 2^(32 i + B). B is at or below the
+/// lowest bit any deposited value can have (as m * 2^e with a 53-bit m, or 106-bit for
+/// products), D leaves room for 2^64 terms of the largest magnitude plus carries.
+template <int B, int D> struct layout {
+  static constexpr int base = B;
+  static constexpr int digits = D;
+};
+
+/// float32 sums: terms are multiples of 2^-149 below 2^128 (as doubles: lsb >= 2^-201).
+using f32_sum_layout = layout<-224, 18>;
+/// float32 dot products: products are exact doubles, multiples of 2^-298, below 2^256.
+using f32_dot_layout = layout<-352, 26>;
+/// float64 sums: multiples of 2^-1074, below 2^1024.
+using f64_sum_layout = layout<-1088, 73>;
+/// float64 dot products: exact products are multiples of 2^-2148, below 2^2048.
+using f64_dot_layout = layout<-2176, 139>;
+
+/// Adds magnitude M * 2^e (M < 2^106) with sign `neg` to the digits through add(i, v):
+/// at most five digits, each receiving |v| < 2^32. Requires e >= L::base.
+template <class L, class Add> TALLY_HD void deposit(u128 M, int e, bool neg, Add&& add) {
+  int p = e - L::base;
+  int i = p >> 5, s = p & 31;
+  u128 lo = M << s;
+  std::uint64_t hi = s ? static_cast<std::uint64_t>(M >> (128 - s)) : 0;
+TALLY_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    auto c = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo >> (32 * k)) & 0xffffffffu);
+    if (c) add(i + k, neg ? -c : c);
+  }
+  if (hi) add(i + 4, neg ? -static_cast<std::int64_t>(hi) : static_cast<std::int64_t>(hi));
+}
+
+/// Deposits a finite double exactly.
+template <class L, class Add> TALLY_HD void deposit(double x, Add&& add) {
+  std::uint64_t b = bits_of(x);
+  int be = static_cast<int>((b >> 52) & 0x7ff);
+  std::uint64_t m = b & ((std::uint64_t(1) << 52) - 1);
+  if (be == 0 && m == 0) return;
+  int e;
+  if (be == 0) e = -1074;
+  else { m |= std::uint64_t(1) << 52; e = be - 1075; }
+  deposit<L>(static_cast<u128>(m), e, (b >> 63) != 0, add);
+}
+
+/// Deposits the exact product x * y of two finite doubles as a 106-bit integer product.
+template <class L, class Add> TALLY_HD void deposit_product(double x, double y, Add&& add) {
+  std::uint64_t bx = bits_of(x), by = bits_of(y);
+  auto split = [](std::uint64_t b, std::uint64_t& m, int& e) {
+    int be = static_cast<int>((b >> 52) & 0x7ff);
+    m = b & ((std::uint64_t(1) << 52) - 1);
+    if (be == 0) e = -1074;
+    else { m |= std::uint64_t(1) << 52; e = be - 1075; }
+  };
+  std::uint64_t mx, my;
+  int ex, ey;
+  split(bx, mx, ex);
+  split(by, my, ey);
+  if (mx == 0 || my == 0) return;
+  deposit<L>(static_cast<u128>(mx) * my, ex + ey, ((bx ^ by) >> 63) != 0, add);
+}
+
+/// Carry-normalises digits in place: afterwards digits 0..D-2 are in [0, 2^32) and the top
+/// digit carries the sign (the value is unchanged).
+template <int D> TALLY_HD void normalize(std::int64_t* d) {
+  TALLY_NO_UNROLL
+  for (int i = 0; i + 1 < D; ++i) {
+    std::int64_t c = d[i] >> 32;  // arithmetic: floor division by 2^32
+    d[i] -= c * (std::int64_t(1) << 32);
+    d[i + 1] += c;
+  }
+}
+
+/// Rounds the value of digits d (normalised or not; overwritten: normalised magnitude) to
+/// nearest, ties to even, as Out (double: 53 bits, exponents [-1022, 1023]; float: 24 bits,
+/// [-126, 127]; subnormals included), and applies the special-value flags.
+template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsigned flags) {
+  constexpr int D = L::digits;
+  constexpr int P = sizeof(Out) == 8 ? 53 : 24;
+  constexpr int EMIN = sizeof(Out) == 8 ? -1022 : -126;
+  constexpr int EMAX = sizeof(Out) == 8 ? 1023 : 127;
+  auto make = [](bool neg, std::uint64_t mant, int lsb_exp) -> Out {
+    // mant * 2^lsb_exp, exactly representable in Out by construction (or 0).
+    if constexpr (sizeof(Out) == 8) {
+      if (mant == 0) return double_of(neg ? (std::uint64_t(1) << 63) : 0);
+      int lead = 63 - clz64(mant);  // leading bit position in mant
+      int E = lead + lsb_exp;       // unbiased exponent
+      std::uint64_t b;
+      if (E < EMIN) {  // subnormal: lsb_exp == -1074 by construction
+        b = mant;
+      } else {
+        b = (static_cast<std::uint64_t>(E + 1023) << 52) | ((mant << (52 - lead)) & ((std::uint64_t(1) << 52) - 1));
+      }
+      return double_of(b | (neg ? std::uint64_t(1) << 63 : 0));
+    } else {
+      if (mant == 0) return float_of(neg ? 0x80000000u : 0u);
+      int lead = 63 - clz64(mant);
+      int E = lead + lsb_exp;
+      std::uint32_t b;
+      if (E < EMIN) {
+        b = static_cast<std::uint32_t>(mant);
+      } else {
+        b = (static_cast<std::uint32_t>(E + 127) << 23) | (static_cast<std::uint32_t>(mant << (23 - lead)) & 0x7fffffu);
+      }
+      return float_of(b | (neg ? 0x80000000u : 0u));
+    }
+  };
+  auto inf = [](bool neg) -> Out {
+    if constexpr (sizeof(Out) == 8) return double_of((std::uint64_t(0x7ff) << 52) | (neg ? std::uint64_t(1) << 63 : 0));
+    else return float_of(0x7f800000u | (neg ? 0x80000000u : 0u));
+  };
+  if ((flags & seen_nan) || ((flags & seen_pos_inf) && (flags & seen_neg_inf))) {
+    if constexpr (sizeof(Out) == 8) return double_of(std::uint64_t(0x7ff8) << 48);
+    else return float_of(0x7fc00000u);
+  }
+  if (flags & seen_pos_inf) return inf(false);
+  if (flags & seen_neg_inf) return inf(true);
+
+  normalize<D>(d);
+  bool neg = d[D - 1] < 0;
+  if (neg) {  // magnitude: two's complement negation across the digits
+    std::int64_t borrow = 0;
+    TALLY_NO_UNROLL
+    for (int i = 0; i < D; ++i) {
+      std::int64_t v = -d[i] - borrow;
+      borrow = 0;
+      if (i + 1 < D && v < 0) { v += std::int64_t(1) << 32; borrow = 1; }
+      d[i] = v;
+    }
+  }
+  int h = D - 1;
+  while (h >= 0 && d[h] == 0) --h;
+  if (h < 0) return make((flags & seen_not_neg_zero) == 0, 0, 0);  // exact zero
+  // The top digit may exceed 32 bits only if D were too small; it is < 2^32 here.
+  auto digit = [&](int i) -> std::uint64_t { return (i >= 0 && i < D) ? static_cast<std::uint64_t>(d[i]) : 0; };
+  int lead = 63 - clz64(digit(h));
+  int top = 32 * h + lead + L::base;  // exponent of the leading bit
+  if (top > EMAX) return inf(neg);
+  int lsb = (top < EMIN ? EMIN : top) - (P - 1);  // exponent of the result's last bit
+  // Bit k of the value (exponent k) as 0/1; and whether any bit below exponent k is set.
+  auto bit = [&](int k) -> std::uint64_t {
+    int p = k - L::base;
+    if (p < 0) return 0;
+    return (digit(p >> 5) >> (p & 31)) & 1u;
+  };
+  auto any_below = [&](int k) -> bool {
+    int p = k - L::base;
+    if (p <= 0) return false;
+    int i = p >> 5, s = p & 31;
+    TALLY_NO_UNROLL
+    for (int j = 0; j < i && j < D; ++j)
+      if (d[j]) return true;
+    return s && i < D && (digit(i) & ((std::uint64_t(1) << s) - 1));
+  };
+  std::uint64_t mant = 0;
+  TALLY_NO_UNROLL
+  for (int k = top; k >= lsb; --k) mant = (mant << 1) | bit(k);
+  std::uint64_t half = bit(lsb - 1);
+  bool sticky = any_below(lsb - 1);
+  if (half && (sticky || (mant & 1))) {
+    ++mant;
+    if (mant >> P) {  // carried into a new leading bit
+      mant >>= 1;
+      ++lsb;
+      if (lsb + (P - 1) > EMAX) return inf(neg);
+    }
+  }
+  return make(neg, mant, lsb);
+}
+
+/// round_in_place on a copy: src is left as it is.
+template <class L, class Out> TALLY_HD Out round_to(const std::int64_t* src, unsigned flags) {
+  std::int64_t d[L::digits];
+  for (int i = 0; i < L::digits; ++i) d[i] = src[i];
+  return round_in_place<L, Out>(d, flags);
+}
+
+// ---- per-thread expansions ----------------------------------------------------------------
+
+/// Error-free transformation: s + e == a + b exactly, s = fl(a + b) (Knuth's TwoSum; 6 ops,
+/// no branch, valid for any finite a, b whose sum does not overflow).
+TALLY_HD void two_sum(double a, double b, double& s, double& e) {
+  s = a + b;
+  double bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+}
+
+/// A thread's two-term expansion and special-value flags.
+struct expansion {
+  double a0 = 0.0, a1 = 0.0;
+  unsigned flags = 0;
+};
+
+/// Adds finite t (|t| < 2^1000 and |a0| < 2^1011, so nothing overflows) exactly: the part
+/// of t that (a0, a1) cannot hold goes to flush(double).
+template <class Flush> TALLY_HD void add(expansion& f, double t, Flush&& flush) {
+  double s, e, s1, e1;
+  two_sum(f.a0, t, s, e);
+  two_sum(f.a1, e, s1, e1);
+  f.a0 = s;
+  f.a1 = s1;
+  if (e1 != 0.0) flush(e1);
+}
+
+/// Magnitudes at or above 2^1000 bypass the expansion (they are deposited directly), which
+/// keeps every TwoSum clear of overflow; the expansion's a0 is flushed when it reaches 2^1010.
+inline constexpr int big_biased_exponent = 1023 + 1000;
+
+/// float32 term: NaN and infinities set flags; anything else goes to the expansion.
+template <class Flush> TALLY_HD void add_term(expansion& f, float x, Flush&& flush) {
+  std::uint32_t b = bits_of(x);
+  if (b != 0x80000000u) f.flags |= seen_not_neg_zero;
+  if ((b & 0x7f800000u) == 0x7f800000u) {
+    f.flags |= (b & 0x7fffffu) ? seen_nan : ((b >> 31) ? seen_neg_inf : seen_pos_inf);
+    return;
+  }
+  add(f, static_cast<double>(x), flush);
+}
+
+/// float64 term; `deposit_big(x)` takes |x| >= 2^1000 exactly.
+template <class Flush> TALLY_HD void add_term(expansion& f, double x, Flush&& flush) {
+  std::uint64_t b = bits_of(x);
+  if (b != (std::uint64_t(1) << 63)) f.flags |= seen_not_neg_zero;
+  int be = static_cast<int>((b >> 52) & 0x7ff);
+  if (be >= big_biased_exponent) {
+    if (be == 0x7ff) {
+      f.flags |= (b & ((std::uint64_t(1) << 52) - 1)) ? seen_nan : ((b >> 63) ? seen_neg_inf : seen_pos_inf);
+      return;
+    }
+    flush(x);  // exact deposit of a huge finite value
+    return;
+  }
+  add(f, x, flush);
+}
+
+/// Sign handling shared by the dot terms: the product x*y is an exact zero when x or y is
+/// zero; it is -0.0 when their signs differ.
+TALLY_HD bool product_is_neg_zero(std::uint64_t bx, std::uint64_t by, bool x_zero, bool y_zero) {
+  return (x_zero || y_zero) && ((bx ^ by) >> 63);
+}
+
+/// float32 dot term: the product is exact in float64 (24 + 24 bits, exponent in range).
+template <class Flush> TALLY_HD void add_product(expansion& f, float x, float y, Flush&& flush) {
+  std::uint32_t bx = bits_of(x), by = bits_of(y);
+  bool xs = (bx & 0x7f800000u) == 0x7f800000u, ys = (by & 0x7f800000u) == 0x7f800000u;
+  double p = static_cast<double>(x) * static_cast<double>(y);
+  if (xs || ys) {
+    f.flags |= seen_not_neg_zero;
+    std::uint64_t pb = bits_of(p);
+    f.flags |= (pb & ((std::uint64_t(1) << 52) - 1)) ? seen_nan : ((pb >> 63) ? seen_neg_inf : seen_pos_inf);
+    return;
+  }
+  bool neg_zero = (((bx & 0x7fffffffu) == 0) || ((by & 0x7fffffffu) == 0)) && ((bx ^ by) >> 31);
+  if (!neg_zero) f.flags |= seen_not_neg_zero;
+  add(f, p, flush);
+}
+
+/// float64 dot term: TwoProduct with FMA when the product and its error are clear of
+/// overflow and underflow (both exponents normal and their sum in [-966, 997]); otherwise the
+/// exact integer product goes to deposit_product(x, y).
+template <class Flush, class DepositProduct>
+TALLY_HD void add_product(expansion& f, double x, double y, Flush&& flush, DepositProduct&& dp) {
+  std::uint64_t bx = bits_of(x), by = bits_of(y);
+  int ex = static_cast<int>((bx >> 52) & 0x7ff), ey = static_cast<int>((by >> 52) & 0x7ff);
+  if (ex == 0x7ff || ey == 0x7ff) {
+    f.flags |= seen_not_neg_zero;
+    std::uint64_t pb = bits_of(x * y);
+    f.flags |= (pb & ((std::uint64_t(1) << 52) - 1)) ? seen_nan : ((pb >> 63) ? seen_neg_inf : seen_pos_inf);
+    return;
+  }
+  bool xz = (bx << 1) == 0, yz = (by << 1) == 0;
+  if (!product_is_neg_zero(bx, by, xz, yz)) f.flags |= seen_not_neg_zero;
+  if (xz || yz) return;
+  int es = ex + ey - 2046;  // sum of unbiased exponents
+  if (ex == 0 || ey == 0 || es < -966 || es > 997) {
+    dp(x, y);
+    return;
+  }
+  double p = x * y;
+  double e = fma_(x, y, -p);
+  add(f, p, flush);
+  add(f, e, flush);
+}
+
+/// Exponent of a double's leading bit range check used to keep a0 small: true when |a| >=
+/// 2^1010 (the caller then flushes a0 and clears it).
+TALLY_HD bool too_big(double a) {
+  return static_cast<int>((bits_of(a) >> 52) & 0x7ff) >= 1023 + 1010;
+}
+
+/// float32 tile fast path: the sum of 16 (or fewer) finite float32 values whose exponents
+/// lie within 25 of each other is exact in float64 (they are multiples of 2^(emin - 23) and
+/// smaller than 2^(emax + 5), 53 bits in all), so such a tile is summed in float64 first and
+/// enters the expansion once. Returns false (and does nothing) for any other tile.
+template <int N> TALLY_HD bool tile_exact_f32(const float* v, double& out, unsigned& flags) {
+  int emin = 255, emax = 0;
+  bool all_neg_zero = true;
+TALLY_UNROLL
+  for (int k = 0; k < N; ++k) {
+    std::uint32_t b = bits_of(v[k]);
+    int be = static_cast<int>((b >> 23) & 0xff);
+    bool zero = (b & 0x7fffffffu) == 0;
+    all_neg_zero &= b == 0x80000000u;
+    int lo = zero ? 255 : (be == 0 ? 1 : be);
+    int hi = zero ? 0 : (be == 0 ? 1 : be);
+    emin = emin < lo ? emin : lo;
+    emax = emax > hi ? emax : hi;
+  }
+  if (emax == 0) {  // all zeros: nothing to add
+    out = 0.0;
+    if (!all_neg_zero) flags |= seen_not_neg_zero;
+    return true;
+  }
+  if (emax == 255 || emax - emin > 25) return false;
+  double t[N];
+TALLY_UNROLL
+  for (int k = 0; k < N; ++k) t[k] = static_cast<double>(v[k]);
+TALLY_UNROLL
+  for (int w = 1; w < N; w *= 2)
+TALLY_UNROLL
+    for (int j = 0; j + w < N; j += 2 * w) t[j] += t[j + w];
+  out = t[0];
+  if (!all_neg_zero) flags |= seen_not_neg_zero;
+  return true;
+}
+
+}  // namespace tally::ops::exact

@@ -1,0 +1,12 @@
+// CPU backend, exact mode (see include/tally/ops/exact.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "tally/core.hpp"
+
+namespace tally::cpu {
+/// Correctly rounded sum / dot of float32 or float64 data, written as `out` to result.
+void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y, std::int64_t n,
+                  void* result);
+}  // namespace tally::cpu
