@@ -24,6 +24,7 @@
 // -0.0 only when every term was -0.0 (IEEE), a tiny nonzero sum rounds to a zero of its sign.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -269,6 +270,17 @@ template <class L, class Out> TALLY_HD Out round_to(const std::int64_t* src, uns
 
 // ---- per-thread expansions ----------------------------------------------------------------
 
+/// A correctly rounded fused multiply-add on both sides, whatever the build flags: the GPU's
+/// FMA, and on the host std::fma (glibc selects the FMA instruction at run time where the CPU
+/// has it). TwoProduct needs it exact: x*y - fl(x*y) computed in one rounding.
+TALLY_HD double exact_fma(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
 /// Error-free transformation: s + e == a + b exactly, s = fl(a + b) (Knuth's TwoSum; 6 ops,
 /// no branch, valid for any finite a, b whose sum does not overflow).
 TALLY_HD void two_sum(double a, double b, double& s, double& e) {
@@ -369,7 +381,7 @@ TALLY_HD void add_product(expansion& f, double x, double y, Flush&& flush, Depos
     return;
   }
   double p = x * y;
-  double e = fma_(x, y, -p);
+  double e = exact_fma(x, y, -p);
   add(f, p, flush);
   add(f, e, flush);
 }
