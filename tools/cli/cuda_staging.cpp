@@ -50,11 +50,12 @@ const tally::options kCuda{tally::backend::cuda};
 
 }  // namespace
 
-double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result) {
+double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result,
+                     tally::accuracy acc) {
   device_array dx(x);
-  if (op == tally::reduce_op::sum) return timed([&] { tally::reduce(op, dx.ref(), {}, result, kCuda); });
+  if (op == tally::reduce_op::sum) return timed([&] { tally::reduce(op, dx.ref(), {}, result, {tally::backend::cuda, nullptr, acc}); });
   device_array dy(y);
-  return timed([&] { tally::reduce(op, dx.ref(), dy.ref(), result, kCuda); });
+  return timed([&] { tally::reduce(op, dx.ref(), dy.ref(), result, {tally::backend::cuda, nullptr, acc}); });
 }
 
 double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_ref out) {

@@ -9,7 +9,8 @@ namespace tally_cli {
 /// Copies x (and y, for dot) to device memory, runs tally::reduce there (memory::device,
 /// backend cuda) and writes the result to host memory at `result`. Returns the seconds the
 /// tally call took (copies excluded). Throws tally::error.
-double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result);
+double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result,
+                     tally::accuracy acc);
 
 /// Copies x and y to device memory, runs tally::add there and copies the sum back into the
 /// host array `out`. Returns the seconds the tally call took. Throws tally::error.

@@ -8,7 +8,7 @@ namespace {
 }
 }  // namespace
 
-double reduce_on_gpu(tally::reduce_op, tally::array_ref, tally::array_ref, void*) { none(); }
+double reduce_on_gpu(tally::reduce_op, tally::array_ref, tally::array_ref, void*, tally::accuracy) { none(); }
 double add_on_gpu(tally::array_ref, tally::array_ref, tally::mutable_array_ref) { none(); }
 
 }  // namespace tally_cli

@@ -55,6 +55,7 @@ struct settings {
   std::string column, column_b, delimiter = ",";
   std::int64_t skip_rows = 0;
   std::string backend = "auto";
+  std::string accuracy = "exact";
   bool json = false;
 };
 
@@ -132,8 +133,9 @@ report run_reduce(tally::reduce_op op, const settings& s) {
   tally::array_ref y = op == tally::reduce_op::dot ? ab->second.ref() : tally::array_ref{};
   tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char result[8] = {};
-  double secs = staged(be) ? reduce_on_gpu(op, a.ref(), y, result)
-                           : timed([&] { tally::reduce(op, a.ref(), y, result, {be}); });
+  tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
+  double secs = staged(be) ? reduce_on_gpu(op, a.ref(), y, result, acc)
+                           : timed([&] { tally::reduce(op, a.ref(), y, result, {be, nullptr, acc}); });
   scalar v = read_scalar(tally::result_dtype(op, a.type()), result);
   return {repr(v), json_number(v), tally::result_dtype(op, a.type()), a.size(), be, secs};
 }
@@ -178,6 +180,11 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--backend", s.backend, "auto (the GPU if present, else the CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--accuracy", s.accuracy,
+                  "exact: the correctly rounded sum / dot product (default); fast: a float64 "
+                  "accumulator tree (ignored by add)")
+      ->check(CLI::IsMember({"exact", "fast"}))
       ->capture_default_str();
   cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds (of the library call alone)");
 }
