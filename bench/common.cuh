@@ -50,6 +50,28 @@ template <class T> __global__ void fill(T* p, std::int64_t n, std::uint64_t seed
   }
 }
 
+/// Test distributions for floating data: 0 uniform [0, 1); 1 wide: random sign and mantissa,
+/// exponent uniform in [-60, 60]; 2 ill-conditioned: pairs (a, -a + d) with a wide and d in
+/// [0, 2^-40), so the sum is tiny against sum|x| (condition number ~ 2^100).
+template <class T> __global__ void fill_dist(T* p, std::int64_t n, std::uint64_t seed, int dist) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    std::uint64_t r = mix(seed ^ std::uint64_t(i));
+    double m = 1.0 + double(r >> 12) * 0x1.0p-52;
+    if (dist == 0) {
+      p[i] = T(double(r >> 11) * 0x1.0p-53);
+    } else if (dist == 1) {
+      int e = int((r >> 1) % 121) - 60;
+      p[i] = T((r & 1 ? -1.0 : 1.0) * ldexp(m, e));
+    } else {
+      std::uint64_t q = mix(seed ^ std::uint64_t(i & ~std::int64_t(1)));  // the pair's shared a
+      int e = int((q >> 1) % 121) - 60;
+      double a = (q & 1 ? -1.0 : 1.0) * ldexp(1.0 + double(q >> 12) * 0x1.0p-52, e);
+      p[i] = (i & 1) ? T(-T(a) + T(double(r >> 11) * 0x1.0p-93)) : T(a);
+    }
+  }
+}
+
 // ---- the ceiling: a plain grid-stride read of 16-byte vectors ---------------------------
 
 template <class T>

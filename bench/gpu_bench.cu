@@ -111,6 +111,11 @@ template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool wi
   int grid = 132 * 8;
   double t_read = tm.per_call([&](int k) { read_kernel<T><<<grid, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
   double t_tally = tm.per_call([&](int k) { tally::sum_async<T>({X(k), n, tally::memory::device}, rd, nullptr, opt); }, slots, reps);
+  tally::options fast = opt;
+  fast.accuracy = tally::accuracy::fast;
+  double t_fast = std::is_floating_point_v<T>
+                      ? tm.per_call([&](int k) { tally::sum_async<T>({X(k), n, tally::memory::device}, rd, nullptr, fast); }, slots, reps)
+                      : NAN;
   double t_cub = tm.per_call([&](int k) {
     std::size_t b = P.cub_temp_bytes;
     cub::DeviceReduce::Sum(P.cub_temp, b, X(k), cd, n, P.s);
@@ -122,6 +127,7 @@ template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool wi
   }, slots, std::max(3, reps / 3));
   rows.push_back({"sum", tn, "read-kernel", n, t_read, gb / t_read, NAN});
   rows.push_back({"sum", tn, "tally", n, t_tally, gb / t_tally, check});
+  if (std::is_floating_point_v<T>) rows.push_back({"sum", tn, "tally-fast", n, t_fast, gb / t_fast, NAN});
   rows.push_back({"sum", tn, "cub", n, t_cub, gb / t_cub, NAN});
   rows.push_back({"sum", tn, "thrust", n, t_thrust, gb / t_thrust, NAN});
 
@@ -131,6 +137,9 @@ template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool wi
   double t_read2 = tm.per_call([&](int k) { read_kernel<T><<<grid, 256, 0, P.s>>>(X(k), Y(k), n, true, P.dres + 4); }, slots, reps);
   double t_tdot = tm.per_call([&](int k) {
     tally::dot_async<T>({X(k), n, tally::memory::device}, {Y(k), n, tally::memory::device}, rd, nullptr, opt);
+  }, slots, reps);
+  double t_fastdot = tm.per_call([&](int k) {
+    tally::dot_async<T>({X(k), n, tally::memory::device}, {Y(k), n, tally::memory::device}, rd, nullptr, fast);
   }, slots, reps);
   double t_cubdot = tm.per_call([&](int k) {
     std::size_t b = P.cub_temp_bytes;
@@ -159,6 +168,7 @@ template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool wi
     }
   }
   rows.push_back({"dot", tn, "tally", n, t_tdot, gb2 / t_tdot, std::isnan(blas_ref) ? NAN : rel(double(dv), blas_ref)});
+  rows.push_back({"dot", tn, "tally-fast", n, t_fastdot, gb2 / t_fastdot, NAN});
   rows.push_back({"dot", tn, "cub", n, t_cubdot, gb2 / t_cubdot, NAN});
   double t_thrustdot = tm.per_call([&](int k) {
     auto px = thrust::device_pointer_cast(X(k));
@@ -196,6 +206,50 @@ template <class T> void bench_add(pools& P, std::int64_t n, int reps) {
   rows.push_back({"add", tn, "memcpy-d2d", n, t_copy, 2.0 * bytes / 1e3 / t_copy, NAN});
   rows.push_back({"add", tn, "tally", n, t_tally, gb3 / t_tally, NAN});
   rows.push_back({"add", tn, "thrust", n, t_thrust, gb3 / t_thrust, NAN});
+}
+
+// Exact against fast mode and CUB on three distributions (one input, larger than L2): GB/s,
+// and each result's relative error against the exact (correctly rounded) value.
+const char* dist_name(int d) { return d == 0 ? "uniform" : d == 1 ? "wide" : "illcond"; }
+
+template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps) {
+  using CubOut = T;
+  T* x = reinterpret_cast<T*>(P.x);
+  T* y = reinterpret_cast<T*>(P.y);
+  fill_dist<T><<<1024, 256, 0, P.s>>>(x, n, 11, dist);
+  fill_dist<T><<<1024, 256, 0, P.s>>>(y, n, 12, dist == 2 ? 1 : dist);
+  CK(cudaStreamSynchronize(P.s));
+  timer tm(P.s);
+  tally::options ex{tally::backend::cuda, P.s};
+  tally::options fa = ex;
+  fa.accuracy = tally::accuracy::fast;
+  auto* rd = reinterpret_cast<T*>(P.dres);
+  auto* cd = reinterpret_cast<CubOut*>(P.dres + 1);
+  tally::view<const T> vx{x, n, tally::memory::device}, vy{y, n, tally::memory::device};
+  std::string tn = std::string(type_name<T>()) + "-" + dist_name(dist);
+  const double gb = double(n) * sizeof(T) / 1e3;
+  // Values: exact is the reference.
+  double vexact = double(tally::sum<T>(vx, ex)), vfast = double(tally::sum<T>(vx, fa));
+  std::size_t tb = P.cub_temp_bytes;
+  CK(cub::DeviceReduce::Sum(P.cub_temp, tb, x, cd, n, P.s));
+  CK(cudaStreamSynchronize(P.s));
+  CubOut cv;
+  CK(cudaMemcpy(&cv, cd, sizeof cv, cudaMemcpyDeviceToHost));
+  double t_ex = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
+  double t_fa = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, fa); }, 1, reps);
+  double t_cub = tm.per_call([&](int) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::Sum(P.cub_temp, b, x, cd, n, P.s);
+  }, 1, reps);
+  rows.push_back({"sum-exact", tn, "tally", n, t_ex, gb / t_ex, 0.0});
+  rows.push_back({"sum-exact", tn, "tally-fast", n, t_fa, gb / t_fa, rel(vfast, vexact)});
+  rows.push_back({"sum-exact", tn, "cub", n, t_cub, gb / t_cub, rel(double(cv), vexact)});
+  // Dot products of the same data.
+  double dexact = double(tally::dot<T>(vx, vy, ex)), dfast = double(tally::dot<T>(vx, vy, fa));
+  double t_dex = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
+  double t_dfa = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, fa); }, 1, reps);
+  rows.push_back({"dot-exact", tn, "tally", n, t_dex, 2 * gb / t_dex, 0.0});
+  rows.push_back({"dot-exact", tn, "tally-fast", n, t_dfa, 2 * gb / t_dfa, rel(dfast, dexact)});
 }
 
 void bench_latency(pools& P, std::int64_t n, int reps) {
@@ -256,20 +310,26 @@ void print_table() {
     if (head + cols != last_head) {
       std::printf("\n%s\n%12s", head.c_str(), "n");
       for (auto* r : g) std::printf(" %12s", r->library.c_str());
-      std::printf(" %12s %10s %10s\n", latency ? "tally/cub" : "tally us", "tally/cub", "check");
+      std::printf(" %12s %10s %10s  %s\n", latency ? "tally/cub" : "tally us", "tally/cub", "tally/fast",
+                  "rel. error (exact mode: vs the exact result; else tally vs CUB/cuBLAS)");
       last_head = head + cols;
     }
     const row* t = nullptr;
     const row* c = nullptr;
+    const row* f = nullptr;
     for (auto* r : g) {
       if (r->library == "tally") t = r;
+      if (r->library == "tally-fast") f = r;
       if (r->library == "cub" || r->library == "cub+memcpy") c = r;
     }
     std::printf("%12lld", (long long)g[0]->n);
     for (auto* r : g) std::printf(" %12.1f", latency ? r->us : r->gbps);
     if (latency) std::printf(" %12.2f %10s", t && c ? t->us / c->us : NAN, "");
     else std::printf(" %12.2f %10.2f", t ? t->us : NAN, t && c ? c->us / t->us : NAN);
-    std::printf(" %10.1e\n", t ? t->check : NAN);
+    std::printf(" %10.2f ", t && f ? f->us / t->us : NAN);
+    for (auto* r : g)
+      if (!std::isnan(r->check)) std::printf(" %s %.1e", r->library.c_str(), r->check);
+    std::printf("\n");
   }
 }
 
@@ -367,6 +427,11 @@ int main(int argc, char** argv) {
   for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
   refill(double{});
   for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+  // Exact against fast mode on three distributions, at the issue's sizes.
+  for (int d = 0; d < 3; ++d) {
+    for (int l = 26; l <= max_log2; l += 2) bench_exact<float>(P, std::int64_t(1) << l, d, reps);
+    for (int l = 25; l <= max_log2 - 1; l += 2) bench_exact<double>(P, std::int64_t(1) << l, d, reps);
+  }
   refill(std::int32_t{});
   for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
 

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 CEILINGS = {"read-kernel", "memcpy-d2d"}
-ORDER = ["tally", "cub", "cublas", "thrust", "read-kernel", "memcpy-d2d"]
+ORDER = ["tally", "tally-fast", "cub", "cublas", "thrust", "read-kernel", "memcpy-d2d"]
 
 
 def load(path):
@@ -75,7 +75,7 @@ def markdown(rows, title):
 
 
 def plot(rows, path, title):
-    p = {k: v for k, v in panels(rows).items() if not k[0].endswith("latency")}
+    p = {k: v for k, v in panels(rows).items() if not k[0].endswith(("latency", "-exact"))}
     keys = sorted(p)
     cols = 3
     nrows = math.ceil(len(keys) / cols)
