@@ -361,18 +361,19 @@ void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, exact_only = false;
   int max_log2 = 30;
   const char* csv = nullptr;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
+    else if (a == "--exact-only") exact_only = true;
     else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]\n");
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--max-log2 N] [--csv FILE] [--json FILE]\n");
       return 2;
     }
   }
@@ -421,19 +422,23 @@ int main(int argc, char** argv) {
     fill<T><<<1024, 256>>>(reinterpret_cast<T*>(P.y), std::int64_t(pool / sizeof(T)), 2);
     CK(cudaDeviceSynchronize());
   };
-  refill(float{});
-  for (int l = 10; l <= max_log2; l += 2) bench_reduce<float>(P, std::int64_t(1) << l, reps, true);
-  for (int l = 10; l <= max_log2; l += 2) bench_add<float>(P, std::int64_t(1) << l, reps);
-  for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
-  refill(double{});
-  for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+  if (!exact_only) {
+    refill(float{});
+    for (int l = 10; l <= max_log2; l += 2) bench_reduce<float>(P, std::int64_t(1) << l, reps, true);
+    for (int l = 10; l <= max_log2; l += 2) bench_add<float>(P, std::int64_t(1) << l, reps);
+    for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
+    refill(double{});
+    for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+  }
   // Exact against fast mode on three distributions, at the issue's sizes.
   for (int d = 0; d < 3; ++d) {
     for (int l = 26; l <= max_log2; l += 2) bench_exact<float>(P, std::int64_t(1) << l, d, reps);
     for (int l = 25; l <= max_log2 - 1; l += 2) bench_exact<double>(P, std::int64_t(1) << l, d, reps);
   }
-  refill(std::int32_t{});
-  for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
+  if (!exact_only) {
+    refill(std::int32_t{});
+    for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
+  }
 
   print_table();
   if (csv) write_csv(csv);

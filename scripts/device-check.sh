@@ -23,7 +23,7 @@ grep -E "spill|warning" /tmp/build.log | sort | uniq | head -10
 rc=0
 if want tests; then
   echo "== tests"
-  ctest --test-dir $B --output-on-failure -j 4 --timeout 900 >"$OUT/ctest.log" 2>&1 || rc=1
+  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 >"$OUT/ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\(Failed\)|Total Test time" "$OUT/ctest.log" | tail -12
   echo "skipped: $(grep -c '(Skipped)' "$OUT/ctest.log")"; grep '(Skipped)' "$OUT/ctest.log" | head -5
 fi

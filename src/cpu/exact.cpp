@@ -36,28 +36,43 @@ void fold(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& fla
       ex::add_term(g, x[i], flush);
     }
   };
-  std::int64_t i = 0, tile = 0;
-  for (; i + kTile <= n; i += kTile, ++tile) {
-    ex::expansion& g = f[tile % kWays];
-    if constexpr (!Dot && std::is_same_v<T, float>) {
-      double t;
-      if (ex::tile_exact_f32<kTile>(x + i, t, g.flags)) {
-        ex::add(g, t, flush);
-        continue;
+  // Four expansions take consecutive tiles in turn (independent dependency chains); the
+  // loop over them is unrolled so that each stays in registers.
+  std::int64_t i = 0;
+  for (; i + kWays * kTile <= n; i += kWays * kTile) {
+    TALLY_UNROLL
+    for (int w = 0; w < kWays; ++w) {
+      ex::expansion& g = f[w];
+      const std::int64_t b = i + w * kTile;
+      bool done = false;
+      if constexpr (!Dot && std::is_same_v<T, float>) {
+        double t;
+        if (ex::tile_exact_f32<kTile>(x + b, t, g.flags)) {
+          ex::add(g, t, flush);
+          done = true;
+        }
       }
-    }
-    for (int k = 0; k < kTile; ++k) term(g, i + k);
-    if constexpr (std::is_same_v<T, double>) {
-      if (ex::too_big(g.a0)) {  // keep |a0| < 2^1011: no TwoSum can overflow
-        flush(g.a0);
-        g.a0 = 0.0;
+      if (!done)
+        for (int k = 0; k < kTile; ++k) term(g, b + k);
+      if constexpr (std::is_same_v<T, double>) {
+        if (ex::too_big(g.a[0])) {  // keep |a0| < 2^1011: no TwoSum can overflow
+          flush(g.a[0]);
+          g.a[0] = 0.0;
+        }
       }
     }
   }
-  for (; i < n; ++i) term(f[0], i);
+  for (; i < n; ++i) {
+    term(f[0], i);
+    if constexpr (std::is_same_v<T, double>) {
+      if (ex::too_big(f[0].a[0])) {
+        flush(f[0].a[0]);
+        f[0].a[0] = 0.0;
+      }
+    }
+  }
   for (auto& g : f) {
-    flush(g.a0);
-    flush(g.a1);
+    ex::drain(g, flush);
     flags |= g.flags;
   }
 }

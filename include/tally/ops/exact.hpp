@@ -4,10 +4,10 @@
 // (Collange, Defour, Graillat, Iakymchuk, "Numerical reproducibility for the parallel
 // reduction on multi- and many-core architectures", Parallel Computing 49, 2015):
 //
-//  1. each thread (CPU lane, GPU thread) keeps a floating-point expansion of two doubles
-//     (a0, a1), updated with the error-free TwoSum transformation (Knuth; Ogita, Rump and
-//     Oishi, "Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005); a rounding
-//     error that does not fit in a1 is "flushed";
+//  1. each thread (CPU lane, GPU thread) keeps a floating-point expansion of kTerms doubles,
+//     updated with the error-free TwoSum transformation (Knuth; Ogita, Rump and Oishi,
+//     "Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005); a rounding error
+//     that does not fit in the last term is "flushed";
 //  2. flushed values and, at the end, the expansions themselves are deposited into a long
 //     fixed-point accumulator (Kulisch's superaccumulator): an array of D signed 64-bit
 //     digits, digit i weighing 2^(32 i + B), wide enough for every value the inputs can
@@ -289,25 +289,44 @@ TALLY_HD void two_sum(double a, double b, double& s, double& e) {
   e = (a - (s - bb)) + (b - bb);
 }
 
-/// A thread's two-term expansion and special-value flags.
+/// Terms of a thread's expansion. Four doubles hold 212 bits: data spanning 2^-60..2^60
+/// (120 exponents plus 53-bit mantissas) or the low parts of float64 products stay in
+/// registers, and flushes to the superaccumulator are rare.
+inline constexpr int kTerms = 4;
+
+/// A thread's expansion (value: the exact sum of a[0..kTerms)) and special-value flags.
 struct expansion {
-  double a0 = 0.0, a1 = 0.0;
+  double a[kTerms] = {};
   unsigned flags = 0;
 };
 
-/// Adds finite t (|t| < 2^1000 and |a0| < 2^1011, so nothing overflows) exactly: the part
-/// of t that (a0, a1) cannot hold goes to flush(double).
-template <class Flush> TALLY_HD void add(expansion& f, double t, Flush&& flush) {
-  double s, e, s1, e1;
-  two_sum(f.a0, t, s, e);
-  two_sum(f.a1, e, s1, e1);
-  f.a0 = s;
-  f.a1 = s1;
-  if (e1 != 0.0) flush(e1);
+/// Adds finite t exactly, starting at term `level`: each TwoSum leaves the rounding error for
+/// the next term and stops as soon as it is zero; an error left after the last term goes to
+/// flush(double). Requires |t| < 2^1000 and |a[0]| < 2^1011, so nothing overflows.
+template <class Flush> TALLY_HD void add(expansion& f, double t, Flush&& flush, int level = 0) {
+  TALLY_UNROLL
+  for (int i = 0; i < kTerms; ++i) {
+    if (i < level) continue;
+    double s, e;
+    two_sum(f.a[i], t, s, e);
+    f.a[i] = s;
+    t = e;
+    if (t == 0.0) return;
+  }
+  flush(t);
+}
+
+/// Deposits every term of the expansion through flush and clears it.
+template <class Flush> TALLY_HD void drain(expansion& f, Flush&& flush) {
+  TALLY_UNROLL
+  for (int i = 0; i < kTerms; ++i) {
+    if (f.a[i] != 0.0) flush(f.a[i]);
+    f.a[i] = 0.0;
+  }
 }
 
 /// Magnitudes at or above 2^1000 bypass the expansion (they are deposited directly), which
-/// keeps every TwoSum clear of overflow; the expansion's a0 is flushed when it reaches 2^1010.
+/// keeps every TwoSum clear of overflow; the expansion's a[0] is flushed when it reaches 2^1010.
 inline constexpr int big_biased_exponent = 1023 + 1000;
 
 /// float32 term: NaN and infinities set flags; anything else goes to the expansion.
@@ -383,11 +402,10 @@ TALLY_HD void add_product(expansion& f, double x, double y, Flush&& flush, Depos
   double p = x * y;
   double e = exact_fma(x, y, -p);
   add(f, p, flush);
-  add(f, e, flush);
+  if (e != 0.0) add(f, e, flush, 1);  // the low part joins below the leading term
 }
 
-/// Exponent of a double's leading bit range check used to keep a0 small: true when |a| >=
-/// 2^1010 (the caller then flushes a0 and clears it).
+/// True when |a| >= 2^1010: the caller then flushes a[0] and clears it.
 TALLY_HD bool too_big(double a) {
   return static_cast<int>((bits_of(a) >> 52) & 0x7ff) >= 1023 + 1010;
 }
