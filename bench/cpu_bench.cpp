@@ -1,4 +1,4 @@
-// CPU section of the benchmark: tally's CPU backend against std::reduce on the same machine
+// CPU section of the benchmark: tally's CPU backend (exact and fast) against std::reduce on the same machine
 // (Google Benchmark). bench/cpu_compare.py runs this and numpy.sum side by side.
 #include <benchmark/benchmark.h>
 
@@ -26,6 +26,14 @@ template <class T> void tally_sum(benchmark::State& st) {
   st.SetBytesProcessed(st.iterations() * st.range(0) * static_cast<std::int64_t>(sizeof(T)));
 }
 
+template <class T> void tally_sum_fast(benchmark::State& st) {
+  auto v = data<T>(st.range(0));
+  tally::options opt{tally::backend::cpu};
+  opt.accuracy = tally::accuracy::fast;
+  for (auto _ : st) benchmark::DoNotOptimize(tally::sum<T>(v, opt));
+  st.SetBytesProcessed(st.iterations() * st.range(0) * static_cast<std::int64_t>(sizeof(T)));
+}
+
 template <class T> void tally_dot(benchmark::State& st) {
   auto v = data<T>(st.range(0));
   auto w = data<T>(st.range(0));
@@ -44,6 +52,8 @@ template <class T> void std_reduce(benchmark::State& st) {
 
 BENCHMARK(tally_sum<float>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
 BENCHMARK(tally_sum<double>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
+BENCHMARK(tally_sum_fast<float>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
+BENCHMARK(tally_sum_fast<double>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
 BENCHMARK(tally_dot<double>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
 BENCHMARK(std_reduce<float>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();
 BENCHMARK(std_reduce<double>)->RangeMultiplier(4)->Range(1 << 16, 1 << 24)->UseRealTime();

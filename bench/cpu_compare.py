@@ -42,18 +42,21 @@ def main():
         rows[(name, int(n))] = b["bytes_per_second"] / 1e9
     sizes = sorted({n for (_, n) in rows})
     print(f"CPU: {os.cpu_count()} cores, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'all')}")
-    print(f"{'dtype':8} {'n':>10} {'tally GB/s':>11} {'numpy GB/s':>11} {'std::reduce':>12} {'tally/numpy':>12}")
-    lines = ["dtype,n,tally_gbps,numpy_gbps,std_reduce_gbps"]
+    print(f"{'dtype':8} {'n':>10} {'exact GB/s':>11} {'fast GB/s':>10} {'numpy GB/s':>11} {'std::reduce':>12}"
+          f" {'exact/numpy':>12} {'fast/numpy':>11}")
+    lines = ["dtype,n,tally_exact_gbps,tally_fast_gbps,numpy_gbps,std_reduce_gbps"]
     for dt, np_dt in (("float", np.float32), ("double", np.float64)):
         for n in sizes:
             t = rows.get((f"tally_sum<{dt}>", n))
+            fa = rows.get((f"tally_sum_fast<{dt}>", n), float("nan"))
             s = rows.get((f"std_reduce<{dt}>", n))
             if t is None:
                 continue
             npg = numpy_gbps(np_dt, n, 3 if a.quick else 15)
             name = np.dtype(np_dt).name
-            print(f"{name:8} {n:>10} {t:>11.1f} {npg:>11.1f} {s or float('nan'):>12.1f} {t / npg:>12.2f}")
-            lines.append(f"{name},{n},{t:.3f},{npg:.3f},{(s or float('nan')):.3f}")
+            print(f"{name:8} {n:>10} {t:>11.1f} {fa:>10.1f} {npg:>11.1f} {s or float('nan'):>12.1f}"
+                  f" {t / npg:>12.2f} {fa / npg:>11.2f}")
+            lines.append(f"{name},{n},{t:.3f},{fa:.3f},{npg:.3f},{(s or float('nan')):.3f}")
     if a.csv:
         with open(a.csv, "w") as f:
             f.write("\n".join(lines) + "\n")
