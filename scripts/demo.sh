@@ -14,17 +14,27 @@ trap 'rm -rf "$TMP"' EXIT
 
 # numpy's answers, one "key value" line each, and the .npy inputs.
 python3 - "$DATA" "$TMP" >"$TMP/numpy.txt" <<'EOF'
-import os, sys
+import math, os, sys
+from fractions import Fraction
 import numpy as np
 data, tmp = sys.argv[1:]
+
+def exact_dot(a, b):  # the exact dot product of float64 data, correctly rounded
+    return float(sum(Fraction(float(u)) * Fraction(float(v)) for u, v in zip(a, b)))
+
 iris = np.loadtxt(os.path.join(data, "iris.csv"), delimiter=",", skiprows=1)
 diab = np.loadtxt(os.path.join(data, "diabetes_data_raw.csv.gz"))
+# "<key>_exact": the correctly rounded exact value (math.fsum, exact rationals).
 for c in range(4):
     print(f"iris_sum{c}", repr(float(iris[:, c].sum())))
+    print(f"iris_sum{c}_exact", repr(math.fsum(iris[:, c])))
 print("iris_dot02", repr(float(np.dot(iris[:, 0], iris[:, 2]))))
+print("iris_dot02_exact", repr(exact_dot(iris[:, 0], iris[:, 2])))
 for c in (0, 2):
     print(f"diab_sum{c}", repr(float(diab[:, c].sum())))
+    print(f"diab_sum{c}_exact", repr(math.fsum(diab[:, c])))
 print("diab_dot23", repr(float(np.dot(diab[:, 2], diab[:, 3]))))
+print("diab_dot23_exact", repr(exact_dot(diab[:, 2], diab[:, 3])))
 rng = np.random.default_rng(2024)
 f = rng.random(1_000_000, dtype=np.float32)
 g = rng.random(1_000_000, dtype=np.float32)
@@ -36,13 +46,14 @@ print("i32_sum", int(i.sum(dtype=np.int64)))
 print("f32_dot", str(np.dot(f, g)))
 print("i32_dot", int(np.dot(i.astype(np.int64), i.astype(np.int64))))
 print("mix_dot", repr(float(np.dot(i.astype(np.float64), f.astype(np.float64)))))
+print("mix_dot_exact", repr(exact_dot(i.astype(np.float64), f.astype(np.float64))))
 np.save(os.path.join(tmp, "want_add.npy"), f + i)
 EOF
 declare -A NP
 while read -r k v; do NP[$k]=$v; done <"$TMP/numpy.txt"
 
 fail=0
-line() { printf '%-52s | %-24s | %-24s | %s\n' "$@"; }
+line() { printf '%-50s | %-20s | %-20s | %-20s | %s\n' "$@"; }
 # check TALLY NUMPY BOUND: "ok" when equal, or within the relative bound (BOUND "exact": equal).
 check() {
   python3 -c '
@@ -52,20 +63,24 @@ same = t == n or (b != "exact" and math.isclose(float(t), float(n), rel_tol=floa
 print("ok" if same else "DIFFERS")' "$1" "$2" "$3"
 }
 # row LABEL NUMPY_KEY BOUND TALLY_ARGS...: runs tally, prints one table row.
+# With a "<key>_exact" value, tally (exact mode) must equal it digit for digit.
 row() {
-  local label=$1 want=${NP[$2]} bound=$3 got verdict
+  local label=$1 want=${NP[$2]} exact=${NP[$2_exact]:-} bound=$3 got verdict
   shift 3
   got=$("$TALLY" "$@")
   verdict=$(check "$got" "$want" "$bound")
-  [ "$verdict" = ok ] || fail=1
-  line "$label" "$got" "$want" "$verdict (${bound})"
+  if [ -n "$exact" ]; then
+    if [ "$got" = "$exact" ]; then verdict="$verdict, = exact"; else verdict="$verdict, NOT EXACT"; fail=1; fi
+  fi
+  [ "${verdict%%,*}" = ok ] || fail=1
+  line "$label" "$got" "$want" "${exact:--}" "$verdict (${bound})"
 }
 
 echo "tally CLI demo: $("$TALLY" --version), backend $("$TALLY" sum "$TMP/f32.npy" --json |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["backend"])') (auto)"
 echo
-line operation tally numpy check
-line "$(printf -- '-%.0s' {1..52})" "------------------------" "------------------------" "-----"
+line operation tally numpy "exact (fsum)" check
+line "$(printf -- '-%.0s' {1..50})" "--------------------" "--------------------" "--------------------" "-----"
 
 IRIS=$DATA/iris.csv
 names=(sepal_length sepal_width petal_length petal_width)
@@ -93,14 +108,16 @@ got, want = np.load(sys.argv[1]), np.load(sys.argv[2])
 print(f"{got.dtype}{list(got.shape)}", "ok" if got.dtype == want.dtype and np.array_equal(got, want) else "DIFFERS")' \
   "$TMP/sum.npy" "$TMP/want_add.npy")
 [ "${add#* }" = ok ] || fail=1
-line "float32[1e6] + int32[1e6] -> .npy" "${add% *}" "f + i (float64)" "${add#* } (exact)"
+line "float32[1e6] + int32[1e6] -> .npy" "${add% *}" "f + i (float64)" "-" "${add#* } (exact)"
 
-echo "(float32 rows: numpy accumulates float32 sums and dots in float32, tally in float64, so the"
-echo " last digits may differ; the bounds are relative. iris.csv needs --skip-rows 1: its first line"
-echo " holds counts and class names, not data)"
+echo "(tally's floating results are exact sums rounded once (its default accuracy): they equal"
+echo " math.fsum and the exact rational dot products digit for digit; numpy's pairwise float64"
+echo " sums can differ in the last digit, and numpy accumulates float32 in float32, so those rows"
+echo " are checked within a relative bound. iris.csv needs --skip-rows 1: its first line holds"
+echo " counts and class names, not data)"
 echo
 if [ $fail -ne 0 ]; then
   echo "demo: some answers differ beyond their bounds" >&2
   exit 1
 fi
-echo "demo: all answers agree with numpy"
+echo "demo: all answers agree with numpy, and the float64 ones are exactly the correctly rounded values"
