@@ -144,40 +144,15 @@ template <class T> class buffer {
 
 // ---- fixtures -----------------------------------------------------------------------------
 
-/// Parameter: the backend only.
-class Backend : public ::testing::TestWithParam<backend> {
+/// The helpers every fixture shares: run a call on the backend the parameter names, with
+/// host vectors moved into that backend's memory. `backend_of(GetParam())` picks the backend.
+template <class Param> class on_backend : public ::testing::TestWithParam<Param> {
  protected:
-  void SetUp() override { TT_REQUIRE_BACKEND(GetParam()); }
-  backend b() const { return GetParam(); }
-  tally::options opt() const {
-    tally::options o;
-    o.backend = GetParam();
-    return o;
-  }
-  template <class T> buffer<T> put(const std::vector<T>& v, std::size_t offset = 0) const {
-    return buffer<T>(b(), v, offset);
-  }
-  template <class T> tally::result_t<T> sum(const std::vector<T>& v) const {
-    return tally::sum<T>(put(v).in(), opt());
-  }
-  template <class T> tally::result_t<T> dot(const std::vector<T>& x, const std::vector<T>& y) const {
-    auto bx = put(x), by = put(y);
-    return tally::dot<T>(bx.in(), by.in(), opt());
-  }
-  template <class T> std::vector<T> add(const std::vector<T>& x, const std::vector<T>& y) const {
-    auto bx = put(x), by = put(y);
-    buffer<T> bo(b(), x.size(), T(7));
-    tally::add<T>(bx.in(), by.in(), bo.out(), opt());
-    return bo.read();
-  }
-};
+  static backend backend_of(backend b) { return b; }
+  static backend backend_of(const std::tuple<backend, dtype>& p) { return std::get<0>(p); }
 
-/// Parameter: backend x element type.
-class Typed : public ::testing::TestWithParam<std::tuple<backend, dtype>> {
- protected:
   void SetUp() override { TT_REQUIRE_BACKEND(b()); }
-  backend b() const { return std::get<0>(GetParam()); }
-  dtype t() const { return std::get<1>(GetParam()); }
+  backend b() const { return backend_of(this->GetParam()); }
   tally::options opt() const {
     tally::options o;
     o.backend = b();
@@ -199,6 +174,15 @@ class Typed : public ::testing::TestWithParam<std::tuple<backend, dtype>> {
     tally::add<T>(bx.in(), by.in(), bo.out(), opt());
     return bo.read();
   }
+};
+
+/// Parameter: the backend only.
+class Backend : public on_backend<backend> {};
+
+/// Parameter: backend x element type.
+class Typed : public on_backend<std::tuple<backend, dtype>> {
+ protected:
+  dtype t() const { return std::get<1>(GetParam()); }
 };
 
 std::string param_name(const ::testing::TestParamInfo<backend>& info);

@@ -377,7 +377,9 @@ TEST_P(Exact, SuperaccumulatorStatesMerge) {
     }
     T merged = ex::round_to<L, T>(whole, ex::seen_not_neg_zero);
     EXPECT_TRUE(same(sum(x), merged));
-    if (kHaveMpfr) EXPECT_TRUE(same(merged, (oracle<T, T>(x, {}))));
+    if (kHaveMpfr) {
+      EXPECT_TRUE(same(merged, (oracle<T, T>(x, {}))));
+    }
   });
 }
 
