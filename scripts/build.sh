@@ -3,5 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/cuda/bin
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+# The Python module is built (and its tests registered) when nanobind is installed.
+py=OFF
+python3 -c 'import nanobind' 2>/dev/null && py=ON
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTALLY_BUILD_PYTHON=$py "$@" >/dev/null
 cmake --build build -j "$(nproc)"

@@ -1,0 +1,103 @@
+"""tally: parallel reductions with exact (correctly rounded) results, for NumPy arrays.
+
+    >>> import numpy as np, tally
+    >>> x = np.full(2**24 + 1, 1.0, dtype=np.float32)
+    >>> tally.sum(x, dtype=np.float64)      # numpy's float32 sum would give 16777216.0
+    16777217.0
+
+This first version of the Python module runs on the CPU backend over NumPy arrays (any
+shape, read flattened in C order). GPU arrays (CuPy, PyTorch) are not accepted yet.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+import numpy as np
+
+from . import _tally
+
+__all__ = ["sum", "dot", "add", "cuda_available"]
+
+Accuracy = Literal["exact", "fast"]
+_SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
+
+
+def _host(a, fn: str) -> np.ndarray:
+    """A C-contiguous NumPy view (or copy) of `a`, or TypeError for GPU arrays and bad dtypes."""
+    if hasattr(a, "__cuda_array_interface__") or getattr(getattr(a, "device", None), "type", "cpu") == "cuda":
+        raise TypeError(f"tally.{fn}: GPU arrays are not supported by this version of the Python module")
+    arr = np.asarray(a)
+    if arr.dtype.type not in _SUPPORTED:
+        raise TypeError(f"tally.{fn}: unsupported dtype {arr.dtype} (float32, float64, int32 and int64 are supported)")
+    return np.ascontiguousarray(arr)
+
+
+def _out_dtype(dtype, fn: str) -> str:
+    if dtype is None:
+        return ""
+    name = np.dtype(dtype).name
+    if name not in ("float32", "float64", "int64"):
+        raise TypeError(f"tally.{fn}: result dtype must be float32, float64 (floating input) or int64 (integer input), not {name}")
+    return name
+
+
+def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Union[float, int]:
+    """Sum of all elements of `x` (any shape, read flattened).
+
+    x: array-like of float32, float64, int32 or int64 (NumPy; lists are converted).
+    dtype: result type; float32 or float64 for floating x (default: x's type), int64 for
+        integer x (the default). float32 data with dtype=float64 give the correctly rounded
+        float64 sum.
+    accuracy: "exact" (default): the exact sum rounded once to `dtype`, to nearest, ties to
+        even (correctly rounded: the same bits on every backend); "fast": a float64
+        accumulator tree with the error bound documented in include/tally/tally.hpp.
+    Returns a Python float (floating x) or int (integer x). The sum of nothing is 0.
+    Integer sums are exact; OverflowError when the exact sum does not fit in int64.
+    Raises TypeError for unsupported dtypes or GPU arrays, ValueError for bad arguments,
+    NotImplementedError for `axis` (whole-array reductions only, for now).
+    """
+    if axis is not None:
+        raise NotImplementedError("tally.sum: axis reductions are not supported yet")
+    a = _host(x, "sum")
+    return _tally.sum(a.reshape(-1), _out_dtype(dtype, "sum"), accuracy, "cpu")
+
+
+def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
+    """Dot product sum(x[i] * y[i]) of two arrays with the same number of elements.
+
+    x, y: array-likes of one dtype (float32, float64, int32 or int64), flattened.
+    dtype, accuracy: as in `sum`; in exact mode every product is exact too, so the result is
+        the correctly rounded exact dot product at any condition number.
+    Raises ValueError when the lengths or dtypes differ; OverflowError for an int64
+    overflow of the exact integer result; TypeError for unsupported dtypes.
+    """
+    a, b = _host(x, "dot"), _host(y, "dot")
+    if a.dtype != b.dtype:
+        raise ValueError(f"tally.dot: element type mismatch: x is {a.dtype}, y is {b.dtype}")
+    if a.size != b.size:
+        raise ValueError(f"tally.dot: length mismatch: x has {a.size} elements, y has {b.size}")
+    return _tally.dot(a.reshape(-1), b.reshape(-1), _out_dtype(dtype, "dot"), accuracy, "cpu")
+
+
+def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """Element-wise x + y of two arrays of the same shape and dtype; returns `out`.
+
+    out: optional C-contiguous array of the same shape and dtype (may be x or y: in place).
+    Integer overflow raises OverflowError (out then holds wrapped values).
+    """
+    a, b = _host(x, "add"), _host(y, "add")
+    if a.shape != b.shape:
+        raise ValueError(f"tally.add: shape mismatch: x has shape {a.shape}, y has shape {b.shape}")
+    if a.dtype != b.dtype:
+        raise ValueError(f"tally.add: element type mismatch: x is {a.dtype}, y is {b.dtype}")
+    if out is None:
+        out = np.empty_like(a)
+    elif out.shape != a.shape or out.dtype != a.dtype or not out.flags.c_contiguous:
+        raise ValueError("tally.add: out must be C-contiguous with the shape and dtype of x")
+    _tally.add(a.reshape(-1), b.reshape(-1), out.reshape(-1), "cpu")
+    return out
+
+
+def cuda_available() -> bool:
+    """True when this build has the CUDA backend and a GPU is usable."""
+    return bool(_tally.cuda_available())

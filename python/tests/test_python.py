@@ -1,0 +1,84 @@
+"""tally's Python module against math.fsum / exact rationals and NumPy (CPU backend)."""
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+tally = pytest.importorskip("tally")
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+def sum_fr(x, y):
+    total = Fraction(0)
+    for a, b in zip(x.ravel(), y.ravel()):
+        total += Fraction(float(a)) * Fraction(float(b))
+    return total
+
+
+def test_known_values():
+    ones = np.ones(2**24 + 1, dtype=np.float32)
+    assert tally.sum(ones, dtype=np.float64) == 16777217.0
+    assert tally.sum(ones) == 16777216.0
+    assert tally.sum(np.array([1e308, 1e308, -1e308])) == 1e308
+    assert math.copysign(1.0, tally.sum(np.array([-0.0, -0.0]))) == -1.0
+    assert tally.sum(np.array([], dtype=np.float64)) == 0.0
+    assert tally.sum(np.arange(100000, dtype=np.int32)) == 4999950000
+    assert tally.dot(np.array([1, 2, 3, 4], dtype=np.int64), np.ones(4, dtype=np.int64)) == 10
+
+
+def test_errors():
+    with pytest.raises(TypeError):
+        tally.sum(np.ones(3, dtype=np.float16))
+    with pytest.raises(ValueError):
+        tally.dot(np.ones(3), np.ones(4))
+    with pytest.raises(OverflowError):
+        tally.sum(np.array([2**62, 2**62], dtype=np.int64))
+    with pytest.raises(ValueError):
+        tally.sum(np.ones(3), accuracy="sloppy")
+    with pytest.raises(NotImplementedError):
+        tally.sum(np.ones((2, 2)), axis=0)
+
+
+def test_shapes_and_strides():
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    assert tally.sum(a) == math.fsum(a.ravel())
+    f = np.asfortranarray(a)
+    assert tally.sum(f) == math.fsum(a.ravel())
+    assert tally.sum(a[:, 1, ::2]) == math.fsum(a[:, 1, ::2].ravel())
+    out = tally.add(a, a)
+    assert np.array_equal(out, a + a)
+    tally.add(a, a, out=a)
+    assert np.array_equal(a, out)
+
+
+finite64 = st.floats(allow_nan=False, allow_infinity=False, width=64, min_value=-1e300, max_value=1e300)
+finite32 = st.floats(allow_nan=False, allow_infinity=False, width=32)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(0, 300), elements=finite64))
+def test_exact_sum_is_fsum(x):
+    assert tally.sum(x) == math.fsum(x)  # both correctly rounded
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(np.float32, st.integers(0, 300), elements=finite32))
+def test_exact_float32_sum_to_float64_is_fsum(x):
+    assert tally.sum(x, dtype=np.float64) == math.fsum(x.astype(np.float64))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 200).flatmap(lambda n: st.tuples(
+    hnp.arrays(np.float64, n, elements=st.floats(-1e150, 1e150)),
+    hnp.arrays(np.float64, n, elements=st.floats(-1e150, 1e150)))))
+def test_exact_dot_is_exact(xy):
+    x, y = xy
+    assert tally.dot(x, y) == float(sum_fr(x, y))
+
+
+def test_fast_mode_close():
+    x = np.random.default_rng(1).random(100001)
+    assert tally.sum(x, accuracy="fast") == pytest.approx(math.fsum(x), rel=1e-13)
