@@ -186,6 +186,10 @@ TEST_P(Typed, WrongMemory) {
     } else {
       tally::view<const T> declared{x.data(), x.size(), tally::memory::device};
       EXPECT_TRUE(throws_tally([&] { return tally::sum<T>(declared, opt()); }, errc::wrong_memory));
+      // Device memory declared as host memory: an error, not a CPU read of device memory.
+      tally::view<const T> as_host{x.data(), x.size(), tally::memory::host};
+      EXPECT_TRUE(throws_tally([&] { return tally::sum<T>(as_host, opt()); }, errc::wrong_memory));
+      EXPECT_TRUE(throws_tally([&] { return tally::sum<T>(as_host, tally::options{}); }, errc::wrong_memory));
     }
   });
 }
