@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "array.hpp"
 #include "csv.hpp"
@@ -190,7 +191,11 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
 }
 
 int fail(const std::exception& e, int code) {
-  std::fprintf(stderr, "tally: %s\n", e.what());
+  // Library messages start "tally::sum: ..." or "tally: ..."; print "tally: sum: ..." once.
+  std::string_view what = e.what();
+  if (what.starts_with("tally::")) what.remove_prefix(7);
+  else if (what.starts_with("tally: ")) what.remove_prefix(7);
+  std::fprintf(stderr, "tally: %.*s\n", static_cast<int>(what.size()), what.data());
   return code;
 }
 
