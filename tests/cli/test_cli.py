@@ -8,6 +8,7 @@ import gzip
 import json
 import math
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -693,3 +694,44 @@ def test_sklearn_digits_exact():
     x = np.loadtxt(f, delimiter=",")
     for col in (10, 64):  # small integers: the float64 sums are exact
         assert ok("sum", f, "--column", col) == repr(float(x[:, col].sum()))
+
+
+# ---- only regular files in, only regular files replaced --------------------------------
+
+def test_non_regular_inputs_are_refused(tmp_path):
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # never opened: a read would block, and its data would be sniffed away
+    bad("sum", fifo, words=["pipe.csv", "not a regular file"])
+    bad("sum", "/dev/zero", words=["/dev/zero", "not a regular file"])
+    bad("sum", tmp_path, words=[str(tmp_path.name), "not a regular file"])
+
+
+def test_add_refuses_to_replace_non_regular_targets(tmp_path):
+    a = save(tmp_path, "a.npy", np.ones(3))
+    fifo = tmp_path / "out.npy"
+    os.mkfifo(fifo)
+    bad("add", a, a, "-o", fifo, words=["out.npy", "not a regular file"])
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert no_temp_files(tmp_path)
+
+
+def test_add_writes_through_symlinks(tmp_path):
+    a = save(tmp_path, "a.npy", np.arange(3.0))
+    link = tmp_path / "link.npy"
+    os.symlink("real.npy", link)
+    r = run("add", a, a, "-o", link)
+    assert r.returncode == 0, r.stderr
+    assert os.path.islink(link)
+    assert np.array_equal(np.load(tmp_path / "real.npy"), np.arange(3.0) * 2)
+
+
+def test_csv_without_data_rows_is_an_error(tmp_path):
+    p = tmp_path / "few.csv"
+    p.write_text("a\n1\n2\n")
+    bad("sum", p, "--skip-rows", "5", words=["few.csv", "no data rows"])
+    h = tmp_path / "header.csv"
+    h.write_text("a,b\n")
+    bad("sum", h, "--column", "b", words=["header.csv", "no data rows"])
+    e = tmp_path / "empty.csv"
+    e.write_text("")
+    bad("sum", e, words=["empty.csv", "no data rows"])

@@ -169,11 +169,10 @@ host_array read(const std::string& path, const options& opt) {
     fail(path, "neither a .npy file nor CSV text (it holds NUL bytes)");
   std::vector<line> lines = data_lines(text, opt.skip_rows);
   host_array a = make_array(tally::dtype::float64, {0});
-  if (lines.empty()) {
-    if (!opt.column.empty() && opt.column.find_first_not_of("0123456789") != std::string::npos)
-      fail(path, "no column named " + quote(opt.column) + " (the file has no rows)");
-    return a;
-  }
+  // A CSV input without data is a mistake (a wrong --skip-rows, the wrong file), not an
+  // empty array: say so rather than print the sum of nothing.
+  const std::string skipped = opt.skip_rows ? " after skipping " + std::to_string(opt.skip_rows) + " lines" : "";
+  if (lines.empty()) fail(path, "no data rows" + skipped);
   column c = resolve(path, opt.column, split(lines[0].text, opt.delimiter));
   auto& v = std::get<std::vector<double>>(a.data);
   v.reserve(lines.size());
@@ -187,6 +186,7 @@ host_array read(const std::string& path, const options& opt) {
     if (!parse_number(cells[c.index], x)) fail(path, where + quote(trim(cells[c.index])) + " is not a number");
     v.push_back(x);
   }
+  if (v.empty()) fail(path, "no data rows" + skipped + " (only a header)");
   a.shape = {static_cast<std::int64_t>(v.size())};
   return a;
 }

@@ -9,6 +9,7 @@
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -85,6 +86,13 @@ csv::options csv_options(const settings& s, bool second) {
 
 /// Reads a .npy or CSV file (see the footer for which).
 host_array load(const std::string& path, const csv::options& o) {
+  // Inputs are read twice (format sniffing, then parsing), so only regular files will do:
+  // a pipe would lose its data to the sniff, a FIFO would block, /dev/zero never ends.
+  std::error_code ec;
+  auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw input_error(fmt::format("{}: not a regular file (directories, pipes and devices are not read;"
+                                  " save the data to a file first)", path));
   bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
   return npy_name || npy::has_magic(path) ? npy::read(path) : csv::read(path, o);
 }

@@ -395,7 +395,21 @@ class temp_file {
 
 }  // namespace
 
-void write_atomic(const std::string& path, const host_array& a) {
+void write_atomic(const std::string& given, const host_array& a) {
+  // The rename replaces what is at the path: follow a symlink to its target, and never
+  // replace anything but a regular file (say /dev/null, a FIFO or a socket).
+  namespace fs = std::filesystem;
+  std::string path = given;
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(path, ec)); ++hops) {
+    if (hops == 40) fail(given, "too many levels of symbolic links");
+    fs::path target = fs::read_symlink(path, ec);
+    if (ec) fail(given, "cannot read the symbolic link: " + ec.message());
+    path = (target.is_absolute() ? target : fs::path(path).parent_path() / target).string();
+  }
+  auto st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+    fail(given, "cannot write: it exists and is not a regular file (refusing to replace it)");
   std::string head = make_header(a);
   temp_file tmp(path);
   tmp.write(head.data(), head.size());
