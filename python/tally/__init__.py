@@ -29,16 +29,26 @@ def _host(a, fn: str) -> np.ndarray:
     arr = np.asarray(a)
     if arr.dtype.type not in _SUPPORTED:
         raise TypeError(f"tally.{fn}: unsupported dtype {arr.dtype} (float32, float64, int32 and int64 are supported)")
-    return np.ascontiguousarray(arr)
+    if not arr.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return np.require(arr, requirements="C")  # keeps 0-d arrays 0-d
 
 
-def _out_dtype(dtype, fn: str) -> str:
+def _out_dtype(dtype, a: np.ndarray, fn: str) -> str:
     if dtype is None:
         return ""
     name = np.dtype(dtype).name
-    if name not in ("float32", "float64", "int64"):
-        raise TypeError(f"tally.{fn}: result dtype must be float32, float64 (floating input) or int64 (integer input), not {name}")
+    floating = a.dtype.kind == "f"
+    if (floating and name not in ("float32", "float64")) or (not floating and name != "int64"):
+        allowed = "float32 or float64" if floating else "int64"
+        raise TypeError(f"tally.{fn}: a {a.dtype} {fn} can give {allowed}, not {name}")
     return name
+
+
+def _accuracy(accuracy, fn: str) -> str:
+    if accuracy not in ("exact", "fast"):
+        raise ValueError(f"tally.{fn}: accuracy must be 'exact' or 'fast', not {accuracy!r}")
+    return accuracy
 
 
 def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Union[float, int]:
@@ -59,7 +69,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = No
     if axis is not None:
         raise NotImplementedError("tally.sum: axis reductions are not supported yet")
     a = _host(x, "sum")
-    return _tally.sum(a.reshape(-1), _out_dtype(dtype, "sum"), accuracy, "cpu")
+    return _tally.sum(a.reshape(-1), _out_dtype(dtype, a, "sum"), _accuracy(accuracy, "sum"), "cpu")
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
@@ -76,7 +86,7 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
         raise ValueError(f"tally.dot: element type mismatch: x is {a.dtype}, y is {b.dtype}")
     if a.size != b.size:
         raise ValueError(f"tally.dot: length mismatch: x has {a.size} elements, y has {b.size}")
-    return _tally.dot(a.reshape(-1), b.reshape(-1), _out_dtype(dtype, "dot"), accuracy, "cpu")
+    return _tally.dot(a.reshape(-1), b.reshape(-1), _out_dtype(dtype, a, "dot"), _accuracy(accuracy, "dot"), "cpu")
 
 
 def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -92,8 +102,12 @@ def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
         raise ValueError(f"tally.add: element type mismatch: x is {a.dtype}, y is {b.dtype}")
     if out is None:
         out = np.empty_like(a)
+    elif not isinstance(out, np.ndarray):
+        raise TypeError(f"tally.add: out must be a NumPy array, not {type(out).__name__}")
     elif out.shape != a.shape or out.dtype != a.dtype or not out.flags.c_contiguous:
         raise ValueError("tally.add: out must be C-contiguous with the shape and dtype of x")
+    elif not out.flags.writeable:
+        raise ValueError("tally.add: out is read-only")
     _tally.add(a.reshape(-1), b.reshape(-1), out.reshape(-1), "cpu")
     return out
 

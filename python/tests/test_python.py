@@ -82,3 +82,23 @@ def test_exact_dot_is_exact(xy):
 def test_fast_mode_close():
     x = np.random.default_rng(1).random(100001)
     assert tally.sum(x, accuracy="fast") == pytest.approx(math.fsum(x), rel=1e-13)
+
+
+def test_odd_inputs():
+    be = np.arange(5.0).astype(">f8")
+    assert tally.sum(be) == 10.0
+    assert tally.dot(np.arange(3, dtype=">i4"), np.arange(3, dtype=">i4")) == 5
+    assert tally.add(np.array(1.0), np.array(2.0)).shape == ()
+    assert tally.sum([1.0, 2.5]) == 3.5
+    with pytest.raises(ValueError):
+        tally.sum(np.ones(3), accuracy=None)
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        tally.add(np.ones(3), np.ones(3), out=ro)
+    with pytest.raises(TypeError):
+        tally.add(np.ones(3), np.ones(3), out=[0, 0, 0])
+    with pytest.raises(TypeError):
+        tally.sum(np.ones(3), dtype=np.int64)
+    with pytest.raises(TypeError):
+        tally.sum(np.ones(3, dtype=np.int64), dtype=np.float64)
