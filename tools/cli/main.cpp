@@ -186,7 +186,13 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
       })
       ->capture_default_str();
   cmd->add_option("--skip-rows", s.skip_rows, "CSV lines to skip at the top, before any header")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "--skip-rows takes a count of lines, 0 or more, not '" + v + "'";
+          },
+          "N>=0"));
   cmd->add_option("--backend", s.backend, "auto (the GPU if present, else the CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
