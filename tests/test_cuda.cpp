@@ -271,6 +271,41 @@ TEST_P(Large, SumInt32OnesPast2To32) {
 #endif
 }
 
+// Exact float32 dot over 2^30 + 3 wide-range products: every thread's shared-memory bins
+// are flushed into the block superaccumulator at least once (after 2^13 - 64 products);
+// the GPU result must equal the CPU backend's bit for bit, and so must the sums.
+TEST_P(Large, ExactFloatDotPastBinFlush) {
+#if defined(TALLY_TEST_HAVE_CUDA)
+  const std::int64_t n = (std::int64_t(1) << 30) + 3;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  TT_REQUIRE_GPU_MEMORY(2 * bytes);
+  std::vector<float> hx(static_cast<std::size_t>(n)), hy(static_cast<std::size_t>(n));
+  auto gen = [](std::uint64_t z) {  // splitmix64: random sign, mantissa, exponent in [-60, 60]
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    double m = 1.0 + double(z >> 12) * 0x1.0p-52;
+    return static_cast<float>((z & 1 ? -1.0 : 1.0) * std::ldexp(m, int((z >> 1) % 121) - 60));
+  };
+#pragma omp parallel for
+  for (std::int64_t i = 0; i < n; ++i) {
+    hx[static_cast<std::size_t>(i)] = gen(static_cast<std::uint64_t>(i));
+    hy[static_cast<std::size_t>(i)] = gen(static_cast<std::uint64_t>(i) + (std::uint64_t(1) << 40));
+  }
+  cuda::device_buffer x(bytes), y(bytes);
+  x.upload(0, hx.data(), bytes);
+  y.upload(0, hy.data(), bytes);
+  auto* px = static_cast<const float*>(x.get());
+  auto* py = static_cast<const float*>(y.get());
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  EXPECT_TRUE(same_bits(tally::dot<float>({px, n}, {py, n}, opt()), tally::dot<float>(hx, hy, cpu)));
+  EXPECT_TRUE(same_bits((tally::dot<float, double>({px, n}, {py, n}, opt())), (tally::dot<float, double>(hx, hy, cpu))));
+  EXPECT_TRUE(same_bits(tally::sum<float>({px, n}, opt()), tally::sum<float>(hx, cpu)));
+#endif
+}
+
 INSTANTIATE_TEST_SUITE_P(Gpu, Large, ::testing::Values(backend::cuda),
                          [](const auto& info) { return param_name(info); });
 

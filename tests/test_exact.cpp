@@ -325,6 +325,74 @@ TEST_P(Exact, IllConditionedDotProducts) {
   });
 }
 
+// Data that exercises every path of the exact kernels: magnitudes that climb (the per-warp
+// anchor of the float64 levels moves up again and again) or fall (remainders below the last
+// level), rare huge values and subnormals among ordinary ones (including in the unaligned
+// head and the tail), products that underflow, long runs of -0.0, exact cancellation, and
+// lengths past the levels' renormalisation interval.
+TEST_P(Exact, HardDataEveryPath) {
+  if (!oracle_meaningful()) GTEST_SKIP() << "no MPFR oracle in this build";
+  with_float(t(), [&]<class T>() {
+    constexpr bool f32 = std::is_same_v<T, float>;
+    const int emax = f32 ? 127 : 1023, emin = f32 ? -149 : -1074;
+    std::mt19937_64 g(4242);
+    std::uniform_real_distribution<double> m(1.0, 2.0);
+    for (std::size_t n : {100u, 5003u, 300007u}) {
+      SCOPED_TRACE("n=" + std::to_string(n));
+      std::vector<T> up(n), down(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        int e = static_cast<int>(-100 + 200 * double(i) / double(n));
+        up[i] = static_cast<T>((g() & 1 ? -1 : 1) * std::ldexp(m(g), e));
+        down[n - 1 - i] = up[i];
+      }
+      EXPECT_TRUE(sum_ok(up));
+      EXPECT_TRUE(sum_ok(down));
+      EXPECT_TRUE(sum_ok(up, 1));
+      EXPECT_TRUE(dot_ok(up, down));
+      EXPECT_TRUE(dot_ok(down, up, 1, 1));
+
+      auto x = uniform<T>(n, 7 + n), y = uniform<T>(n, 8 + n);
+      for (std::size_t i : {std::size_t(0), std::size_t(1), n / 3, n / 2, n - 2, n - 1}) {
+        x[i] = static_cast<T>(std::ldexp(m(g), emax - 1) * (i % 2 ? -1 : 1));  // near the top
+        y[(i + 5) % n] = static_cast<T>(std::ldexp(double(i % 5 + 1), emin));   // subnormal
+      }
+      EXPECT_TRUE(sum_ok(x));
+      EXPECT_TRUE(sum_ok(x, 1));
+      EXPECT_TRUE(sum_ok(y));
+      EXPECT_TRUE((sum_ok<T, double>(y, 1)));
+      EXPECT_TRUE(dot_ok(x, y));
+      EXPECT_TRUE(dot_ok(y, x, 1, 0));
+      // Products that underflow (float64: below 2^-965, where TwoProduct is not exact) among
+      // ordinary ones, and products near overflow.
+      auto a = uniform<T>(n, 9 + n), c = uniform<T>(n, 10 + n);
+      for (std::size_t i = 0; i < n; i += 7) {
+        a[i] = static_cast<T>(std::ldexp(m(g), f32 ? -70 : -600));
+        c[i] = static_cast<T>(std::ldexp(m(g), f32 ? -70 : -500));
+      }
+      a[n / 2] = static_cast<T>(std::ldexp(1.5, emax - 1));
+      c[n / 2] = static_cast<T>(std::ldexp(1.25, emax - 1));
+      EXPECT_TRUE(dot_ok(a, c));
+      EXPECT_TRUE((dot_ok<T, double>(a, c, 1, 1)));
+      // -0.0 everywhere gives -0.0; one +0.0 gives +0.0; x and -x shuffled give +0.0.
+      std::vector<T> nz(n, T(-0.0));
+      EXPECT_TRUE(sum_ok(nz));
+      EXPECT_TRUE(dot_ok(nz, a));
+      nz[n - 1] = T(0.0);
+      EXPECT_TRUE(sum_ok(nz));
+      auto w = wide<T>(n / 2, 11 + n, -60, 60);
+      std::vector<T> pm(w);
+      for (T v : w) pm.push_back(-v);
+      std::shuffle(pm.begin(), pm.end(), g);
+      EXPECT_TRUE(sum_ok(pm));
+      EXPECT_TRUE(sum_ok(pm, 1));
+    }
+    // Long wide data: every thread passes several renormalisations.
+    auto x = wide<T>(3000017, 5, -60, 60), y = wide<T>(3000017, 6, -60, 60);
+    EXPECT_TRUE(sum_ok(x));
+    EXPECT_TRUE(dot_ok(x, y));
+  });
+}
+
 // The same bits on the CPU and on the GPU, over many launch shapes (CUDA param only).
 TEST_P(Exact, BitwiseSameAsCpu) {
   if (b() != backend::cuda) GTEST_SKIP() << "compares the cuda backend with the cpu backend";

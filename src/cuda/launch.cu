@@ -11,6 +11,7 @@
 
 #include "backends.hpp"
 #include "cuda/check.hpp"
+#include "cuda/exact.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/tuning.hpp"
 #include "cuda/workspace.hpp"
@@ -35,14 +36,16 @@ inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
 // (its register use decides), at most tuning::blocks_per_sm. A grid of 8 blocks per SM for a
 // kernel of which only 6 fit ran in 1.3 waves and lost 5% at 2^28 (docs/performance.md).
 // Cached per kernel and device (the value is the same whoever computes it first).
-template <class Kernel> int resident_grid(Kernel kernel, const workspace& ws) {
+template <class Kernel> int resident_grid(Kernel kernel, const workspace& ws, std::size_t smem = 0) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices];
   int dev = ws.device < kMaxDevices ? ws.device : 0;
   int g = cache[dev].load(std::memory_order_relaxed);
   if (g == 0) {
     int per_sm = 0;
-    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0));
+    if (smem > 48 * 1024)
+      TALLY_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem));
     g = ws.sm_count * std::clamp(per_sm, 1, tuning::blocks_per_sm);
     cache[dev].store(g, std::memory_order_relaxed);
   }
@@ -84,24 +87,32 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
   TALLY_CUDA(cudaGetLastError());
 }
 
-template <class L, class T, bool DOT, class Out>
+// Exact mode: float32 inputs use shared-memory bins, float64 inputs anchored levels in
+// registers (src/cuda/exact.cuh); K levels cover 40 * K bits below the anchor.
+template <class T, bool DOT>
+using exact_acc = std::conditional_t<std::is_same_v<T, float>, exact::bins_acc<DOT, kBlock>,
+                                     exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels>>;
+
+template <class T, bool DOT, class Out>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
                   workspace& ws) {
-  static_assert(L::digits <= tuning::max_exact_digits);
+  using A = exact_acc<T, DOT>;
+  static_assert(A::layout::digits <= tuning::max_exact_digits);
   constexpr int V = 16 / sizeof(T);
   constexpr int U = tuning::reduce_unroll;
+  constexpr std::size_t smem = A::smem_bytes;
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
   bool vectorisable = aligned_to(x, sizeof(T)) &&
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    auto kernel = exact_kernel<L, T, DOT, V, kBlock, U, Out>;
-    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws));
-    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    auto kernel = exact::exact_kernel<A, T, DOT, V, kBlock, U, Out>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws, smem));
+    kernel<<<grid, kBlock, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
   } else {
-    auto kernel = exact_kernel<L, T, DOT, 1, kBlock, U, Out>;
-    unsigned grid = grid_for(n, U, resident_grid(kernel, ws));
-    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    auto kernel = exact::exact_kernel<A, T, DOT, 1, kBlock, U, Out>;
+    unsigned grid = grid_for(n, U, resident_grid(kernel, ws, smem));
+    kernel<<<grid, kBlock, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
 }
@@ -153,15 +164,12 @@ void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, sink o
 template <class T, class Out>
 void reduce_float(reduce_op op, accuracy acc, const void* x, const void* y, std::int64_t n,
                   sink out, cudaStream_t stream, workspace& ws) {
-  namespace ex = ops::exact;
   auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<const T*>(y);
   bool dot = op == reduce_op::dot;
   if (acc == accuracy::exact) {
-    using SL = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
-    using DL = std::conditional_t<std::is_same_v<T, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
-    if (dot) launch_exact<DL, T, true, Out>(xt, yt, n, out, stream, ws);
-    else launch_exact<SL, T, false, Out>(xt, xt, n, out, stream, ws);
+    if (dot) launch_exact<T, true, Out>(xt, yt, n, out, stream, ws);
+    else launch_exact<T, false, Out>(xt, xt, n, out, stream, ws);
     return;
   }
   if (dot) launch_reduce<ops::with_result<ops::dot_reducer<T>, Out>, T, true>(xt, yt, n, out, stream, ws);

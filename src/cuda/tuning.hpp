@@ -29,6 +29,11 @@ inline constexpr int spin_us = 200;
 /// Largest accumulator the partials buffer must hold (the 192-bit int64-dot accumulator,
 /// padded).
 inline constexpr int max_acc_bytes = 32;
+/// Anchored levels of the float64 exact kernels (40 bits each below the warp's anchor): 5
+/// cover data spanning 2^-60..2^60 in sums; products of such data span twice that, and their
+/// TwoProduct errors 53 bits more.
+inline constexpr int exact_sum_levels = 5;
+inline constexpr int exact_dot_levels = 8;
 /// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
 inline constexpr int max_exact_digits = 160;
 

@@ -447,3 +447,47 @@ TALLY_UNROLL
 }
 
 }  // namespace tally::ops::exact
+
+namespace tally::ops::exact {
+
+// ---- anchored levels (float64 inputs) ----------------------------------------------------
+//
+// Error-free extraction, after Demmel and Nguyen ("Fast reproducible floating-point
+// summation", ARITH 21, 2013; "Parallel reproducible summation", IEEE Trans. Computers 64(7),
+// 2015): a level is a double S kept in [1.25, 1.75] * 2^(g + 52), so that its ulp is 2^g.
+// For |x| <= 2^(g + 49), q = fl(S + x) - S is x rounded to a multiple of 2^g, exactly, and
+// the remainder x - q (|x - q| <= 2^(g - 1)) is exact too. K levels whose ulps are W bits
+// apart split every input into K exact pieces; S - 1.5 * 2^(g + 52) is the exact sum of
+// the pieces a level took. Unlike ReproBLAS, a remainder left after the last level is not
+// dropped but deposited into the superaccumulator, so the sum stays exact.
+
+/// 2^e as a double, for e in [-1022, 1023].
+TALLY_HD double pow2(int e) { return double_of(static_cast<std::uint64_t>(e + 1023) << 52); }
+
+/// A level's anchor value 1.5 * 2^(g + 52) for ulp exponent g in [-1074, 971].
+TALLY_HD double level_anchor(int g) {
+  return double_of((static_cast<std::uint64_t>(g + 52 + 1023) << 52) | (std::uint64_t(1) << 51));
+}
+
+/// One extraction step: adds the part of x at or above the level's ulp to S; returns the rest.
+TALLY_HD double extract(double& S, double x) {
+  double T = S + x;
+  double q = T - S;
+  S = T;
+  return x - q;
+}
+
+/// Level geometry: W bits between the ulps of consecutive levels; level 0 takes inputs below
+/// 2^cap with its ulp at 2^(cap - W) (2^(W-1) inputs of at most 2^cap, or 2^(50 - W) of at
+/// most a level's input bound, move a level by less than 2^(g + 50)); levels never go below
+/// the smallest subnormal's ulp.
+inline constexpr int level_bits = 40;
+/// Inputs a level can take between two renormalisations (each at most 2^(g + W - 1) or,
+/// for level 0, below 2^(g + W)): the drift stays below 2^(g + 49).
+inline constexpr int level_renorm_terms = 256;
+TALLY_HD int level_ulp(int cap, int k) {
+  int g = cap - level_bits * (k + 1);
+  return g < -1074 ? -1074 : g;
+}
+
+}  // namespace tally::ops::exact

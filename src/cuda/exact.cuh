@@ -1,0 +1,492 @@
+// Exact-mode kernels (v3): per-thread accumulators that take each input in a handful of
+// instructions whatever its exponent, a block superaccumulator in shared memory behind them,
+// and one launch per reduction (the last block rounds). See docs/exact.md for the design and
+// docs/performance.md for the measurements that chose it.
+//
+//  - float32 sums and dots: binned accumulation (Demmel and Hida, "Accurate and efficient
+//    floating point summation", SIAM J. Sci. Comput. 25(4), 2003): each thread owns a row of
+//    float64 bins in shared memory, one per range of exponents ([bin][thread] layout: no
+//    bank conflicts whatever bins the lanes pick); a bin only ever holds multiples of its
+//    unit below 2^53 units, so its float64 additions are exact;
+//  - float64 sums and dots: K anchored levels in registers (ops::exact::extract, after
+//    Demmel and Nguyen), anchored per warp at the largest magnitude seen; a rare remainder
+//    below the last level, and inputs too large for the anchor outside the warp-uniform main
+//    loop, go to the block superaccumulator.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/block.cuh"
+#include "cuda/thread.cuh"
+#include "tally/ops/exact.hpp"
+
+namespace tally::cuda::exact {
+
+namespace ex = ops::exact;
+inline constexpr unsigned kFull = 0xffffffffu;
+
+// ---- deposits into the block superaccumulator (64-bit shared atomics; out of line: rare) ---
+
+template <class L> __device__ __noinline__ void deposit_shared(long long* sa, double v) {
+  ex::deposit<L>(v, [sa](int i, std::int64_t d) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sa[i]), static_cast<unsigned long long>(d));
+  });
+}
+/// v * 2^e for a signed integer v (|v| < 2^63).
+template <class L> __device__ __noinline__ void deposit_shared_int(long long* sa, long long v, int e) {
+  if (v == 0) return;
+  bool neg = v < 0;
+  auto m = static_cast<ops::u128>(neg ? -static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v));
+  ex::deposit<L>(m, e, neg, [sa](int i, std::int64_t d) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sa[i]), static_cast<unsigned long long>(d));
+  });
+}
+template <class L> __device__ __noinline__ void deposit_shared_product(long long* sa, double a, double b) {
+  ex::deposit_product<L>(a, b, [sa](int i, std::int64_t d) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sa[i]), static_cast<unsigned long long>(d));
+  });
+}
+
+TALLY_HD unsigned special_flags(double v) {  // v is NaN or an infinity
+  return v != v ? ex::seen_nan : (v > 0 ? ex::seen_pos_inf : ex::seen_neg_inf);
+}
+__device__ __forceinline__ unsigned hi_word(double v) {
+  return static_cast<unsigned>(__double_as_longlong(v) >> 32);
+}
+
+// ---- float32: bins in shared memory ---------------------------------------------------------
+
+/// Bins of float32 sums: bin b holds the inputs whose biased exponent is in [8b, 8b + 8)
+/// (bin 31 also NaN and infinities). Its inputs are multiples of 2^(8b - 150) below
+/// 2^(8b - 119): 2^31 units, so 2^22 of them sum exactly in a double (2^53 units).
+struct f32_sum_bins {
+  using layout = ex::f32_sum_layout;
+  static constexpr int count = 32;      // bins per thread
+  static constexpr int finite = 31;     // bins 0..30 hold only finite values
+  static constexpr int special = 31;    // the bin where NaN and infinities land
+  static constexpr int max_terms = (1 << 22) - 64;  // inputs per thread between flushes
+  __device__ static int unit_exp(int b) { return 8 * b - 150; }
+};
+/// Bins of float32 dot products: each product p = x*y (exact in float64, 48 bits) is split at
+/// its 24th bit into two pieces of at most 24 bits; a piece with biased float64 exponent
+/// in [720 + 16b, 736 + 16b) goes to bin b (0..34; products lie in [2^-298, 2^256)), so bin
+/// b holds multiples of 2^(16b - 326) below 2^(16b - 287): 2^39 units, 2^14 pieces exactly.
+/// Bin 35 takes the high piece of zero, infinite and NaN products; bin 36 is scratch for the
+/// low piece of those (never read).
+struct f32_dot_bins {
+  using layout = ex::f32_dot_layout;
+  static constexpr int count = 37;
+  static constexpr int finite = 35;
+  static constexpr int special = 35;
+  static constexpr int max_terms = (1 << 13) - 64;  // two pieces per product
+  __device__ static int unit_exp(int b) { return 16 * b - 326; }
+};
+
+template <bool DOT, int BLOCK> struct bins_acc {
+  using B = std::conditional_t<DOT, f32_dot_bins, f32_sum_bins>;
+  using layout = typename B::layout;
+  static constexpr std::size_t smem_bytes = sizeof(double) * B::count * BLOCK;
+
+  double* row;  // this thread's bins: row[b * BLOCK]
+  long long* sa;
+  int terms = 0;
+  unsigned flags = 0;
+
+  __device__ void init(double* dyn, long long* block_sa) {
+    row = dyn + threadIdx.x;
+    sa = block_sa;
+#pragma unroll 1
+    for (int b = 0; b < B::count; ++b) row[b * BLOCK] = -0.0;  // -0.0: see seen_not_neg_zero
+  }
+
+  __device__ __forceinline__ void add(float x) {
+    unsigned b = (__float_as_uint(x) >> 26) & 31u;  // biased exponent / 8
+    row[b * BLOCK] += static_cast<double>(x);
+  }
+  __device__ __forceinline__ void add(float x, float y) {
+    double p = static_cast<double>(x) * static_cast<double>(y);
+    long long pb = __double_as_longlong(p);
+    double hi = __longlong_as_double(pb & ~((1ll << 29) - 1));
+    double lo = p - hi;  // exact; zero, or NaN only when p is not finite (then scratch)
+    unsigned bh = min((static_cast<unsigned>(pb >> 52) & 0x7ffu) - 720u >> 4, 35u);
+    unsigned bl = min((hi_word(lo) >> 20 & 0x7ffu) - 720u >> 4, 36u);
+    row[bh * BLOCK] += hi;
+    row[bl * BLOCK] += lo;
+  }
+
+  /// Moves this thread's bins into the block superaccumulator (exact integer deposits) and
+  /// clears them; keeps the special-value and sign-of-zero information in flags.
+  __device__ __noinline__ void flush() {
+#pragma unroll 1
+    for (int b = 0; b < B::finite + (B::special >= B::finite ? 1 : 0); ++b) {
+      double v = row[b * BLOCK];
+      row[b * BLOCK] = -0.0;
+      if (__double_as_longlong(v) != static_cast<long long>(0x8000000000000000ull)) flags |= ex::seen_not_neg_zero;
+      if (!isfinite(v)) { flags |= special_flags(v); continue; }
+      if (v != 0.0) deposit_shared_int<layout>(sa, __double2ll_rn(v * ex::pow2(-B::unit_exp(b))), B::unit_exp(b));
+    }
+    terms = 0;
+  }
+
+  template <int N, class T> __device__ __forceinline__ void tile(const T* a, const T* c) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if constexpr (DOT) add(a[k], c[k]);
+      else add(a[k]);
+    }
+    terms += N;
+    if (terms >= B::max_terms) flush();
+  }
+  template <class T> __device__ __forceinline__ void one(T a, T c) {
+    if constexpr (DOT) add(a, c);
+    else add(a);
+    if (++terms >= B::max_terms) flush();
+  }
+
+  /// Block level (every thread calls): the bins of all threads are summed bin by bin as
+  /// integers (each below 2^53 units; BLOCK of them below 2^61) and deposited once per bin.
+  __device__ void finish(unsigned* block_flags) {
+    __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double* bins = row - threadIdx.x;
+    unsigned f = flags;
+    for (int b = warp; b <= B::special; b += BLOCK / 32) {
+      const double unit_inv = ex::pow2(-B::unit_exp(b));
+      long long s = 0;
+#pragma unroll 4
+      for (int t = lane; t < BLOCK; t += 32) {
+        double v = bins[b * BLOCK + t];
+        if (__double_as_longlong(v) != static_cast<long long>(0x8000000000000000ull)) f |= ex::seen_not_neg_zero;
+        if (!isfinite(v)) f |= special_flags(v);
+        else if (b < B::finite || !DOT) s += __double2ll_rn(v * unit_inv);
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(kFull, s, o);
+      if (lane == 0 && s != 0) deposit_shared_int<layout>(sa, s, B::unit_exp(b));
+    }
+    f = __reduce_or_sync(kFull, f);
+    if (lane == 0 && f) atomicOr(block_flags, f);
+  }
+};
+
+// ---- float64: anchored levels in registers ------------------------------------------------
+
+/// K levels per thread, W = ex::level_bits apart, anchored at 2^cap (inputs below 2^cap go
+/// straight in; the anchor is the same for all lanes of a warp and only moves up, in the
+/// warp-uniform main loop). DOT: p = x*y and its TwoProduct error e = fma(x, y, -p) (Ogita,
+/// Rump and Oishi 2005) enter the levels (e below level 0: |e| <= 2^-53 |p|).
+template <bool DOT, int K> struct levels_acc {
+  using layout = std::conditional_t<DOT, ex::f64_dot_layout, ex::f64_sum_layout>;
+  static constexpr std::size_t smem_bytes = 0;
+  // Products are taken by the levels when 2^-965 <= |p| < 2^cap (no underflow in e, and the
+  // error-free TwoProduct conditions hold); the cap never exceeds 2^997 for dots, 2^1000 for
+  // sums, so no level overflows.
+  static constexpr int max_cap = DOT ? 997 : 1000;
+  static constexpr unsigned low_hi = DOT ? static_cast<unsigned>(1023 - 965) << 20 : 0u;
+  static constexpr int slack = 8;  // a new anchor leaves room for inputs 2^8 larger
+
+  double S[K];
+  long long carry;  // units of 2^(ulp(level 0) + 30)
+  int cap;
+  unsigned cap_hi;  // (cap + 1023) << 20: x is taken iff (hi word of |x|) < cap_hi
+  int terms;
+  unsigned flags;
+  double zs;  // -0.0 + every float64 input: stays -0.0 iff every input was -0.0
+  long long* sa;
+
+  __device__ void anchor(int c) {
+    cap = c;
+    cap_hi = static_cast<unsigned>(c + 1023) << 20;
+#pragma unroll
+    for (int k = 0; k < K; ++k) S[k] = ex::level_anchor(ex::level_ulp(c, k));
+    carry = 0;
+    terms = 0;
+  }
+  __device__ void init(double*, long long* block_sa) {
+    sa = block_sa;
+    flags = 0;
+    zs = -0.0;
+    anchor(1);  // inputs below 2 until something larger arrives
+  }
+
+  __device__ __forceinline__ void take(double x, int from = 0) {
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (k >= from) x = ex::extract(S[k], x);
+    if (x != 0.0) deposit_shared<layout>(sa, x);  // below the last level: rare
+  }
+
+  /// Keeps every level within 2^(g + 49) of its anchor: each level's excess moves up one level
+  /// (exactly, by extraction); level 0's excess above 2^(g0 + 30) goes to the integer carry.
+  __device__ __noinline__ void renormalize() {
+#pragma unroll
+    for (int k = K - 1; k >= 1; --k) {
+      double m = ex::level_anchor(ex::level_ulp(cap, k));
+      double d = S[k] - m;
+      double r = ex::extract(S[k - 1], d);
+      S[k] = m + r;
+    }
+    int g0 = ex::level_ulp(cap, 0);
+    double m0 = ex::level_anchor(g0);
+    double d0 = S[0] - m0;
+    double c = rint(d0 * ex::pow2(-(g0 + 30)));
+    carry += static_cast<long long>(c);
+    S[0] = m0 + (d0 - c * ex::pow2(g0 + 30));
+    terms = 0;
+  }
+
+  /// Warp-collective (all lanes active, same anchor): the levels of the warp are summed level
+  /// by level (after renormalisation each is below 2^(g + 40) in magnitude, a multiple of 2^g,
+  /// so 32 of them sum exactly) and lane 0 deposits them; the levels are left empty.
+  __device__ void dump_warp() {
+    renormalize();
+#pragma unroll 1
+    for (int k = 0; k < K; ++k) {
+      int g = ex::level_ulp(cap, k);
+      double m = ex::level_anchor(g);
+      double d = S[k] - m;
+      S[k] = m;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(kFull, d, o);
+      if ((threadIdx.x & 31) == 0 && d != 0.0) deposit_shared<layout>(sa, d);
+    }
+    long long c = carry;
+    carry = 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(kFull, c, o);
+    if ((threadIdx.x & 31) == 0) deposit_shared_int<layout>(sa, c, ex::level_ulp(cap, 0) + 30);
+  }
+
+  // One input that the levels do not take (special, zero product, huge, underflowing product,
+  // or above the anchor outside the main loop): flags or an exact direct deposit.
+  __device__ __noinline__ void outside(double x, double y) {
+    if constexpr (DOT) {
+      unsigned long long bx = __double_as_longlong(x), by = __double_as_longlong(y);
+      bool xs = !isfinite(x), ys = !isfinite(y);
+      if (xs || ys) {
+        flags |= ex::seen_not_neg_zero | special_flags(x * y);
+        return;
+      }
+      bool xz = x == 0.0, yz = y == 0.0;
+      if (!ex::product_is_neg_zero(bx, by, xz, yz)) flags |= ex::seen_not_neg_zero;
+      if (xz || yz) return;
+      deposit_shared_product<layout>(sa, x, y);
+    } else {
+      if (!isfinite(x)) {
+        flags |= ex::seen_not_neg_zero | special_flags(x);
+        return;
+      }
+      deposit_shared<layout>(sa, x);
+    }
+  }
+
+  // The cap an input in range asks for (0: none).
+  __device__ __forceinline__ int wanted_cap(double v) {
+    int e = static_cast<int>(hi_word(v) >> 20 & 0x7ffu) - 1023;  // |v| in [2^e, 2^(e+1))
+    if (e + 1 <= cap || e >= max_cap || e == 1024) return 0;
+    int c = e + 1 + slack;
+    return c < max_cap ? c : max_cap;
+  }
+
+  template <int N, class T> __device__ __forceinline__ void tile(const T* a, const T* c) {
+    double p[N];
+    unsigned worst = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      p[k] = DOT ? a[k] * c[k] : a[k];
+      unsigned h = hi_word(p[k]) & 0x7fffffffu;
+      unsigned z = DOT ? h - low_hi : h;  // products below 2^-965 (and zero) wrap around
+      worst = max(worst, z);
+    }
+    if (__any_sync(kFull, worst >= cap_hi - low_hi)) {
+      slow_tile<N>(a, c, p);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        take(p[k]);
+        if constexpr (DOT) {
+          double e = ex::exact_fma(a[k], c[k], -p[k]);
+          take(e, 1);
+        } else {
+          zs += p[k];
+        }
+      }
+      if constexpr (DOT) flags |= ex::seen_not_neg_zero;
+    }
+    terms += DOT ? 2 * N : N;
+    if (terms >= ex::level_renorm_terms - 2 * N) renormalize();
+  }
+
+  template <int N, class T> __device__ __noinline__ void slow_tile(const T* a, const T* c, const double* p) {
+    int want = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      int w = wanted_cap(p[k]);
+      bool ok = DOT ? (hi_word(p[k]) & 0x7fffffffu) >= low_hi : true;
+      if (ok && w > want) want = w;
+    }
+    want = static_cast<int>(__reduce_max_sync(kFull, static_cast<unsigned>(want + 2048))) - 2048;
+    if (want > cap) {
+      dump_warp();
+      anchor(want);
+    }
+#pragma unroll 1
+    for (int k = 0; k < N; ++k) one_inner(a[k], DOT ? c[k] : T(0), p[k]);
+  }
+
+  __device__ __forceinline__ void one_inner(double x, double y, double p) {
+    unsigned h = hi_word(p) & 0x7fffffffu;
+    unsigned z = DOT ? h - low_hi : h;
+    if (z >= cap_hi - low_hi) {
+      outside(x, y);
+      if constexpr (!DOT) zs += x;
+      return;
+    }
+    take(p);
+    if constexpr (DOT) {
+      take(ex::exact_fma(x, y, -p), 1);
+      flags |= ex::seen_not_neg_zero;
+    } else {
+      zs += x;
+    }
+  }
+  template <class T> __device__ __forceinline__ void one(T a, T c) {
+    double x = a, y = c;
+    one_inner(x, y, DOT ? x * y : x);
+    terms += 2;
+    if (terms >= ex::level_renorm_terms - 2) renormalize();
+  }
+
+  __device__ void finish(unsigned* block_flags) {
+    dump_warp();
+    unsigned f = flags;
+    if constexpr (!DOT)
+      if (__double_as_longlong(zs) != static_cast<long long>(0x8000000000000000ull)) f |= ex::seen_not_neg_zero;
+    f = __reduce_or_sync(kFull, f);
+    if ((threadIdx.x & 31) == 0 && f) atomicOr(block_flags, f);
+  }
+};
+
+template <class L, class Out> __device__ __noinline__ Out round_digits(long long* sa, unsigned flags) {
+  return ex::round_in_place<L, Out>(reinterpret_cast<std::int64_t*>(sa), flags);
+}
+
+/// One-launch exact reduction of x (and y for dot), n elements, with accumulator A (above).
+/// Loads as in reduce_kernel (unaligned head and tail one by one, 16-byte vectors, UNROLL in
+/// flight); the main loop runs while the whole warp has a full tile, so A::tile may use warp
+/// collectives. Each block then turns its digits into bounded ones (two parallel carry steps)
+/// and adds the nonzero ones to the grid's digits in global memory with integer atomics
+/// (exact: order does not matter); the last block normalises and rounds once to Out and
+/// leaves the global digits, flags and counter zero again.
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out>
+__global__ void __launch_bounds__(BLOCK)
+exact_kernel(const T* __restrict__ x,  // (n,)
+             const T* __restrict__ y,  // (n,) for dot
+             std::int64_t n, std::int64_t head,
+             long long* global_sa,     // (L::digits,) zero on entry; left zero
+             unsigned* global_flags,   // zero on entry; left zero
+             unsigned* counter, result_sink<Out> out) {
+  using L = typename A::layout;
+  constexpr int D = L::digits;
+  constexpr int N = UNROLL * V;
+  using vec_t = vec<T, V>;
+  extern __shared__ double dyn[];
+  __shared__ long long sa[D];
+  __shared__ long long carry_in[D];
+  __shared__ unsigned sflags;
+  __shared__ bool is_last;
+  for (int i = threadIdx.x; i < D; i += BLOCK) sa[i] = 0;
+  if (threadIdx.x == 0) sflags = 0;
+  A acc;
+  acc.init(dyn, sa);
+  __syncthreads();
+
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
+  const int lane = threadIdx.x & 31;
+  if (tid < head) acc.one(x[tid], DOT ? y[tid] : T(0));
+  const std::int64_t nvec = (n - head) / V;
+  const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
+  const vec_t* yv = reinterpret_cast<const vec_t*>(DOT ? y + head : x + head);
+  std::int64_t i = tid;
+  // Warp-uniform condition: the warp's last lane has a full tile.
+  for (; i - lane + 31 + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+    vec_t a[UNROLL], b[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      a[u] = load(xv + i + u * stride);
+      if constexpr (DOT) b[u] = load(yv + i + u * stride);
+    }
+    T va[N], vb[N];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        va[u * V + k] = a[u].v[k];
+        vb[u * V + k] = DOT ? b[u].v[k] : T(0);
+      }
+    acc.template tile<N>(va, vb);
+  }
+  for (; i < nvec; i += stride) {
+    vec_t a = load(xv + i), b;
+    if constexpr (DOT) b = load(yv + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc.one(a.v[k], DOT ? b.v[k] : T(0));
+  }
+  const std::int64_t tail = head + nvec * V;
+  if (tid < n - tail) acc.one(x[tail + tid], DOT ? y[tail + tid] : T(0));
+
+  acc.finish(&sflags);
+  __syncthreads();
+
+  if (gridDim.x == 1) {  // one block: round its own digits
+    if (threadIdx.x == 0) {
+      *out.value = round_digits<L, Out>(sa, sflags);
+      if (out.status) *out.status = 0;
+      if (out.done) {
+        __threadfence_system();
+        *out.done = out.ticket;
+      }
+    }
+    return;
+  }
+  // Two parallel carry steps: digits end in (-2^32, 2^33), so the grid's sums of up to 2^29
+  // blocks' digits cannot overflow, and zero digits stay zero (few atomics).
+#pragma unroll 1
+  for (int step = 0; step < 2; ++step) {
+    for (int k = threadIdx.x; k < D; k += BLOCK) carry_in[k] = k > 0 ? (sa[k - 1] >> 32) : 0;
+    __syncthreads();
+    for (int k = threadIdx.x; k < D; k += BLOCK) {
+      long long v = sa[k];
+      sa[k] = (k + 1 < D ? (v & 0xffffffffll) : v) + carry_in[k];
+    }
+    __syncthreads();
+  }
+  for (int k = threadIdx.x; k < D; k += BLOCK)
+    if (sa[k]) atomicAdd(reinterpret_cast<unsigned long long*>(global_sa + k), static_cast<unsigned long long>(sa[k]));
+  if (threadIdx.x == 0 && sflags) atomicOr(global_flags, sflags);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int k = threadIdx.x; k < D; k += BLOCK) {
+    sa[k] = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
+    global_sa[k] = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned flags = __ldcg(global_flags);
+    *global_flags = 0;
+    *counter = 0;
+    *out.value = round_digits<L, Out>(sa, flags);
+    if (out.status) *out.status = 0;
+    if (out.done) {
+      __threadfence_system();
+      *out.done = out.ticket;
+    }
+  }
+}
+
+}  // namespace tally::cuda::exact
