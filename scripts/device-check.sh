@@ -30,7 +30,7 @@ fi
 
 if want sanitize; then
   echo "== compute-sanitizer"
-  F='Backends/Typed.TinyLengths/cuda*:Backends/Typed.SmallKnownValues/cuda*:Backends/Typed.EmptyInput/cuda*:Backends/Typed.MisalignedViews/cuda*:CudaOnly.*Small:Backends/Exact.WideExponentRanges/cuda*'
+  F='Backends/Typed.TinyLengths/cuda*:Backends/Typed.SmallKnownValues/cuda*:Backends/Typed.EmptyInput/cuda*:Backends/Typed.MisalignedViews/cuda*:CudaOnly.*Small:Backends/Exact.WideExponentRanges/cuda*:Backends/Exact.KnownAnswers/cuda*'
   : >"$OUT/sanitize.log"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="${SANITIZE_FILTER:-$F}" \
