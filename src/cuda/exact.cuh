@@ -82,6 +82,26 @@ struct f32_dot_bins {
   __device__ static int unit_exp(int b) { return 16 * b - 326; }
 };
 
+/// Moves one thread's bins (row[b * BLOCK]) into the block superaccumulator as exact integer
+/// deposits and clears them; returns the special-value and sign-of-zero flags they held.
+/// Out of line (it runs once per B::max_terms inputs), and free of the accumulator object so
+/// that the object stays in registers.
+template <class B, int BLOCK> __device__ __noinline__ unsigned flush_bins(double* row, long long* sa) {
+  unsigned flags = 0;
+#pragma unroll 1
+  for (int b = 0; b <= B::special; ++b) {
+    double v = row[b * BLOCK];
+    row[b * BLOCK] = -0.0;
+    if (__double_as_longlong(v) != static_cast<long long>(0x8000000000000000ull)) flags |= ex::seen_not_neg_zero;
+    if (!isfinite(v)) {
+      flags |= special_flags(v);
+      continue;
+    }
+    if (v != 0.0) deposit_shared_int<typename B::layout>(sa, __double2ll_rn(v * ex::pow2(-B::unit_exp(b))), B::unit_exp(b));
+  }
+  return flags;
+}
+
 template <bool DOT, int BLOCK> struct bins_acc {
   using B = std::conditional_t<DOT, f32_dot_bins, f32_sum_bins>;
   using layout = typename B::layout;
@@ -114,17 +134,8 @@ template <bool DOT, int BLOCK> struct bins_acc {
     row[bl * BLOCK] += lo;
   }
 
-  /// Moves this thread's bins into the block superaccumulator (exact integer deposits) and
-  /// clears them; keeps the special-value and sign-of-zero information in flags.
-  __device__ __noinline__ void flush() {
-#pragma unroll 1
-    for (int b = 0; b < B::finite + (B::special >= B::finite ? 1 : 0); ++b) {
-      double v = row[b * BLOCK];
-      row[b * BLOCK] = -0.0;
-      if (__double_as_longlong(v) != static_cast<long long>(0x8000000000000000ull)) flags |= ex::seen_not_neg_zero;
-      if (!isfinite(v)) { flags |= special_flags(v); continue; }
-      if (v != 0.0) deposit_shared_int<layout>(sa, __double2ll_rn(v * ex::pow2(-B::unit_exp(b))), B::unit_exp(b));
-    }
+  __device__ __forceinline__ void flush() {
+    flags |= flush_bins<B, BLOCK>(row, sa);
     terms = 0;
   }
 
@@ -175,6 +186,24 @@ template <bool DOT, int BLOCK> struct bins_acc {
 /// straight in; the anchor is the same for all lanes of a warp and only moves up, in the
 /// warp-uniform main loop). DOT: p = x*y and its TwoProduct error e = fma(x, y, -p) (Ogita,
 /// Rump and Oishi 2005) enter the levels (e below level 0: |e| <= 2^-53 |p|).
+/// One float64 input (or product x*y) that the levels do not take: special values give flags,
+/// zero products only the sign-of-zero flag; anything else (huge, underflowing product, or
+/// above the anchor outside the main loop) is deposited exactly. Returns the flags.
+template <bool DOT, class L> __device__ __noinline__ unsigned take_outside(long long* sa, double x, double y) {
+  if constexpr (DOT) {
+    unsigned long long bx = __double_as_longlong(x), by = __double_as_longlong(y);
+    if (!isfinite(x) || !isfinite(y)) return ex::seen_not_neg_zero | special_flags(x * y);
+    bool xz = x == 0.0, yz = y == 0.0;
+    unsigned f = ex::product_is_neg_zero(bx, by, xz, yz) ? 0u : unsigned(ex::seen_not_neg_zero);
+    if (!xz && !yz) deposit_shared_product<L>(sa, x, y);
+    return f;
+  } else {
+    if (!isfinite(x)) return ex::seen_not_neg_zero | special_flags(x);
+    deposit_shared<L>(sa, x);
+    return 0;
+  }
+}
+
 template <bool DOT, int K> struct levels_acc {
   using layout = std::conditional_t<DOT, ex::f64_dot_layout, ex::f64_sum_layout>;
   static constexpr std::size_t smem_bytes = 0;
@@ -218,7 +247,7 @@ template <bool DOT, int K> struct levels_acc {
 
   /// Keeps every level within 2^(g + 49) of its anchor: each level's excess moves up one level
   /// (exactly, by extraction); level 0's excess above 2^(g0 + 30) goes to the integer carry.
-  __device__ __noinline__ void renormalize() {
+  __device__ __forceinline__ void renormalize() {
 #pragma unroll
     for (int k = K - 1; k >= 1; --k) {
       double m = ex::level_anchor(ex::level_ulp(cap, k));
@@ -238,7 +267,7 @@ template <bool DOT, int K> struct levels_acc {
   /// Warp-collective (all lanes active, same anchor): the levels of the warp are summed level
   /// by level (after renormalisation each is below 2^(g + 40) in magnitude, a multiple of 2^g,
   /// so 32 of them sum exactly) and lane 0 deposits them; the levels are left empty.
-  __device__ void dump_warp() {
+  __device__ __forceinline__ void dump_warp() {
     renormalize();
 #pragma unroll 1
     for (int k = 0; k < K; ++k) {
@@ -257,28 +286,7 @@ template <bool DOT, int K> struct levels_acc {
     if ((threadIdx.x & 31) == 0) deposit_shared_int<layout>(sa, c, ex::level_ulp(cap, 0) + 30);
   }
 
-  // One input that the levels do not take (special, zero product, huge, underflowing product,
-  // or above the anchor outside the main loop): flags or an exact direct deposit.
-  __device__ __noinline__ void outside(double x, double y) {
-    if constexpr (DOT) {
-      unsigned long long bx = __double_as_longlong(x), by = __double_as_longlong(y);
-      bool xs = !isfinite(x), ys = !isfinite(y);
-      if (xs || ys) {
-        flags |= ex::seen_not_neg_zero | special_flags(x * y);
-        return;
-      }
-      bool xz = x == 0.0, yz = y == 0.0;
-      if (!ex::product_is_neg_zero(bx, by, xz, yz)) flags |= ex::seen_not_neg_zero;
-      if (xz || yz) return;
-      deposit_shared_product<layout>(sa, x, y);
-    } else {
-      if (!isfinite(x)) {
-        flags |= ex::seen_not_neg_zero | special_flags(x);
-        return;
-      }
-      deposit_shared<layout>(sa, x);
-    }
-  }
+  __device__ __forceinline__ void outside(double x, double y) { flags |= take_outside<DOT, layout>(sa, x, y); }
 
   // The cap an input in range asks for (0: none).
   __device__ __forceinline__ int wanted_cap(double v) {
@@ -317,7 +325,7 @@ template <bool DOT, int K> struct levels_acc {
     if (terms >= ex::level_renorm_terms - 2 * N) renormalize();
   }
 
-  template <int N, class T> __device__ __noinline__ void slow_tile(const T* a, const T* c, const double* p) {
+  template <int N, class T> __device__ __forceinline__ void slow_tile(const T* a, const T* c, const double* p) {
     int want = 0;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -330,7 +338,7 @@ template <bool DOT, int K> struct levels_acc {
       dump_warp();
       anchor(want);
     }
-#pragma unroll 1
+#pragma unroll
     for (int k = 0; k < N; ++k) one_inner(a[k], DOT ? c[k] : T(0), p[k]);
   }
 
@@ -379,7 +387,7 @@ template <class L, class Out> __device__ __noinline__ Out round_digits(long long
 /// (exact: order does not matter); the last block normalises and rounds once to Out and
 /// leaves the global digits, flags and counter zero again.
 template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, 2)  // two blocks per SM at least (<= 128 registers)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
              std::int64_t n, std::int64_t head,

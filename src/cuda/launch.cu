@@ -35,8 +35,9 @@ inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
 // The grid of a reduction is one full wave: SMs x the blocks of this kernel that fit on an SM
 // (its register use decides), at most tuning::blocks_per_sm. A grid of 8 blocks per SM for a
 // kernel of which only 6 fit ran in 1.3 waves and lost 5% at 2^28 (docs/performance.md).
-// Cached per kernel and device (the value is the same whoever computes it first).
-template <class Kernel> int resident_grid(Kernel kernel, const workspace& ws, std::size_t smem = 0) {
+// Cached per kernel and device (the value is the same whoever computes it first). Kernels
+// with more than 48 KiB of dynamic shared memory are allowed it here, once per device.
+template <auto kernel> int resident_grid(const workspace& ws, std::size_t smem = 0) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices];
   int dev = ws.device < kMaxDevices ? ws.device : 0;
@@ -76,12 +77,12 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    auto kernel = reduce_kernel<R, T, DOT, V, kBlock, U, kMinBlocks>;
-    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws));
+    constexpr auto kernel = reduce_kernel<R, T, DOT, V, kBlock, U, kMinBlocks>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, res);
   } else {
-    auto kernel = reduce_kernel<R, T, DOT, 1, kBlock, U, kMinBlocks>;
-    unsigned grid = grid_for(n, U, resident_grid(kernel, ws));
+    constexpr auto kernel = reduce_kernel<R, T, DOT, 1, kBlock, U, kMinBlocks>;
+    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
@@ -106,12 +107,12 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    auto kernel = exact::exact_kernel<A, T, DOT, V, kBlock, U, Out>;
-    unsigned grid = grid_for((n - head) / V, U, resident_grid(kernel, ws, smem));
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, kBlock, U, Out>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws, smem));
     kernel<<<grid, kBlock, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
   } else {
-    auto kernel = exact::exact_kernel<A, T, DOT, 1, kBlock, U, Out>;
-    unsigned grid = grid_for(n, U, resident_grid(kernel, ws, smem));
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, kBlock, U, Out>;
+    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws, smem));
     kernel<<<grid, kBlock, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
