@@ -48,6 +48,8 @@ if want sass; then
   awk '{print $1, $2, $3, $4, $5, $6}' /tmp/res.txt | sort | uniq -c | head
   cuobjdump --dump-sass $B/src/libtally.a >/tmp/sass.txt 2>&1
   echo "LDG.E.128 in tally: $(grep -c 'LDG.E.128' /tmp/sass.txt); local memory instructions (LDL/STL): $(grep -cE '\bLDL|\bSTL' /tmp/sass.txt)"
+  # Local memory instructions per exact kernel (spills or stack arrays in the hot loop show here).
+  awk '/Function :/{f=$3} /\<(LDL|STL)/{c[f]++} /\<(DADD|DFMA|DMUL)/{d[f]++} END{for(k in d) if (k ~ /exact_kernel/) printf "%5d LDL/STL %5d FP64: %s\n", c[k], d[k], k}' /tmp/sass.txt | c++filt | sed -E 's/tally::cuda::exact::exact_kernel//; s/\(.*//' | sort -k5 | head -24
 fi
 
 if want tune; then

@@ -204,6 +204,15 @@ template <bool DOT, class L> __device__ __noinline__ unsigned take_outside(long 
   }
 }
 
+template <bool DOT, class L, int N>
+__device__ __noinline__ unsigned take_outside_tile(long long* sa, const double* buf, unsigned mask) {
+  unsigned f = 0;
+#pragma unroll 1
+  for (int k = 0; k < N; ++k)
+    if (mask >> k & 1u) f |= take_outside<DOT, L>(sa, buf[k], buf[N + k]);
+  return f;
+}
+
 template <bool DOT, int K> struct levels_acc {
   using layout = std::conditional_t<DOT, ex::f64_dot_layout, ex::f64_sum_layout>;
   static constexpr std::size_t smem_bytes = 0;
@@ -302,61 +311,58 @@ template <bool DOT, int K> struct levels_acc {
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       p[k] = DOT ? a[k] * c[k] : a[k];
-      unsigned h = hi_word(p[k]) & 0x7fffffffu;
-      unsigned z = DOT ? h - low_hi : h;  // products below 2^-965 (and zero) wrap around
-      worst = max(worst, z);
+      worst = max(worst, biased_hi(p[k]));
     }
-    if (__any_sync(kFull, worst >= cap_hi - low_hi)) {
-      slow_tile<N>(a, c, p);
-    } else {
+    if (__any_sync(kFull, worst >= cap_hi - low_hi)) {  // rare: maybe a new anchor (warp-wide)
+      int want = 0;
+#pragma unroll
+      for (int k = 0; k < N; ++k) want = max(want, wanted_cap(p[k]));
+      want = static_cast<int>(__reduce_max_sync(kFull, static_cast<unsigned>(want)));
+      if (want > cap) {
+        dump_warp();
+        anchor(want);
+      }
+    }
+    // In-range inputs go through the levels; the others (rare) become 0 there and are handled
+    // after the tile, out of line, from a copy (so that the hot path keeps all in registers).
+    unsigned out_mask = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      bool o = biased_hi(p[k]) >= cap_hi - low_hi;
+      out_mask |= unsigned(o) << k;
+      take(o ? 0.0 : p[k]);
+      if constexpr (DOT) take(o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
+      else zs += a[k];
+    }
+    if constexpr (DOT)
+      if (out_mask != (1u << N) - 1) flags |= ex::seen_not_neg_zero;
+    if (out_mask) {
+      double buf[2 * N];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        take(p[k]);
-        if constexpr (DOT) {
-          double e = ex::exact_fma(a[k], c[k], -p[k]);
-          take(e, 1);
-        } else {
-          zs += p[k];
-        }
+        buf[k] = a[k];
+        buf[N + k] = DOT ? c[k] : T(0);
       }
-      if constexpr (DOT) flags |= ex::seen_not_neg_zero;
+      flags |= take_outside_tile<DOT, layout, N>(sa, buf, out_mask);
     }
     terms += DOT ? 2 * N : N;
     if (terms >= ex::level_renorm_terms - 2 * N) renormalize();
   }
 
-  template <int N, class T> __device__ __forceinline__ void slow_tile(const T* a, const T* c, const double* p) {
-    int want = 0;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      int w = wanted_cap(p[k]);
-      bool ok = DOT ? (hi_word(p[k]) & 0x7fffffffu) >= low_hi : true;
-      if (ok && w > want) want = w;
-    }
-    want = static_cast<int>(__reduce_max_sync(kFull, static_cast<unsigned>(want + 2048))) - 2048;
-    if (want > cap) {
-      dump_warp();
-      anchor(want);
-    }
-#pragma unroll
-    for (int k = 0; k < N; ++k) one_inner(a[k], DOT ? c[k] : T(0), p[k]);
-  }
+  // (hi word of |p|) - low_hi: products below 2^-965 (and zero) wrap around to large values.
+  __device__ __forceinline__ unsigned biased_hi(double p) const { return (hi_word(p) & 0x7fffffffu) - low_hi; }
 
   __device__ __forceinline__ void one_inner(double x, double y, double p) {
-    unsigned h = hi_word(p) & 0x7fffffffu;
-    unsigned z = DOT ? h - low_hi : h;
-    if (z >= cap_hi - low_hi) {
+    if (biased_hi(p) >= cap_hi - low_hi) {
       outside(x, y);
-      if constexpr (!DOT) zs += x;
-      return;
-    }
-    take(p);
-    if constexpr (DOT) {
-      take(ex::exact_fma(x, y, -p), 1);
-      flags |= ex::seen_not_neg_zero;
     } else {
-      zs += x;
+      take(p);
+      if constexpr (DOT) {
+        take(ex::exact_fma(x, y, -p), 1);
+        flags |= ex::seen_not_neg_zero;
+      }
     }
+    if constexpr (!DOT) zs += x;
   }
   template <class T> __device__ __forceinline__ void one(T a, T c) {
     double x = a, y = c;
@@ -386,8 +392,8 @@ template <class L, class Out> __device__ __noinline__ Out round_digits(long long
 /// and adds the nonzero ones to the grid's digits in global memory with integer atomics
 /// (exact: order does not matter); the last block normalises and rounds once to Out and
 /// leaves the global digits, flags and counter zero again.
-template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out>
-__global__ void __launch_bounds__(BLOCK, 2)  // two blocks per SM at least (<= 128 registers)
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
              std::int64_t n, std::int64_t head,
