@@ -82,10 +82,12 @@ struct f32_dot_bins {
   __device__ static int unit_exp(int b) { return 16 * b - 326; }
 };
 
-/// Moves one thread's bins (row[b * BLOCK]) into the block superaccumulator as exact integer
-/// deposits and clears them; returns the special-value and sign-of-zero flags they held.
-/// Out of line (it runs once per B::max_terms inputs), and free of the accumulator object so
-/// that the object stays in registers.
+/// Warp-collective (all lanes active, in the main loop): moves the warp's bins into the block
+/// superaccumulator and clears them. Each bin value is an integer number of units below
+/// 2^53, so the warp's 32 of them sum exactly as 64-bit integers and lane 0 deposits one
+/// value per bin. Returns the special-value and sign-of-zero flags the bins held. Out of line
+/// (it runs once per B::max_terms inputs) and free of the accumulator object, which so stays
+/// in registers.
 template <class B, int BLOCK> __device__ __noinline__ unsigned flush_bins(double* row, long long* sa) {
   unsigned flags = 0;
 #pragma unroll 1
@@ -93,11 +95,12 @@ template <class B, int BLOCK> __device__ __noinline__ unsigned flush_bins(double
     double v = row[b * BLOCK];
     row[b * BLOCK] = -0.0;
     if (__double_as_longlong(v) != static_cast<long long>(0x8000000000000000ull)) flags |= ex::seen_not_neg_zero;
-    if (!isfinite(v)) {
-      flags |= special_flags(v);
-      continue;
-    }
-    if (v != 0.0) deposit_shared_int<typename B::layout>(sa, __double2ll_rn(v * ex::pow2(-B::unit_exp(b))), B::unit_exp(b));
+    long long s = 0;
+    if (!isfinite(v)) flags |= special_flags(v);
+    else s = __double2ll_rn(v * ex::pow2(-B::unit_exp(b)));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(kFull, s, o);
+    if ((threadIdx.x & 31) == 0 && s != 0) deposit_shared_int<typename B::layout>(sa, s, B::unit_exp(b));
   }
   return flags;
 }
@@ -148,10 +151,11 @@ template <bool DOT, int BLOCK> struct bins_acc {
     terms += N;
     if (terms >= B::max_terms) flush();
   }
+  // Outside the main loop (head, remainder and tail: fewer than 64 inputs per thread in all,
+  // the margin left in B::max_terms), not counted, so that flushes stay warp-uniform.
   template <class T> __device__ __forceinline__ void one(T a, T c) {
     if constexpr (DOT) add(a, c);
     else add(a);
-    if (++terms >= B::max_terms) flush();
   }
 
   /// Block level (every thread calls): the bins of all threads are summed bin by bin as
@@ -278,7 +282,7 @@ template <bool DOT, int K> struct levels_acc {
   /// so 32 of them sum exactly) and lane 0 deposits them; the levels are left empty.
   __device__ __forceinline__ void dump_warp() {
     renormalize();
-#pragma unroll 1
+#pragma unroll  // (S[k] with a run-time k would put the levels in local memory)
     for (int k = 0; k < K; ++k) {
       int g = ex::level_ulp(cap, k);
       double m = ex::level_anchor(g);
@@ -423,23 +427,45 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
   const vec_t* yv = reinterpret_cast<const vec_t*>(DOT ? y + head : x + head);
   std::int64_t i = tid;
-  // Warp-uniform condition: the warp's last lane has a full tile.
-  for (; i - lane + 31 + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+  // Warp-uniform condition: the warp's last lane has a full tile. The next tile's loads are
+  // issued before the current tile is accumulated, so that a thread keeps its loads in flight
+  // while it works (the accumulators take far longer per element than a plain sum).
+  auto full = [&](std::int64_t j) { return j - lane + 31 + (UNROLL - 1) * stride < nvec; };
+  if (full(i)) {
     vec_t a[UNROLL], b[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       a[u] = load(xv + i + u * stride);
       if constexpr (DOT) b[u] = load(yv + i + u * stride);
     }
-    T va[N], vb[N];
+    while (true) {
+      const std::int64_t next = i + UNROLL * stride;
+      const bool more = full(next);
+      vec_t na[UNROLL], nb[UNROLL];
+      if (more) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        va[u * V + k] = a[u].v[k];
-        vb[u * V + k] = DOT ? b[u].v[k] : T(0);
+        for (int u = 0; u < UNROLL; ++u) {
+          na[u] = load(xv + next + u * stride);
+          if constexpr (DOT) nb[u] = load(yv + next + u * stride);
+        }
       }
-    acc.template tile<N>(va, vb);
+      T va[N], vb[N];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          va[u * V + k] = a[u].v[k];
+          vb[u * V + k] = DOT ? b[u].v[k] : T(0);
+        }
+      acc.template tile<N>(va, vb);
+      i = next;
+      if (!more) break;
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        a[u] = na[u];
+        if constexpr (DOT) b[u] = nb[u];
+      }
+    }
   }
   for (; i < nvec; i += stride) {
     vec_t a = load(xv + i), b;

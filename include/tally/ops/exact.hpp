@@ -230,26 +230,18 @@ template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsig
   int top = 32 * h + lead + L::base;  // exponent of the leading bit
   if (top > EMAX) return inf(neg);
   int lsb = (top < EMIN ? EMIN : top) - (P - 1);  // exponent of the result's last bit
-  // Bit k of the value (exponent k) as 0/1; and whether any bit below exponent k is set.
-  auto bit = [&](int k) -> std::uint64_t {
-    int p = k - L::base;
-    if (p < 0) return 0;
-    return (digit(p >> 5) >> (p & 31)) & 1u;
-  };
-  auto any_below = [&](int k) -> bool {
-    int p = k - L::base;
-    if (p <= 0) return false;
-    int i = p >> 5, s = p & 31;
-    TALLY_NO_UNROLL
-    for (int j = 0; j < i && j < D; ++j)
-      if (d[j]) return true;
-    return s && i < D && (digit(i) & ((std::uint64_t(1) << s) - 1));
-  };
-  std::uint64_t mant = 0;
+  // The 128-bit window of digits h..h-3 holds the result's bits and the rounding bit: the
+  // leading bit is at least 96 bits above the window's lowest, and lsb - 1 >= top - 53.
+  const int wbase = 32 * (h - 3) + L::base;  // exponent of the window's bit 0
+  const u128 win = (static_cast<u128>(digit(h)) << 96) | (static_cast<u128>(digit(h - 1)) << 64) |
+                   (static_cast<u128>(digit(h - 2)) << 32) | static_cast<u128>(digit(h - 3));
+  const int s = (lsb - 1) - wbase;  // >= 0
+  const u128 bits = s >= 128 ? u128(0) : win >> s;
+  bool sticky = s >= 128 ? win != 0 : (s > 0 && (win & ((u128(1) << s) - 1)) != 0);
   TALLY_NO_UNROLL
-  for (int k = top; k >= lsb; --k) mant = (mant << 1) | bit(k);
-  std::uint64_t half = bit(lsb - 1);
-  bool sticky = any_below(lsb - 1);
+  for (int j = 0; j < h - 3; ++j) sticky |= d[j] != 0;
+  std::uint64_t half = static_cast<std::uint64_t>(bits) & 1u;
+  std::uint64_t mant = static_cast<std::uint64_t>(bits >> 1);
   if (half && (sticky || (mant & 1))) {
     ++mant;
     if (mant >> P) {  // carried into a new leading bit
