@@ -3,7 +3,7 @@
 # compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
-#   usage: scripts/device-check.sh [tests] [sanitize] [sass] [bench] [tune] [cpu]  (default: all)
+#   usage: scripts/device-check.sh [tests] [sanitize] [sass] [bench] [tune] [texact] [cpu]  (default: all)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -55,6 +55,11 @@ fi
 if want tune; then
   echo "== tuning sweep"
   $B/bench/tally_tune >/tmp/tune.txt 2>&1; head -1 /tmp/tune.txt
+fi
+
+if want texact; then
+  echo "== exact-kernel variants"
+  $B/bench/tally_tune_exact 2>&1 | tee "$OUT/tune-exact.txt"
 fi
 
 if want bench; then

@@ -217,7 +217,14 @@ __device__ __noinline__ unsigned take_outside_tile(long long* sa, const double* 
   return f;
 }
 
-template <bool DOT, int K> struct levels_acc {
+/// Deposits the nonzero values of buf[0..N) (remainders below the last level; rare).
+template <class L, int N> __device__ __noinline__ void deposit_nonzero(long long* sa, const double* buf) {
+#pragma unroll 1
+  for (int k = 0; k < N; ++k)
+    if (buf[k] != 0.0) deposit_shared<L>(sa, buf[k]);
+}
+
+template <bool DOT, int K, int P = 1> struct levels_acc {
   using layout = std::conditional_t<DOT, ex::f64_dot_layout, ex::f64_sum_layout>;
   static constexpr std::size_t smem_bytes = 0;
   // Products are taken by the levels when 2^-965 <= |p| < 2^cap (no underflow in e, and the
@@ -227,7 +234,9 @@ template <bool DOT, int K> struct levels_acc {
   static constexpr unsigned low_hi = DOT ? static_cast<unsigned>(1023 - 965) << 20 : 0u;
   static constexpr int slack = 8;  // a new anchor leaves room for inputs 2^8 larger
 
-  double S[K];
+  // P independent sets of K levels (element k of a tile goes to set k % P: P chains of
+  // dependent additions instead of one), all with the same anchor.
+  double S[P][K];
   long long carry;  // units of 2^(ulp(level 0) + 30)
   int cap;
   unsigned cap_hi;  // (cap + 1023) << 20: x is taken iff (hi word of |x|) < cap_hi
@@ -236,11 +245,13 @@ template <bool DOT, int K> struct levels_acc {
   double zs;  // -0.0 + every float64 input: stays -0.0 iff every input was -0.0
   long long* sa;
 
-  __device__ void anchor(int c) {
+  __device__ __forceinline__ void anchor(int c) {
     cap = c;
     cap_hi = static_cast<unsigned>(c + 1023) << 20;
 #pragma unroll
-    for (int k = 0; k < K; ++k) S[k] = ex::level_anchor(ex::level_ulp(c, k));
+    for (int j = 0; j < P; ++j)
+#pragma unroll
+      for (int k = 0; k < K; ++k) S[j][k] = ex::level_anchor(ex::level_ulp(c, k));
     carry = 0;
     terms = 0;
   }
@@ -251,43 +262,51 @@ template <bool DOT, int K> struct levels_acc {
     anchor(1);  // inputs below 2 until something larger arrives
   }
 
-  __device__ __forceinline__ void take(double x, int from = 0) {
+  /// x through levels from..K-1 of set j; returns what is left below the last level.
+  __device__ __forceinline__ double take(int j, double x, int from = 0) {
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      if (k >= from) x = ex::extract(S[k], x);
-    if (x != 0.0) deposit_shared<layout>(sa, x);  // below the last level: rare
+      if (k >= from) x = ex::extract(S[j][k], x);
+    return x;
   }
 
   /// Keeps every level within 2^(g + 49) of its anchor: each level's excess moves up one level
   /// (exactly, by extraction); level 0's excess above 2^(g0 + 30) goes to the integer carry.
   __device__ __forceinline__ void renormalize() {
-#pragma unroll
-    for (int k = K - 1; k >= 1; --k) {
-      double m = ex::level_anchor(ex::level_ulp(cap, k));
-      double d = S[k] - m;
-      double r = ex::extract(S[k - 1], d);
-      S[k] = m + r;
-    }
     int g0 = ex::level_ulp(cap, 0);
     double m0 = ex::level_anchor(g0);
-    double d0 = S[0] - m0;
-    double c = rint(d0 * ex::pow2(-(g0 + 30)));
-    carry += static_cast<long long>(c);
-    S[0] = m0 + (d0 - c * ex::pow2(g0 + 30));
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+#pragma unroll
+      for (int k = K - 1; k >= 1; --k) {
+        double m = ex::level_anchor(ex::level_ulp(cap, k));
+        double d = S[j][k] - m;
+        double r = ex::extract(S[j][k - 1], d);
+        S[j][k] = m + r;
+      }
+      double d0 = S[j][0] - m0;
+      double c = rint(d0 * ex::pow2(-(g0 + 30)));
+      carry += static_cast<long long>(c);
+      S[j][0] = m0 + (d0 - c * ex::pow2(g0 + 30));
+    }
     terms = 0;
   }
 
   /// Warp-collective (all lanes active, same anchor): the levels of the warp are summed level
   /// by level (after renormalisation each is below 2^(g + 40) in magnitude, a multiple of 2^g,
-  /// so 32 of them sum exactly) and lane 0 deposits them; the levels are left empty.
+  /// so 32 P of them sum exactly) and lane 0 deposits them; the levels are left empty.
   __device__ __forceinline__ void dump_warp() {
     renormalize();
-#pragma unroll  // (S[k] with a run-time k would put the levels in local memory)
+#pragma unroll  // (S[j][k] with a run-time k would put the levels in local memory)
     for (int k = 0; k < K; ++k) {
       int g = ex::level_ulp(cap, k);
       double m = ex::level_anchor(g);
-      double d = S[k] - m;
-      S[k] = m;
+      double d = 0.0;
+#pragma unroll
+      for (int j = 0; j < P; ++j) {
+        d += S[j][k] - m;
+        S[j][k] = m;
+      }
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(kFull, d, o);
       if ((threadIdx.x & 31) == 0 && d != 0.0) deposit_shared<layout>(sa, d);
@@ -328,15 +347,30 @@ template <bool DOT, int K> struct levels_acc {
       }
     }
     // In-range inputs go through the levels; the others (rare) become 0 there and are handled
-    // after the tile, out of line, from a copy (so that the hot path keeps all in registers).
+    // after the tile, out of line, from a copy (so that the hot path keeps all in registers);
+    // so are the remainders below the last level (one branch per tile, not per element).
+    constexpr int R = DOT ? 2 * N : N;
+    double rem[R];
     unsigned out_mask = 0;
+    bool any_rem = false;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       bool o = biased_hi(p[k]) >= cap_hi - low_hi;
       out_mask |= unsigned(o) << k;
-      take(o ? 0.0 : p[k]);
-      if constexpr (DOT) take(o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
-      else zs += a[k];
+      rem[k] = take(k % P, o ? 0.0 : p[k]);
+      any_rem |= rem[k] != 0.0;
+      if constexpr (DOT) {
+        rem[N + k] = take(k % P, o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
+        any_rem |= rem[N + k] != 0.0;
+      } else {
+        zs += a[k];
+      }
+    }
+    if (any_rem) {
+      double buf[R];
+#pragma unroll
+      for (int k = 0; k < R; ++k) buf[k] = rem[k];
+      deposit_nonzero<layout, R>(sa, buf);
     }
     if constexpr (DOT)
       if (out_mask != (1u << N) - 1) flags |= ex::seen_not_neg_zero;
@@ -349,7 +383,7 @@ template <bool DOT, int K> struct levels_acc {
       }
       flags |= take_outside_tile<DOT, layout, N>(sa, buf, out_mask);
     }
-    terms += DOT ? 2 * N : N;
+    terms += (DOT ? 2 * N : N) / P;
     if (terms >= ex::level_renorm_terms - 2 * N) renormalize();
   }
 
@@ -360,9 +394,11 @@ template <bool DOT, int K> struct levels_acc {
     if (biased_hi(p) >= cap_hi - low_hi) {
       outside(x, y);
     } else {
-      take(p);
+      double r = take(0, p);
+      if (r != 0.0) deposit_shared<layout>(sa, r);
       if constexpr (DOT) {
-        take(ex::exact_fma(x, y, -p), 1);
+        r = take(0, ex::exact_fma(x, y, -p), 1);
+        if (r != 0.0) deposit_shared<layout>(sa, r);
         flags |= ex::seen_not_neg_zero;
       }
     }

@@ -1,0 +1,101 @@
+// tally_tune_exact: launch shapes and accumulator variants of the exact-mode kernels
+// (src/cuda/exact.cuh) on the GPU it runs on, on uniform and wide data, at 2^28 float32 /
+// 2^27 float64 elements (larger than L2). Chooses tuning.hpp's exact_* values from
+// measurements; the results are in docs/performance.md.
+//   tally_tune_exact
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "common.cuh"
+#include "cuda/exact.cuh"
+
+using namespace bench;
+namespace tc = tally::cuda;
+
+namespace {
+
+struct ctx {
+  char* x;
+  char* y;
+  long long* sa;
+  unsigned* flags;
+  unsigned* counter;
+  double* res;
+  cudaStream_t s;
+  int sms;
+};
+
+template <class A, class T, bool DOT, int BLOCK, int U, int MINB>
+void run(ctx& c, const char* name, std::int64_t n, int dist) {
+  constexpr int V = 16 / sizeof(T);
+  auto kernel = tc::exact::exact_kernel<A, T, DOT, V, BLOCK, U, double, MINB>;
+  constexpr std::size_t smem = A::smem_bytes;
+  if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
+  std::int64_t nvec = n / V;
+  std::int64_t g = (nvec + std::int64_t(BLOCK) * U - 1) / (std::int64_t(BLOCK) * U);
+  unsigned grid = unsigned(std::min<std::int64_t>(g, std::int64_t(c.sms) * std::max(per_sm, 1)));
+  timer tm(c.s);
+  double us = tm.per_call([&](int) {
+    kernel<<<grid, BLOCK, smem, c.s>>>(reinterpret_cast<const T*>(c.x), reinterpret_cast<const T*>(c.y), n, 0,
+                                       c.sa, c.flags, c.counter, tc::result_sink<double>{c.res, nullptr, nullptr, 0});
+  }, 1, 15);
+  CK(cudaGetLastError());
+  double bytes = double(n) * sizeof(T) * (DOT ? 2 : 1);
+  std::printf("%-34s %-7s block=%-4d unroll=%d blocks/SM=%d %9.1f us %8.1f GB/s\n", name,
+              dist == 0 ? "uniform" : "wide", BLOCK, U, per_sm, us, bytes / 1e3 / us);
+}
+
+template <class T> void fill_both(ctx& c, std::int64_t n, int dist) {
+  fill_dist<T><<<1024, 256>>>(reinterpret_cast<T*>(c.x), n, 1, dist);
+  fill_dist<T><<<1024, 256>>>(reinterpret_cast<T*>(c.y), n, 2, dist);
+  CK(cudaDeviceSynchronize());
+}
+
+}  // namespace
+
+int main() {
+  ctx c{};
+  CK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::size_t bytes = std::size_t(1) << 30;
+  CK(cudaMalloc(&c.x, bytes));
+  CK(cudaMalloc(&c.y, bytes));
+  CK(cudaMalloc(&c.sa, 4096));
+  CK(cudaMemset(c.sa, 0, 4096));
+  CK(cudaMalloc(&c.flags, 64));
+  CK(cudaMemset(c.flags, 0, 64));
+  CK(cudaMalloc(&c.counter, 64));
+  CK(cudaMemset(c.counter, 0, 64));
+  CK(cudaMalloc(&c.res, 64));
+  CK(cudaStreamCreate(&c.s));
+  using namespace tc::exact;
+  for (int dist : {0, 1}) {
+    const std::int64_t n64 = std::int64_t(1) << 27, n32 = std::int64_t(1) << 28;
+    fill_both<double>(c, n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 256, 4, 2>(c, "f64 sum K=5 P=1", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2>(c, "f64 sum K=5 P=1", n64, dist);
+    run<levels_acc<false, 5, 2>, double, false, 128, 4, 2>(c, "f64 sum K=5 P=2", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 2, 2>(c, "f64 sum K=5 P=1", n64, dist);
+    run<levels_acc<false, 5, 2>, double, false, 128, 2, 2>(c, "f64 sum K=5 P=2", n64, dist);
+    run<levels_acc<false, 4, 1>, double, false, 128, 4, 2>(c, "f64 sum K=4 P=1", n64, dist);
+    run<levels_acc<false, 3, 1>, double, false, 128, 4, 2>(c, "f64 sum K=3 P=1", n64, dist);
+    run<levels_acc<true, 8, 1>, double, true, 256, 4, 2>(c, "f64 dot K=8 P=1", n64, dist);
+    run<levels_acc<true, 8, 1>, double, true, 128, 2, 2>(c, "f64 dot K=8 P=1", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 2>(c, "f64 dot K=9 P=1", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 1, 2>(c, "f64 dot K=9 P=1", n64, dist);
+    run<levels_acc<true, 7, 1>, double, true, 128, 2, 2>(c, "f64 dot K=7 P=1", n64, dist);
+    run<levels_acc<true, 5, 1>, double, true, 128, 2, 2>(c, "f64 dot K=5 P=1", n64, dist);
+    fill_both<float>(c, n32, dist);
+    run<bins_acc<false, 256>, float, false, 256, 4, 2>(c, "f32 sum bins", n32, dist);
+    run<bins_acc<false, 256>, float, false, 256, 8, 2>(c, "f32 sum bins", n32, dist);
+    run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
+    run<bins_acc<false, 128>, float, false, 128, 8, 2>(c, "f32 sum bins", n32, dist);
+    run<bins_acc<true, 256>, float, true, 256, 4, 2>(c, "f32 dot bins", n32, dist);
+    run<bins_acc<true, 128>, float, true, 128, 4, 2>(c, "f32 dot bins", n32, dist);
+    run<bins_acc<true, 128>, float, true, 128, 2, 2>(c, "f32 dot bins", n32, dist);
+  }
+  return 0;
+}
