@@ -27,12 +27,12 @@ struct ctx {
   int sms;
 };
 
-template <class A, class T, bool DOT, int BLOCK, int U, int MINB>
+template <class A, class T, bool DOT, int BLOCK, int U, int MINB, int ST = 0>
 void run(ctx& c, const char* name, std::int64_t n, int dist) {
   constexpr int V = 16 / sizeof(T);
-  auto kernel = tc::exact::exact_kernel<A, T, DOT, V, BLOCK, U, double, MINB>;
-  constexpr std::size_t smem = A::smem_bytes;
-  if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  auto kernel = tc::exact::exact_kernel<A, T, DOT, V, BLOCK, U, double, MINB, ST>;
+  constexpr std::size_t smem = tc::exact::exact_smem_bytes<A, T, DOT, V, BLOCK, U, ST>;
+  if (smem > 0) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
   std::int64_t nvec = n / V;
@@ -45,8 +45,8 @@ void run(ctx& c, const char* name, std::int64_t n, int dist) {
   }, 1, 15);
   CK(cudaGetLastError());
   double bytes = double(n) * sizeof(T) * (DOT ? 2 : 1);
-  std::printf("%-34s %-7s block=%-4d unroll=%d blocks/SM=%d %9.1f us %8.1f GB/s\n", name,
-              dist == 0 ? "uniform" : "wide", BLOCK, U, per_sm, us, bytes / 1e3 / us);
+  std::printf("%-22s %-7s block=%-4d unroll=%d stages=%d blocks/SM=%d %9.1f us %8.1f GB/s\n", name,
+              dist == 0 ? "uniform" : "wide", BLOCK, U, ST, per_sm, us, bytes / 1e3 / us);
 }
 
 template <class T> void fill_both(ctx& c, std::int64_t n, int dist) {
@@ -75,27 +75,23 @@ int main() {
   for (int dist : {0, 1}) {
     const std::int64_t n64 = std::int64_t(1) << 27, n32 = std::int64_t(1) << 28;
     fill_both<double>(c, n64, dist);
-    run<levels_acc<false, 5, 1>, double, false, 256, 4, 2>(c, "f64 sum K=5 P=1", n64, dist);
-    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2>(c, "f64 sum K=5 P=1", n64, dist);
-    run<levels_acc<false, 5, 2>, double, false, 128, 4, 2>(c, "f64 sum K=5 P=2", n64, dist);
-    run<levels_acc<false, 5, 1>, double, false, 128, 2, 2>(c, "f64 sum K=5 P=1", n64, dist);
-    run<levels_acc<false, 5, 2>, double, false, 128, 2, 2>(c, "f64 sum K=5 P=2", n64, dist);
-    run<levels_acc<false, 4, 1>, double, false, 128, 4, 2>(c, "f64 sum K=4 P=1", n64, dist);
-    run<levels_acc<false, 3, 1>, double, false, 128, 4, 2>(c, "f64 sum K=3 P=1", n64, dist);
-    run<levels_acc<true, 8, 1>, double, true, 256, 4, 2>(c, "f64 dot K=8 P=1", n64, dist);
-    run<levels_acc<true, 8, 1>, double, true, 128, 2, 2>(c, "f64 dot K=8 P=1", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 2, 2>(c, "f64 dot K=9 P=1", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 1, 2>(c, "f64 dot K=9 P=1", n64, dist);
-    run<levels_acc<true, 7, 1>, double, true, 128, 2, 2>(c, "f64 dot K=7 P=1", n64, dist);
-    run<levels_acc<true, 5, 1>, double, true, 128, 2, 2>(c, "f64 dot K=5 P=1", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 4>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 64, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 256, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 2>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5 P=2", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 2>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 2, 3>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 3, 4>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 1, 4, 6>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9", n64, dist);
     fill_both<float>(c, n32, dist);
-    run<bins_acc<false, 256>, float, false, 256, 4, 2>(c, "f32 sum bins", n32, dist);
-    run<bins_acc<false, 256>, float, false, 256, 8, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
-    run<bins_acc<false, 128>, float, false, 128, 8, 2>(c, "f32 sum bins", n32, dist);
-    run<bins_acc<true, 256>, float, true, 256, 4, 2>(c, "f32 dot bins", n32, dist);
+    run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);
+    run<bins_acc<false, 64>, float, false, 64, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<true, 128>, float, true, 128, 4, 2>(c, "f32 dot bins", n32, dist);
-    run<bins_acc<true, 128>, float, true, 128, 2, 2>(c, "f32 dot bins", n32, dist);
+    run<bins_acc<true, 128>, float, true, 128, 2, 2, 3>(c, "f32 dot bins", n32, dist);
+    run<bins_acc<true, 64>, float, true, 64, 4, 2>(c, "f32 dot bins", n32, dist);
   }
   return 0;
 }

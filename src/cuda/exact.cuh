@@ -14,6 +14,8 @@
 //    loop, go to the block superaccumulator.
 #pragma once
 
+#include <cuda_pipeline.h>
+
 #include <cstdint>
 
 #include "cuda/block.cuh"
@@ -421,6 +423,11 @@ template <bool DOT, int K, int P = 1> struct levels_acc {
   }
 };
 
+/// Dynamic shared memory of an exact_kernel instance: the accumulator's, then the staging slots.
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, int STAGES>
+inline constexpr std::size_t exact_smem_bytes =
+    A::smem_bytes + std::size_t(STAGES) * (DOT ? 2 : 1) * UNROLL * BLOCK * sizeof(vec<T, V>);
+
 template <class L, class Out> __device__ __noinline__ Out round_digits(long long* sa, unsigned flags) {
   return ex::round_in_place<L, Out>(reinterpret_cast<std::int64_t*>(sa), flags);
 }
@@ -432,7 +439,7 @@ template <class L, class Out> __device__ __noinline__ Out round_digits(long long
 /// and adds the nonzero ones to the grid's digits in global memory with integer atomics
 /// (exact: order does not matter); the last block normalises and rounds once to Out and
 /// leaves the global digits, flags and counter zero again.
-template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2>
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
@@ -467,7 +474,52 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   // issued before the current tile is accumulated, so that a thread keeps its loads in flight
   // while it works (the accumulators take far longer per element than a plain sum).
   auto full = [&](std::int64_t j) { return j - lane + 31 + (UNROLL - 1) * stride < nvec; };
-  if (full(i)) {
+  auto work = [&](const vec_t* a, const vec_t* b) {
+    T va[N], vb[N];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        va[u * V + k] = a[u].v[k];
+        vb[u * V + k] = DOT ? b[u].v[k] : T(0);
+      }
+    acc.template tile<N>(va, vb);
+  };
+  if constexpr (STAGES > 0) {
+    // Staged: each thread copies its next STAGES tiles into its own slots of shared memory
+    // with asynchronous copies (cp.async), so many loads are in flight without holding
+    // registers; a thread only ever reads its own slots (no block barrier needed).
+    constexpr int IN = DOT ? 2 : 1;
+    vec_t* slots = reinterpret_cast<vec_t*>(reinterpret_cast<char*>(dyn) + A::smem_bytes);  // [STAGES][IN][UNROLL][BLOCK]
+    auto slot = [&](int st, int in, int u) { return slots + ((st * IN + in) * UNROLL + u) * BLOCK + threadIdx.x; };
+    auto issue = [&](int st, std::int64_t j) {
+      if (full(j)) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+          __pipeline_memcpy_async(slot(st, 0, u), xv + j + u * stride, sizeof(vec_t));
+          if constexpr (DOT) __pipeline_memcpy_async(slot(st, 1, u), yv + j + u * stride, sizeof(vec_t));
+        }
+      }
+      __pipeline_commit();
+    };
+#pragma unroll
+    for (int st = 0; st < STAGES; ++st) issue(st, i + st * UNROLL * stride);
+#pragma unroll 1
+    for (int st = 0; full(i); st = st + 1 == STAGES ? 0 : st + 1) {
+      __pipeline_wait_prior(STAGES - 1);
+      vec_t a[UNROLL], b[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        a[u] = *slot(st, 0, u);
+        if constexpr (DOT) b[u] = *slot(st, 1, u);
+      }
+      issue(st, i + STAGES * UNROLL * stride);
+      work(a, b);
+      i += UNROLL * stride;
+    }
+    __pipeline_wait_prior(0);
+  } else if (full(i)) {
+    // Registers: the next tile's loads are issued before the current tile is accumulated.
     vec_t a[UNROLL], b[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
@@ -485,15 +537,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
           if constexpr (DOT) nb[u] = load(yv + next + u * stride);
         }
       }
-      T va[N], vb[N];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          va[u * V + k] = a[u].v[k];
-          vb[u * V + k] = DOT ? b[u].v[k] : T(0);
-        }
-      acc.template tile<N>(va, vb);
+      work(a, b);
       i = next;
       if (!more) break;
 #pragma unroll

@@ -37,17 +37,17 @@ inline unsigned grid_for(std::int64_t nvec, int per_thread, int max_grid) {
 // kernel of which only 6 fit ran in 1.3 waves and lost 5% at 2^28 (docs/performance.md).
 // Cached per kernel and device (the value is the same whoever computes it first). Kernels
 // with more than 48 KiB of dynamic shared memory are allowed it here, once per device.
-template <auto kernel> int resident_grid(const workspace& ws, std::size_t smem = 0) {
+template <auto kernel, int BLOCK = kBlock> int resident_grid(const workspace& ws, std::size_t smem = 0) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices];
   int dev = ws.device < kMaxDevices ? ws.device : 0;
   int g = cache[dev].load(std::memory_order_relaxed);
   if (g == 0) {
     int per_sm = 0;
-    if (smem > 48 * 1024)
+    if (smem > 0)
       TALLY_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, smem));
-    g = ws.sm_count * std::clamp(per_sm, 1, tuning::blocks_per_sm);
+    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
+    g = ws.sm_count * std::clamp(per_sm, 1, tuning::blocks_per_sm * kBlock / BLOCK);
     cache[dev].store(g, std::memory_order_relaxed);
   }
   return g;
@@ -89,9 +89,9 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
 }
 
 // Exact mode: float32 inputs use shared-memory bins, float64 inputs anchored levels in
-// registers (src/cuda/exact.cuh); K levels cover 40 * K bits below the anchor.
+// registers fed through cp.async staging (src/cuda/exact.cuh); shapes from tally_tune_exact.
 template <class T, bool DOT>
-using exact_acc = std::conditional_t<std::is_same_v<T, float>, exact::bins_acc<DOT, kBlock>,
+using exact_acc = std::conditional_t<std::is_same_v<T, float>, exact::bins_acc<DOT, tuning::exact_block_threads>,
                                      exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels>>;
 
 template <class T, bool DOT, class Out>
@@ -99,21 +99,28 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                   workspace& ws) {
   using A = exact_acc<T, DOT>;
   static_assert(A::layout::digits <= tuning::max_exact_digits);
+  constexpr int B = tuning::exact_block_threads;
+  constexpr int U = tuning::exact_unroll;
+  constexpr int ST = std::is_same_v<T, double> ? tuning::exact_f64_stages : 0;
   constexpr int V = 16 / sizeof(T);
-  constexpr int U = tuning::reduce_unroll;
-  constexpr std::size_t smem = A::smem_bytes;
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
+  auto blocks = [&](std::int64_t units, int max_grid) {
+    std::int64_t per_block = static_cast<std::int64_t>(B) * U;
+    return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, max_grid));
+  };
   bool vectorisable = aligned_to(x, sizeof(T)) &&
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, kBlock, U, Out>;
-    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws, smem));
-    kernel<<<grid, kBlock, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST>;
+    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST>;
+    unsigned grid = blocks((n - head) / V, resident_grid<kernel, B>(ws, smem));
+    kernel<<<grid, B, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
   } else {
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, kBlock, U, Out>;
-    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws, smem));
-    kernel<<<grid, kBlock, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST>;
+    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST>;
+    unsigned grid = blocks(n, resident_grid<kernel, B>(ws, smem));
+    kernel<<<grid, B, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
 }

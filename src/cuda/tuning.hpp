@@ -33,7 +33,14 @@ inline constexpr int max_acc_bytes = 32;
 /// cover data spanning 2^-60..2^60 in sums; products of such data span twice that, and their
 /// TwoProduct errors 53 bits more.
 inline constexpr int exact_sum_levels = 5;
-inline constexpr int exact_dot_levels = 8;
+inline constexpr int exact_dot_levels = 9;
+/// Exact kernels' launch shape (bench/tune_exact.cu, H200): 128-thread blocks (more of them
+/// fit beside the float32 bins' shared memory and the float64 levels' registers), 4 vectors
+/// per input per tile, and for float64 three tiles in flight per thread through cp.async
+/// staging in shared memory (4015 GB/s against 3392 with register prefetch, float64 sum).
+inline constexpr int exact_block_threads = 128;
+inline constexpr int exact_unroll = 4;
+inline constexpr int exact_f64_stages = 3;
 /// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
 inline constexpr int max_exact_digits = 160;
 
