@@ -431,6 +431,9 @@ inline constexpr std::size_t exact_smem_bytes =
 template <class L, class Out> __device__ __noinline__ Out round_digits(long long* sa, unsigned flags) {
   return ex::round_in_place<L, Out>(reinterpret_cast<std::int64_t*>(sa), flags);
 }
+template <class Out> __device__ __noinline__ Out round_span_digits(long long* sa, int count, int base, unsigned flags) {
+  return ex::round_span<Out>(reinterpret_cast<std::int64_t*>(sa), count, base, flags);
+}
 
 /// One-launch exact reduction of x (and y for dot), n elements, with accumulator A (above).
 /// Loads as in reduce_kernel (unaligned head and tail one by one, 16-byte vectors, UNROLL in
@@ -454,10 +457,10 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   extern __shared__ double dyn[];
   __shared__ long long sa[D];
   __shared__ long long carry_in[D];
-  __shared__ unsigned sflags;
+  __shared__ unsigned sflags, span_lo_inv, span_hi;
   __shared__ bool is_last;
   for (int i = threadIdx.x; i < D; i += BLOCK) sa[i] = 0;
-  if (threadIdx.x == 0) sflags = 0;
+  if (threadIdx.x == 0) sflags = span_lo_inv = span_hi = 0;
   A acc;
   acc.init(dyn, sa);
   __syncthreads();
@@ -582,25 +585,44 @@ exact_kernel(const T* __restrict__ x,  // (n,)
     }
     __syncthreads();
   }
+  // The grid's digits, and the range of digits any block touched (so the last block
+  // normalises and rounds only that span: a few digits for most data, not all D).
   for (int k = threadIdx.x; k < D; k += BLOCK)
-    if (sa[k]) atomicAdd(reinterpret_cast<unsigned long long*>(global_sa + k), static_cast<unsigned long long>(sa[k]));
-  if (threadIdx.x == 0 && sflags) atomicOr(global_flags, sflags);
+    if (sa[k]) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(global_sa + k), static_cast<unsigned long long>(sa[k]));
+      atomicMax(&span_lo_inv, ~static_cast<unsigned>(k));
+      atomicMax(&span_hi, static_cast<unsigned>(k) + 1);
+    }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (sflags) atomicOr(global_flags, sflags);
+    if (span_hi) {
+      atomicMax(global_flags + 1, span_lo_inv);
+      atomicMax(global_flags + 2, span_hi);
+    }
+  }
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
   __syncthreads();
   if (!is_last) return;
   __threadfence();
-  for (int k = threadIdx.x; k < D; k += BLOCK) {
-    sa[k] = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
+  const unsigned hi = __ldcg(global_flags + 2);
+  const int lo = hi ? static_cast<int>(~__ldcg(global_flags + 1)) : 0;
+  // Digits lo..hi-1 are the only nonzero ones; two more above hold the carries (the grid's
+  // sums are below 2^43 per digit) and the sign.
+  const int end = min(D, static_cast<int>(hi) + 2);
+  for (int k = lo + threadIdx.x; k < end; k += BLOCK) {
+    sa[k - lo] = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
     global_sa[k] = 0;
   }
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned flags = __ldcg(global_flags);
-    *global_flags = 0;
+    global_flags[0] = global_flags[1] = global_flags[2] = 0;
     *counter = 0;
-    *out.value = round_digits<L, Out>(sa, flags);
+    *out.value = hi ? round_span_digits<Out>(sa, end - lo, L::base + 32 * lo, flags)
+                    : round_span_digits<Out>(sa, 0, L::base, flags);
     if (out.status) *out.status = 0;
     if (out.done) {
       __threadfence_system();

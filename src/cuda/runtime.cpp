@@ -62,8 +62,8 @@ workspace& get_workspace(cudaStream_t stream) {
     TALLY_CUDA(cudaMemset(ws->counter, 0, sizeof(unsigned)));
     TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_sa), tuning::max_exact_digits * sizeof(long long)));
     TALLY_CUDA(cudaMemset(ws->exact_sa, 0, tuning::max_exact_digits * sizeof(long long)));
-    TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_flags), sizeof(unsigned)));
-    TALLY_CUDA(cudaMemset(ws->exact_flags, 0, sizeof(unsigned)));
+    TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_flags), 4 * sizeof(unsigned)));
+    TALLY_CUDA(cudaMemset(ws->exact_flags, 0, 4 * sizeof(unsigned)));
     void* host = nullptr;
     TALLY_CUDA(cudaHostAlloc(&host, 64, cudaHostAllocMapped | cudaHostAllocPortable));
     ws->host_result = host;

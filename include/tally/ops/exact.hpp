@@ -153,22 +153,26 @@ template <class L, class Add> TALLY_HD void deposit_product(double x, double y, 
   deposit<L>(static_cast<u128>(mx) * my, ex + ey, ((bx ^ by) >> 63) != 0, add);
 }
 
-/// Carry-normalises digits in place: afterwards digits 0..D-2 are in [0, 2^32) and the top
-/// digit carries the sign (the value is unchanged).
-template <int D> TALLY_HD void normalize(std::int64_t* d) {
+/// Carry-normalises the D digits at d in place: afterwards digits 0..D-2 are in [0, 2^32)
+/// and the top digit carries the sign (the value is unchanged).
+TALLY_HD void normalize(std::int64_t* d, int D) {
+  if (D <= 0) return;
+  std::int64_t c = 0;
   TALLY_NO_UNROLL
   for (int i = 0; i + 1 < D; ++i) {
-    std::int64_t c = d[i] >> 32;  // arithmetic: floor division by 2^32
-    d[i] -= c * (std::int64_t(1) << 32);
-    d[i + 1] += c;
+    std::int64_t v = d[i] + c;
+    c = v >> 32;  // arithmetic: floor division by 2^32
+    d[i] = v - c * (std::int64_t(1) << 32);
   }
+  d[D - 1] += c;
 }
+template <int D> TALLY_HD void normalize(std::int64_t* d) { normalize(d, D); }
 
-/// Rounds the value of digits d (normalised or not; overwritten: normalised magnitude) to
-/// nearest, ties to even, as Out (double: 53 bits, exponents [-1022, 1023]; float: 24 bits,
-/// [-126, 127]; subnormals included), and applies the special-value flags.
-template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsigned flags) {
-  constexpr int D = L::digits;
+/// Rounds the value of the D digits at d, digit i weighing 2^(32 i + base) (normalised or
+/// not; overwritten: normalised magnitude), to nearest, ties to even, as Out (double: 53 bits,
+/// exponents [-1022, 1023]; float: 24 bits, [-126, 127]; subnormals included), and applies
+/// the special-value flags. The top digit must have room for the sign and the carries.
+template <class Out> TALLY_HD Out round_span(std::int64_t* d, int D, int base, unsigned flags) {
   constexpr int P = sizeof(Out) == 8 ? 53 : 24;
   constexpr int EMIN = sizeof(Out) == 8 ? -1022 : -126;
   constexpr int EMAX = sizeof(Out) == 8 ? 1023 : 127;
@@ -209,7 +213,8 @@ template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsig
   if (flags & seen_pos_inf) return inf(false);
   if (flags & seen_neg_inf) return inf(true);
 
-  normalize<D>(d);
+  if (D <= 0) return make((flags & seen_not_neg_zero) == 0, 0, 0);  // no digits: exact zero
+  normalize(d, D);
   bool neg = d[D - 1] < 0;
   if (neg) {  // magnitude: two's complement negation across the digits
     std::int64_t borrow = 0;
@@ -227,12 +232,12 @@ template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsig
   // The top digit may exceed 32 bits only if D were too small; it is < 2^32 here.
   auto digit = [&](int i) -> std::uint64_t { return (i >= 0 && i < D) ? static_cast<std::uint64_t>(d[i]) : 0; };
   int lead = 63 - clz64(digit(h));
-  int top = 32 * h + lead + L::base;  // exponent of the leading bit
+  int top = 32 * h + lead + base;  // exponent of the leading bit
   if (top > EMAX) return inf(neg);
   int lsb = (top < EMIN ? EMIN : top) - (P - 1);  // exponent of the result's last bit
   // The 128-bit window of digits h..h-3 holds the result's bits and the rounding bit: the
   // leading bit is at least 96 bits above the window's lowest, and lsb - 1 >= top - 53.
-  const int wbase = 32 * (h - 3) + L::base;  // exponent of the window's bit 0
+  const int wbase = 32 * (h - 3) + base;  // exponent of the window's bit 0
   const u128 win = (static_cast<u128>(digit(h)) << 96) | (static_cast<u128>(digit(h - 1)) << 64) |
                    (static_cast<u128>(digit(h - 2)) << 32) | static_cast<u128>(digit(h - 3));
   const int s = (lsb - 1) - wbase;  // >= 0
@@ -251,6 +256,11 @@ template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsig
     }
   }
   return make(neg, mant, lsb);
+}
+
+/// round_span over a whole superaccumulator of layout L.
+template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsigned flags) {
+  return round_span<Out>(d, L::digits, L::base, flags);
 }
 
 /// round_in_place on a copy: src is left as it is.
