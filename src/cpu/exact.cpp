@@ -1,11 +1,14 @@
-// CPU backend, exact mode: OpenMP threads over chunks; in each chunk four interleaved
-// two-term expansions (TwoSum) with rare flushes into the thread's superaccumulator; the
-// threads' superaccumulators merge by integer addition (exact, so any order gives the same
-// bits), and the total is rounded once.
+// CPU backend, exact mode: OpenMP threads over chunks of 2^15 inputs; each chunk goes through
+// anchored levels (ops::exact::extract) vectorised across lanes, or, for chunks with special
+// or extreme values, through four interleaved expansions (TwoSum) with flushes into the
+// thread's superaccumulator; the threads' superaccumulators merge by integer addition (exact,
+// so any order gives the same bits), and the total is rounded once.
 #include "cpu/exact.hpp"
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -77,101 +80,238 @@ void fold(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& fla
   }
 }
 
-// The common case, vectorisable: sums of float32 or float64 and float32 dot products (whose
-// terms are exact doubles). kLanes expansions take consecutive terms in turn; the first two
-// expansion terms of every lane live in plain arrays that the compiler keeps in SIMD
-// registers, and one branch-free step applies two TwoSums to all lanes. A lane whose second
-// error is nonzero (rare for ordinary data), and any group holding a NaN, an infinity or a
-// magnitude of 2^1000 or more, goes through the general scalar path.
-constexpr int kLanes = 8;
+// ---- anchored levels (ops::exact::extract), vectorised across lanes ----------------------
+//
+// The main path for every type: a pre-pass over the chunk (in cache afterwards) finds its
+// largest magnitude, so the levels are anchored once per chunk just above it; kLevelLanes
+// lanes of K levels each then take every input in 3K branch-free additions that the compiler
+// vectorises (AVX2 where the CPU has it, chosen at run time). A remainder below the last level
+// (data spanning more than 40K bits) is deposited directly; a chunk holding a NaN, an
+// infinity, a magnitude of 2^1000 or more, or (dot) products that could underflow goes to
+// the general path `fold`.
+constexpr int kRenormGroups = 120;  // groups of kLevelLanes between renormalisations
 
-// float64 sums and float32 dot products. float64 products need TwoProduct (scalar path);
-// float32 sums do better with the exact-tile fast path of `fold` (measured: 2.3 against
-// 1.3 GB/s on 2 cores).
-template <class T, bool Dot> constexpr bool lanes_supported() {
-  return std::is_same_v<T, double> ? !Dot : Dot;
+template <class T> inline double as_double(T v) { return static_cast<double>(v); }
+
+// Exponent e with |v| < 2^e for finite v >= 0 (v = 0 gives -1074).
+inline int cap_of(double v) {
+  if (v == 0.0) return -1074;
+  int be = static_cast<int>((ex::bits_of(v) >> 52) & 0x7ff);
+  return be == 0 ? -1022 : be - 1022;
+}
+
+// Four lanes as one vector (GCC/Clang vector extension: one AVX2 register, or two SSE2 ones).
+typedef double vd __attribute__((vector_size(32)));
+typedef long long vl __attribute__((vector_size(32)));
+
+template <class L, class T, bool Dot, int K>
+[[gnu::always_inline]] inline bool fold_levels_impl(const T* x, const T* y, std::int64_t n, std::int64_t* d,
+                                                    unsigned& flags) {
+  constexpr int W = 2;  // vectors of 4 lanes: 8 lanes
+  constexpr int J = 4 * W;
+  // Pre-pass: the largest magnitudes, a NaN/infinity detector (x * 0 is NaN only for them),
+  // and for dot the smallest nonzero magnitudes.
+  // Four lanes at a time, so that no reduction is a serial chain.
+  const vd zero4 = {0, 0, 0, 0}, big4 = {1e308, 1e308, 1e308, 1e308};
+  vd mxv = zero4, myv = zero4, nxv = big4, nyv = big4, badv = zero4;
+  auto load4 = [](const T* p) { return vd{as_double(p[0]), as_double(p[1]), as_double(p[2]), as_double(p[3])}; };
+  auto vabs = [](vd v) { return (vd)((vl)v & (vl){~(1ll << 63), ~(1ll << 63), ~(1ll << 63), ~(1ll << 63)}); };
+  std::int64_t i4 = 0;
+  for (; i4 + 4 <= n; i4 += 4) {
+    vd a = load4(x + i4), fa = vabs(a);
+    mxv = fa > mxv ? fa : mxv;
+    badv += a * 0.0;
+    if constexpr (Dot) {
+      vd b = load4(y + i4), fb = vabs(b);
+      myv = fb > myv ? fb : myv;
+      badv += b * 0.0;
+      nxv = (a != 0.0 && fa < nxv) ? fa : nxv;
+      nyv = (b != 0.0 && fb < nyv) ? fb : nyv;
+    }
+  }
+  double mx = 0, my = 0, nx = 1e308, ny = 1e308, bad = 0;
+  for (int l = 0; l < 4; ++l) {
+    mx = std::max(mx, mxv[l]);
+    my = std::max(my, myv[l]);
+    nx = std::min(nx, nxv[l]);
+    ny = std::min(ny, nyv[l]);
+    bad += badv[l];
+  }
+  for (std::int64_t i = i4; i < n; ++i) {
+    double a = as_double(x[i]);
+    double fa = std::fabs(a);
+    mx = fa > mx ? fa : mx;
+    bad += a * 0.0;
+    if constexpr (Dot) {
+      double b = as_double(y[i]);
+      double fb = std::fabs(b);
+      my = fb > my ? fb : my;
+      bad += b * 0.0;
+      nx = (a != 0.0 && fa < nx) ? fa : nx;
+      ny = (b != 0.0 && fb < ny) ? fb : ny;
+    }
+  }
+  if (bad != 0.0 || bad != bad) return false;  // NaN or infinity
+  // |x| < 2^cap for every input; for dot + 1, as a rounded product may reach 2^(cx + cy).
+  int cap = Dot ? cap_of(mx) + cap_of(my) + 1 : cap_of(mx);
+  if (cap > 997) return false;  // huge: the general path deposits those exactly
+  if constexpr (Dot)
+    if (std::ilogb(nx) + std::ilogb(ny) < -960) return false;  // TwoProduct might not be exact
+  cap = std::max(cap, -1000);
+  vd S[K][W], zs[W];
+  double m[K];
+  for (int k = 0; k < K; ++k) {
+    m[k] = ex::level_anchor(ex::level_ulp(cap, k));
+    for (int w = 0; w < W; ++w) S[k][w] = vd{m[k], m[k], m[k], m[k]};
+  }
+  for (int w = 0; w < W; ++w) zs[w] = vd{-0.0, -0.0, -0.0, -0.0};
+  std::int64_t carry = 0;
+  auto dep = [d](int i, std::int64_t v) { d[i] += v; };
+  const int g0 = ex::level_ulp(cap, 0);
+  const double up = std::ldexp(1.0, -(g0 + 30)), down = std::ldexp(1.0, g0 + 30);
+  // Every level back within 2^(g + 49) of its anchor (see levels_acc in src/cuda/exact.cuh).
+  auto renormalize = [&](vd (&S)[K][W]) {
+    for (int k = K - 1; k >= 1; --k)
+      for (int w = 0; w < W; ++w) {
+        vd dd = S[k][w] - m[k];
+        vd t = S[k - 1][w] + dd;
+        vd q = t - S[k - 1][w];
+        S[k - 1][w] = t;
+        S[k][w] = m[k] + (dd - q);
+      }
+    for (int w = 0; w < W; ++w)
+      for (int l = 0; l < 4; ++l) {
+        double d0 = S[0][w][l] - m[0];
+        double c = std::nearbyint(d0 * up);
+        carry += static_cast<std::int64_t>(c);
+        S[0][w][l] = m[0] + (d0 - c * down);
+      }
+  };
+  auto deposit_rest = [&](vd r) {
+    vl nz = r != 0.0;
+    if ((nz[0] | nz[1] | nz[2] | nz[3]) != 0) [[unlikely]]
+      for (int l = 0; l < 4; ++l)
+        if (r[l] != 0.0) ex::deposit<L>(r[l], dep);
+  };
+  std::int64_t i = 0;
+  int groups = 0;
+  if constexpr (!Dot) {
+    // Sums: a software pipeline across the levels, on the first vector of lanes. In each step
+    // level k takes the group level k - 1 took in the previous step, so one step is K
+    // independent extractions (not a chain of 3K dependent additions per group), and S and
+    // the stages fit the 16 vector registers; the pipeline drains with zeros at the end.
+    vd P[K];  // P[k]: the group of four inputs waiting to enter level k
+    for (int k = 0; k < K; ++k) P[k] = zero4;
+    auto step = [&](vd in) {
+      vd r[K];
+      for (int k = 0; k < K; ++k) {
+        vd t = S[k][0] + P[k];
+        vd q = t - S[k][0];
+        r[k] = P[k] - q;
+        S[k][0] = t;
+      }
+      deposit_rest(r[K - 1]);
+      for (int k = K - 1; k >= 1; --k) P[k] = r[k - 1];
+      P[0] = in;
+    };
+    for (; i + 4 <= n; i += 4) {
+      vd v = load4(x + i);
+      zs[0] += v;
+      step(v);
+      if (++groups == 2 * kRenormGroups) {
+        renormalize(S);
+        groups = 0;
+      }
+    }
+    for (int k = 0; k < K; ++k) step(zero4);
+  } else {
+    for (; i + J <= n; i += J) {
+      vd v[W], e[W];
+      for (int w = 0; w < W; ++w) {
+        double a[4], b[4], pe[4];
+        for (int l = 0; l < 4; ++l) a[l] = as_double(x[i + 4 * w + l]);
+        for (int l = 0; l < 4; ++l) b[l] = as_double(y[i + 4 * w + l]);
+        for (int l = 0; l < 4; ++l) pe[l] = a[l] * b[l];
+        v[w] = vd{pe[0], pe[1], pe[2], pe[3]};
+        for (int l = 0; l < 4; ++l) pe[l] = std::fma(a[l], b[l], -pe[l]);
+        e[w] = vd{pe[0], pe[1], pe[2], pe[3]};
+        zs[w] += v[w];
+      }
+      for (int k = 0; k < K; ++k)
+        for (int w = 0; w < W; ++w) {
+          vd t = S[k][w] + v[w];
+          vd q = t - S[k][w];
+          v[w] = v[w] - q;
+          S[k][w] = t;
+        }
+      for (int k = 1; k < K; ++k)
+        for (int w = 0; w < W; ++w) {
+          vd t = S[k][w] + e[w];
+          vd q = t - S[k][w];
+          e[w] = e[w] - q;
+          S[k][w] = t;
+        }
+      for (int w = 0; w < W; ++w) {
+        deposit_rest(v[w]);
+        deposit_rest(e[w]);
+      }
+      if (++groups == kRenormGroups) {
+        renormalize(S);
+        groups = 0;
+      }
+    }
+  }
+  renormalize(S);
+  for (int k = 0; k < K; ++k)
+    for (int w = 0; w < W; ++w)
+      for (int l = 0; l < 4; ++l) {
+        double dd = S[k][w][l] - m[k];
+        if (dd != 0.0) ex::deposit<L>(dd, dep);
+      }
+  if (carry != 0) {
+    bool neg = carry < 0;
+    auto mag = static_cast<ops::u128>(neg ? -static_cast<std::uint64_t>(carry) : static_cast<std::uint64_t>(carry));
+    ex::deposit<L>(mag, g0 + 30, neg, dep);
+  }
+  for (int w = 0; w < W; ++w)
+    for (int l = 0; l < 4; ++l)
+      if (ex::bits_of(zs[w][l]) != (std::uint64_t(1) << 63)) flags |= ex::seen_not_neg_zero;
+  // The tail (fewer than J inputs): exact deposits of each term.
+  for (; i < n; ++i) {
+    double a = as_double(x[i]);
+    if constexpr (Dot) {
+      double b = as_double(y[i]);
+      if (ex::bits_of(a * b) != (std::uint64_t(1) << 63)) flags |= ex::seen_not_neg_zero;
+      if (a != 0.0 && b != 0.0) ex::deposit_product<L>(a, b, dep);
+    } else {
+      if (ex::bits_of(a) != (std::uint64_t(1) << 63)) flags |= ex::seen_not_neg_zero;
+      if (a != 0.0) ex::deposit<L>(a, dep);
+    }
+  }
+  return true;
+}
+
+template <class L, class T, bool Dot, int K>
+[[gnu::target("avx2,fma")]] bool fold_levels_avx2(const T* x, const T* y, std::int64_t n, std::int64_t* d,
+                                                  unsigned& flags) {
+  return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
+}
+template <class L, class T, bool Dot, int K>
+bool fold_levels_generic(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
+  return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
+}
+
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
 }
 
 template <class L, class T, bool Dot>
-void fold_lanes(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
-  double a0[kLanes] = {}, a1[kLanes] = {};
-  ex::expansion hi[kLanes];  // terms 2 and 3 of each lane (a[0], a[1] unused until the end)
-  auto dep = [d](int i, std::int64_t v) { d[i] += v; };
-  auto flush = [&](double v) { ex::deposit<L>(v, dep); };
-  unsigned not_neg_zero = 0;
-  // The general path for one term of lane j: rebuild the lane's expansion, add, split back.
-  auto slow = [&](int j, std::int64_t i) {
-    ex::expansion g = hi[j];
-    g.a[0] = a0[j];
-    g.a[1] = a1[j];
-    if constexpr (Dot) ex::add_product(g, x[i], y[i], flush);
-    else ex::add_term(g, x[i], flush);
-    if constexpr (std::is_same_v<T, double>) {
-      if (ex::too_big(g.a[0])) {
-        flush(g.a[0]);
-        g.a[0] = 0.0;
-      }
-    }
-    a0[j] = g.a[0];
-    a1[j] = g.a[1];
-    g.a[0] = g.a[1] = 0.0;
-    hi[j] = g;
-  };
-  std::int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    double t[kLanes];
-    bool special = false;
-    TALLY_UNROLL
-    for (int j = 0; j < kLanes; ++j) {
-      if constexpr (Dot) {
-        t[j] = static_cast<double>(x[i + j]) * static_cast<double>(y[i + j]);
-      } else {
-        t[j] = static_cast<double>(x[i + j]);
-      }
-      std::uint64_t b = ex::bits_of(t[j]);
-      special |= ((b >> 52) & 0x7ff) >= ex::big_biased_exponent;
-      // A term is -0.0 exactly when it is a negative zero (for float32 products too: the
-      // exact product of a zero and a number of the other sign is -0.0).
-      not_neg_zero |= b != (std::uint64_t(1) << 63);
-    }
-    if (special) {
-      for (int j = 0; j < kLanes; ++j) slow(j, i + j);
-      continue;
-    }
-    double r[kLanes];
-    TALLY_UNROLL
-    for (int j = 0; j < kLanes; ++j) {
-      double s, e, s1, e1;
-      ex::two_sum(a0[j], t[j], s, e);
-      ex::two_sum(a1[j], e, s1, e1);
-      a0[j] = s;
-      a1[j] = s1;
-      r[j] = e1;
-    }
-    bool any = false;
-    TALLY_UNROLL
-    for (int j = 0; j < kLanes; ++j) any |= r[j] != 0.0;
-    if (any)
-      for (int j = 0; j < kLanes; ++j)
-        if (r[j] != 0.0) ex::add(hi[j], r[j], flush, 2);
-    if constexpr (std::is_same_v<T, double>) {
-      if ((i & 1023) == 0) {  // keep |a0| < 2^1011 (at most 2^10 terms of < 2^1000 between checks)
-        for (int j = 0; j < kLanes; ++j)
-          if (ex::too_big(a0[j])) {
-            flush(a0[j]);
-            a0[j] = 0.0;
-          }
-      }
-    }
-  }
-  for (; i < n; ++i) slow(0, i);
-  for (int j = 0; j < kLanes; ++j) {
-    flush(a0[j]);
-    flush(a1[j]);
-    ex::drain(hi[j], flush);
-    flags |= hi[j].flags;
-  }
-  if (not_neg_zero) flags |= ex::seen_not_neg_zero;
+void fold_chunk(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
+  constexpr int K = Dot ? 9 : 5;  // as the CUDA levels: 200 / 360 bits below the anchor
+  bool done = cpu_has_avx2() ? fold_levels_avx2<L, T, Dot, K>(x, y, n, d, flags)
+                             : fold_levels_generic<L, T, Dot, K>(x, y, n, d, flags);
+  if (!done) fold<L, T, Dot>(x, y, n, d, flags);
 }
 
 template <class L, class T, bool Dot, class Out>
@@ -189,8 +329,7 @@ void run(const void* xv, const void* yv, std::int64_t n, void* result) {
 #pragma omp for schedule(static)
     for (std::int64_t c = 0; c < chunks; ++c) {
       std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
-      if constexpr (lanes_supported<T, Dot>()) fold_lanes<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, f);
-      else fold<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, f);
+      fold_chunk<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, f);
       ex::normalize<D>(d);  // keeps every digit small whatever the number of chunks
     }
 #pragma omp critical(tally_exact_merge)
