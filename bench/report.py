@@ -77,6 +77,8 @@ def markdown(rows, title):
 def plot(rows, path, title):
     p = {k: v for k, v in panels(rows).items() if not k[0].endswith(("latency", "-exact"))}
     keys = sorted(p)
+    if not keys:  # only exact-mode or latency rows: nothing to plot
+        return
     cols = 3
     nrows = math.ceil(len(keys) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.8 * nrows), squeeze=False)
@@ -87,7 +89,10 @@ def plot(rows, path, title):
             xs = [n for n, _ in pts]
             ys = [r["gbps"] for _, r in pts]
             style = "--" if lib in CEILINGS else "-"
-            ax.plot(xs, ys, style, marker="o", ms=3, label=lib, lw=2.2 if lib == "tally" else 1.2)
+            floating = not key[1].startswith("int")
+            label = {"tally": "tally (exact, default)" if floating else "tally",
+                     "tally-fast": "tally (fast)"}.get(lib, lib)
+            ax.plot(xs, ys, style, marker="o", ms=3, label=label, lw=2.2 if lib == "tally" else 1.2)
         ax.set_xscale("log", base=2)
         ax.set_title(f"{key[0]} {key[1]}" + (" (3 streams; memcpy: 2)" if key[0] == "add" else ""))
         ax.set_xlabel("elements")

@@ -83,13 +83,13 @@ void fold(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& fla
 // ---- anchored levels (ops::exact::extract), vectorised across lanes ----------------------
 //
 // The main path for every type: a pre-pass over the chunk (in cache afterwards) finds its
-// largest magnitude, so the levels are anchored once per chunk just above it; kLevelLanes
+// largest magnitude, so the levels are anchored once per chunk just above it; eight
 // lanes of K levels each then take every input in 3K branch-free additions that the compiler
 // vectorises (AVX2 where the CPU has it, chosen at run time). A remainder below the last level
 // (data spanning more than 40K bits) is deposited directly; a chunk holding a NaN, an
 // infinity, a magnitude of 2^1000 or more, or (dot) products that could underflow goes to
 // the general path `fold`.
-constexpr int kRenormGroups = 120;  // groups of kLevelLanes between renormalisations
+constexpr int kRenormGroups = 120;  // groups of eight inputs between renormalisations
 
 template <class T> inline double as_double(T v) { return static_cast<double>(v); }
 
