@@ -32,9 +32,10 @@ template <class T> mutable_array_ref mref(view<T> v) {
 /// - Accuracy, opt.accuracy = accuracy::exact (default): the exact sum of the inputs rounded
 ///   once to Out, to nearest, ties to even (correctly rounded), whatever n, the data's
 ///   condition number or exponent range. No intermediate overflows (1e308 + 1e308 - 1e308 is
-///   1e308); an exact sum beyond Out's range is +-inf. Accumulator: per-thread two-term
-///   expansions (TwoSum) and a Kulisch superaccumulator (include/tally/ops/exact.hpp, after
-///   ExBLAS, Collange et al. 2015, and Ogita, Rump, Oishi 2005).
+///   1e308); an exact sum beyond Out's range is +-inf. Accumulators: float32 inputs in
+///   exponent bins of float64 (Demmel, Hida 2003), float64 inputs in anchored levels
+///   (error-free extraction, Demmel, Nguyen 2013/2015; products by TwoProduct, Ogita, Rump,
+///   Oishi 2005), both backed by a Kulisch superaccumulator; docs/exact.md.
 /// - accuracy::fast: a float64 accumulator tree (float32 data convert exactly) with the
 ///   error bound below, rounded to Out at the end.
 /// - Integer inputs accumulate exactly in 128-bit integers, so no partial sum ever wraps.

@@ -80,10 +80,11 @@ template <class T> struct view {
 /// How floating sums and dot products are computed (integer results are always exact).
 /// - exact (default): the exact mathematical sum of the inputs (products exact too), rounded
 ///   once to the output type, to nearest with ties to even. One right answer: every backend,
-///   GPU and launch shape gives the same bits. Algorithm: per-thread two-term expansions with
-///   TwoSum, flushed into a Kulisch superaccumulator (ExBLAS: Collange, Defour, Graillat,
-///   Iakymchuk, Parallel Computing 49, 2015; Ogita, Rump, Oishi, SIAM J. Sci. Comput. 26(6),
-///   2005). See include/tally/ops/exact.hpp.
+///   GPU and launch shape gives the same bits. Algorithm: float32 inputs in float64 exponent
+///   bins (Demmel, Hida, SIAM J. Sci. Comput. 25(4), 2003), float64 inputs in anchored levels
+///   (error-free extraction: Demmel, Nguyen, IEEE Trans. Computers 64(7), 2015; products by
+///   TwoProduct: Ogita, Rump, Oishi, SIAM J. Sci. Comput. 26(6), 2005), what they cannot
+///   hold in a Kulisch superaccumulator. See docs/exact.md.
 /// - fast: a float64 accumulator tree, within the error bound documented on `sum`; the bits
 ///   can differ between backends and devices.
 enum class accuracy : int { exact, fast };
