@@ -12,6 +12,9 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
             std::int64_t n, void* result, int& status);
 /// out = x + y; status 1 = an integer element overflowed.
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status);
+/// Minimum or maximum and its first index (kNoIndex when none) of x[0, n).
+void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
+             std::int64_t& index);
 }  // namespace tally::cpu
 
 namespace tally::cuda {
@@ -31,4 +34,7 @@ void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& 
          stream_t stream, int device);
 void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n,
                int* status_device, stream_t stream, int device);
+/// Blocking minimum or maximum and its first index (kNoIndex when none), to host memory.
+void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value_host,
+             std::int64_t& index, stream_t stream, int device);
 }  // namespace tally::cuda

@@ -1,9 +1,12 @@
 // Validation and backend choice: the one place the backends meet.
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 
 #include "backends.hpp"
 #include "tally/core.hpp"
+#include "tally/ops/extremes.hpp"
 
 namespace tally {
 
@@ -256,6 +259,40 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
   arg ao{out.data, out.size, out.type, out.where, "out"};
   prepared p = prepare_add(x, y, out, ao, backend::cuda);
   cuda::add_async(x.type, x.data, y.data, out.data, x.size, status_device, opt.stream, p.x.device);
+}
+
+void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
+             const options& opt) {
+  const char* fn = op == extreme_op::min ? (nans == nan_policy::omit ? "nanmin" : "min")
+                                         : (nans == nan_policy::omit ? "nanmax" : "max");
+  if (value == nullptr || index == nullptr)
+    throw error(errc::null_pointer, std::string("tally::") + fn + ": value or index is a null pointer");
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  check(fn, ax);
+  backend b = choose(fn, opt.backend, {ax});
+  std::int64_t i = ops::kNoIndex;
+  if (x.size > 0) {
+    if (b == backend::cuda) cuda::extreme(op, nans, x.type, x.data, x.size, value, i, opt.stream, ax.device);
+    else cpu::extreme(op, nans, x.type, x.data, x.size, value, i);
+  }
+  if (i == ops::kNoIndex) {  // empty, or only NaNs skipped
+    *index = -1;
+    bool all_nan = x.size > 0;  // (no index with elements present: every one was a NaN)
+    auto put = [&](auto v) { std::memcpy(value, &v, sizeof v); };
+    bool mx = op == extreme_op::max;
+    switch (x.type) {
+      case dtype::float32:
+        put(all_nan ? std::numeric_limits<float>::quiet_NaN() : (mx ? -1 : 1) * std::numeric_limits<float>::infinity());
+        break;
+      case dtype::float64:
+        put(all_nan ? std::numeric_limits<double>::quiet_NaN() : (mx ? -1 : 1) * std::numeric_limits<double>::infinity());
+        break;
+      case dtype::int32: put(mx ? std::numeric_limits<std::int32_t>::lowest() : std::numeric_limits<std::int32_t>::max()); break;
+      case dtype::int64: put(mx ? std::numeric_limits<std::int64_t>::lowest() : std::numeric_limits<std::int64_t>::max()); break;
+    }
+  } else {
+    *index = i;
+  }
 }
 
 }  // namespace tally

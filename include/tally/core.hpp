@@ -51,6 +51,21 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
                   int* status_device, const options& opt = {});
 
+/// Which extreme `extreme` looks for.
+enum class extreme_op : int { min, max };
+/// What NaN does to min/max (NumPy's rule): propagate (min, max, argmin, argmax: a NaN
+/// anywhere is the answer, at its first index) or omit (nanmin, nanmax, nanargmin, ...).
+enum class nan_policy : int { propagate, omit };
+
+/// Blocking minimum or maximum of x and the index of its first occurrence. Writes one value
+/// of x's type to host memory at `value` and the index to `*index`. Empty input (or only
+/// NaNs with nan_policy::omit): value +inf for min / -inf for max (integers: the type's
+/// highest / lowest value; all-NaN with omit: NaN) and index -1. Ties (-0.0 and +0.0 compare
+/// equal) go to the first index. Deterministic: the same value and index on every backend
+/// and launch shape. Throws tally::error as `reduce` does.
+void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
+             const options& opt = {});
+
 /// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length).
 void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt = {});
 

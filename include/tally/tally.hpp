@@ -9,6 +9,9 @@
 // Element types: float, double, int32_t, int64_t.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "tally/core.hpp"
 #include "tally/types.hpp"
 
@@ -93,6 +96,70 @@ Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
   Out r{};
   reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, dtype_of<Out>(), opt);
   return r;
+}
+
+/// The value and the index of the first occurrence of a minimum or maximum.
+template <class T> struct located {
+  T value;
+  std::int64_t index;  // -1 when there is none (empty input; only NaNs with the nan forms)
+};
+
+/// Minimum (MAX = false) or maximum of x and the index of its first occurrence.
+///
+/// - Shapes: x (n,), any n >= 0, any alignment. Types: T in {float, double, int32_t,
+///   int64_t}; the value has x's type (no accumulator: comparisons are exact).
+/// - NaN (NumPy's rule): nans = nan_policy::propagate (min, max, argmin, argmax) returns NaN
+///   and the first NaN's index if x holds a NaN; nan_policy::omit (nanmin, nanmax, ...)
+///   skips NaNs.
+/// - Ties: the first index wins, whatever the backend, thread count or launch shape; -0.0 and
+///   +0.0 compare equal, so whichever comes first is returned, with its own sign.
+/// - Empty input: {+inf (min) or -inf (max), -1}; for integers the type's highest or lowest
+///   value. Only NaNs with nan_policy::omit: {NaN, -1}.
+/// - Blocking; errors as `sum` (errc::null_pointer, invalid_argument, wrong_memory, no_gpu,
+///   cuda_error).
+template <class T, bool MAX>
+located<T> extreme_of(view<const T> x, nan_policy nans = nan_policy::propagate, const options& opt = {}) {
+  located<T> r{};
+  extreme(MAX ? extreme_op::max : extreme_op::min, nans, detail::ref(x), &r.value, &r.index, opt);
+  return r;
+}
+
+/// Minimum of x (NaN if x holds one; +inf, or the type's highest value, when x is empty).
+template <class T> T min(view<const T> x, const options& opt = {}) { return extreme_of<T, false>(x, nan_policy::propagate, opt).value; }
+/// Maximum of x (NaN if x holds one; -inf, or the type's lowest value, when x is empty).
+template <class T> T max(view<const T> x, const options& opt = {}) { return extreme_of<T, true>(x, nan_policy::propagate, opt).value; }
+/// Minimum of x ignoring NaNs (NaN if x holds nothing else; +inf when empty).
+template <class T> T nanmin(view<const T> x, const options& opt = {}) { return extreme_of<T, false>(x, nan_policy::omit, opt).value; }
+/// Maximum of x ignoring NaNs (NaN if x holds nothing else; -inf when empty).
+template <class T> T nanmax(view<const T> x, const options& opt = {}) { return extreme_of<T, true>(x, nan_policy::omit, opt).value; }
+
+namespace detail {
+template <class T, bool MAX> std::int64_t arg_extreme(view<const T> x, nan_policy nans, const options& opt, const char* fn) {
+  located<T> r = extreme_of<T, MAX>(x, nans, opt);
+  if (r.index < 0)
+    throw error(errc::empty_input, std::string("tally::") + fn + ": " +
+                                       (x.size == 0 ? "x is empty" : "x holds only NaN") + ", so there is no index to return");
+  return r.index;
+}
+}  // namespace detail
+
+/// Index of the first minimum of x (of the first NaN if x holds one). Throws
+/// errc::empty_input for empty x. Otherwise as `extreme_of`.
+template <class T> std::int64_t argmin(view<const T> x, const options& opt = {}) {
+  return detail::arg_extreme<T, false>(x, nan_policy::propagate, opt, "argmin");
+}
+/// Index of the first maximum of x (of the first NaN if x holds one). Throws
+/// errc::empty_input for empty x.
+template <class T> std::int64_t argmax(view<const T> x, const options& opt = {}) {
+  return detail::arg_extreme<T, true>(x, nan_policy::propagate, opt, "argmax");
+}
+/// Index of the first minimum of x ignoring NaNs; errc::empty_input if x is empty or all NaN.
+template <class T> std::int64_t nanargmin(view<const T> x, const options& opt = {}) {
+  return detail::arg_extreme<T, false>(x, nan_policy::omit, opt, "nanargmin");
+}
+/// Index of the first maximum of x ignoring NaNs; errc::empty_input if x is empty or all NaN.
+template <class T> std::int64_t nanargmax(view<const T> x, const options& opt = {}) {
+  return detail::arg_extreme<T, true>(x, nan_policy::omit, opt, "nanargmax");
 }
 
 /// Element-wise out[i] = x[i] + y[i], i in [0, n).

@@ -109,6 +109,7 @@ enum class errc : int {
   overflow,          ///< an integer result that does not fit its type
   cuda_error,        ///< a CUDA runtime call failed (message names the call and the error)
   no_gpu,            ///< the CUDA backend was asked for with no usable GPU or without CUDA support
+  empty_input,       ///< an operation with no answer for empty input (argmin, argmax of nothing)
 };
 
 /// The one exception type tally throws. `what()` names the problem; `code()` classifies it.

@@ -20,5 +20,6 @@ void reduce(reduce_op, dtype, dtype, accuracy, const void*, const void*, std::in
 void reduce_async(reduce_op, dtype, dtype, accuracy, const void*, const void*, std::int64_t, void*, int*, stream_t, int) { none(); }
 void add(dtype, const void*, const void*, void*, std::int64_t, int&, stream_t, int) { none(); }
 void add_async(dtype, const void*, const void*, void*, std::int64_t, int*, stream_t, int) { none(); }
+void extreme(extreme_op, nan_policy, dtype, const void*, std::int64_t, void*, std::int64_t&, stream_t, int) { none(); }
 
 }  // namespace tally::cuda

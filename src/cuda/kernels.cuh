@@ -122,4 +122,41 @@ add_kernel(const T* x, const T* y, T* out, std::int64_t n, std::int64_t head, in
   if (bad && status) *status = 1;
 }
 
+/// One-launch reduction whose reducer needs each element's index (min/max and their first
+/// index: ops/extremes.hpp): R::accumulate(acc, x[i], i). Loads as in reduce_kernel (scalar
+/// head, 16-byte vectors with UNROLL in flight, scalar tail); the order of accumulation does
+/// not matter (R::combine breaks ties by index).
+template <class R, class T, int V, int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK)
+indexed_kernel(const T* __restrict x,  // (n,)
+               std::int64_t n, std::int64_t head,
+               typename R::acc_t* partials,  // (gridDim.x,)
+               unsigned* counter, result_sink<typename R::result_t> out) {
+  using vec_t = vec<T, V>;
+  typename R::acc_t acc = R::identity();
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
+  if (tid < head) R::accumulate(acc, x[tid], tid);
+  const std::int64_t nvec = (n - head) / V;
+  const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
+  std::int64_t i = tid;
+  for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+    vec_t a[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) a[u] = load(xv + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) R::accumulate(acc, a[u].v[k], head + (i + u * stride) * V + k);
+  }
+  for (; i < nvec; i += stride) {
+    vec_t a = load(xv + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k) R::accumulate(acc, a.v[k], head + i * V + k);
+  }
+  const std::int64_t tail = head + nvec * V;
+  if (tid < n - tail) R::accumulate(acc, x[tail + tid], tail + tid);
+  grid_finish<R, BLOCK>(acc, partials, counter, out);
+}
+
 }  // namespace tally::cuda

@@ -15,6 +15,7 @@
 #include "cuda/kernels.cuh"
 #include "cuda/tuning.hpp"
 #include "cuda/workspace.hpp"
+#include "tally/ops/extremes.hpp"
 
 namespace tally::cuda {
 namespace {
@@ -123,6 +124,38 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
     kernel<<<grid, B, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
   }
   TALLY_CUDA(cudaGetLastError());
+}
+
+template <class R, class T>
+void launch_indexed(const T* x, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = tuning::reduce_unroll;
+  auto* partials = static_cast<typename R::acc_t*>(ws.partials);
+  result_sink<typename R::result_t> res{static_cast<typename R::result_t*>(out.value), out.status, out.done, out.ticket};
+  if (aligned_to(x, sizeof(T))) {
+    std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
+    constexpr auto kernel = indexed_kernel<R, T, V, kBlock, U>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, n, head, partials, ws.counter, res);
+  } else {
+    constexpr auto kernel = indexed_kernel<R, T, 1, kBlock, U>;
+    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, n, 0, partials, ws.counter, res);
+  }
+  TALLY_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void extreme_t(extreme_op op, nan_policy nans, const void* xv, std::int64_t n, sink out, cudaStream_t stream,
+               workspace& ws) {
+  using namespace ops;
+  auto* x = static_cast<const T*>(xv);
+  bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
+  if (mx && skip) launch_indexed<extreme_reducer<T, true, true>, T>(x, n, out, stream, ws);
+  else if (mx) launch_indexed<extreme_reducer<T, true, false>, T>(x, n, out, stream, ws);
+  else if (skip) launch_indexed<extreme_reducer<T, false, true>, T>(x, n, out, stream, ws);
+  else launch_indexed<extreme_reducer<T, false, false>, T>(x, n, out, stream, ws);
 }
 
 template <class T>
@@ -286,6 +319,26 @@ void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n,
   workspace& ws = get_workspace(stream);
   if (status_device) TALLY_CUDA(cudaMemsetAsync(status_device, 0, sizeof(int), stream));
   if (n > 0) add_any(t, x, y, out, n, status_device, stream, ws);
+}
+
+void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value_host,
+             std::int64_t& index, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  sink out{ws.host_result, ws.host_status, ws.host_done, ticket};
+  switch (t) {
+    case dtype::float32: extreme_t<float>(op, nans, x, n, out, stream, ws); break;
+    case dtype::float64: extreme_t<double>(op, nans, x, n, out, stream, ws); break;
+    case dtype::int32: extreme_t<std::int32_t>(op, nans, x, n, out, stream, ws); break;
+    case dtype::int64: extreme_t<std::int64_t>(op, nans, x, n, out, stream, ws); break;
+  }
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // The sink holds an ops::extreme_value<T>: the value, then (8-byte aligned) the index.
+  std::memcpy(value_host, ws.host_result, dtype_size(t));
+  std::memcpy(&index, static_cast<const char*>(ws.host_result) + 8, sizeof index);
 }
 
 }  // namespace tally::cuda

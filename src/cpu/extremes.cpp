@@ -1,0 +1,73 @@
+// CPU backend: minimum, maximum and their first index (ops/extremes.hpp). OpenMP threads
+// over chunks of 2^15 elements, eight interleaved lanes in each chunk; the reducer's combine
+// keeps the first index among equals, so neither the lanes nor the thread count can change
+// the answer.
+#include <omp.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "backends.hpp"
+#include "tally/ops/extremes.hpp"
+
+namespace tally::cpu {
+namespace {
+
+constexpr std::int64_t kChunk = 1 << 15;
+constexpr std::int64_t kParallelMin = 1 << 16;
+constexpr int kLanes = 8;
+
+template <class R, class T> typename R::acc_t fold(const T* __restrict x, std::int64_t begin, std::int64_t end) {
+  typename R::acc_t lane[kLanes];
+  for (auto& l : lane) l = R::identity();
+  std::int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) R::accumulate(lane[j], x[i + j], i + j);
+  for (; i < end; ++i) R::accumulate(lane[0], x[i], i);
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = R::combine(lane[j], lane[j + w]);
+  return lane[0];
+}
+
+template <class R, class T> void run(const void* xv, std::int64_t n, void* value, std::int64_t& index) {
+  const T* x = static_cast<const T*>(xv);
+  typename R::acc_t total = R::identity();
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel if (n >= kParallelMin)
+  {
+    typename R::acc_t mine = R::identity();
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c)
+      mine = R::combine(mine, fold<R, T>(x, c * kChunk, std::min(n, (c + 1) * kChunk)));
+#pragma omp critical(tally_extreme_merge)
+    total = R::combine(total, mine);
+  }
+  int status = 0;
+  auto r = R::finalize(total, status);
+  std::memcpy(value, &r.value, sizeof(T));
+  index = r.index;
+}
+
+template <class T> void run_t(extreme_op op, nan_policy nans, const void* x, std::int64_t n, void* value,
+                              std::int64_t& index) {
+  using namespace ops;
+  bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
+  if (mx && skip) run<extreme_reducer<T, true, true>, T>(x, n, value, index);
+  else if (mx) run<extreme_reducer<T, true, false>, T>(x, n, value, index);
+  else if (skip) run<extreme_reducer<T, false, true>, T>(x, n, value, index);
+  else run<extreme_reducer<T, false, false>, T>(x, n, value, index);
+}
+
+}  // namespace
+
+void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
+             std::int64_t& index) {
+  switch (t) {
+    case dtype::float32: return run_t<float>(op, nans, x, n, value, index);
+    case dtype::float64: return run_t<double>(op, nans, x, n, value, index);
+    case dtype::int32: return run_t<std::int32_t>(op, nans, x, n, value, index);
+    case dtype::int64: return run_t<std::int64_t>(op, nans, x, n, value, index);
+  }
+}
+
+}  // namespace tally::cpu

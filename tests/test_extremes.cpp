@@ -1,0 +1,149 @@
+// min, max, argmin, argmax and their nan forms: every test on both backends and every type,
+// against a plain sequential reference (std::vector scan: the first index of the extreme,
+// NumPy's NaN rule).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "support.hpp"
+
+namespace tt {
+namespace {
+
+class Extremes : public Typed {
+ protected:
+  // The sequential reference: first index of the min/max; NaN (propagate) wins at its first
+  // index; -1 when there is none.
+  template <class T> static tally::located<T> reference(const std::vector<T>& x, bool mx, bool skip_nan) {
+    tally::located<T> r{mx ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), -1};
+    if constexpr (!std::numeric_limits<T>::is_integer)
+      r.value = mx ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      T v = x[i];
+      if (v != v) {
+        if (!skip_nan) return {v, static_cast<std::int64_t>(i)};
+        continue;
+      }
+      if (r.index < 0 || (mx ? v > r.value : v < r.value)) r = {v, static_cast<std::int64_t>(i)};
+    }
+    return r;
+  }
+  template <class T> void check(const std::vector<T>& x, std::size_t offset = 0) {
+    auto bx = put(x, offset);
+    for (bool mx : {false, true})
+      for (bool skip : {false, true}) {
+        SCOPED_TRACE(std::string(mx ? "max" : "min") + (skip ? " omit NaN" : "") + " n=" + std::to_string(x.size()) +
+                     " offset=" + std::to_string(offset));
+        auto want = reference(x, mx, skip);
+        auto nans = skip ? tally::nan_policy::omit : tally::nan_policy::propagate;
+        auto got = mx ? tally::extreme_of<T, true>(bx.in(), nans, opt()) : tally::extreme_of<T, false>(bx.in(), nans, opt());
+        EXPECT_EQ(got.index, want.index);
+        if (want.index >= 0) {
+          EXPECT_TRUE(same_bits(got.value, x[static_cast<std::size_t>(want.index)]));
+        }
+      }
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, Extremes,
+                         ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
+                                            ::testing::Values(dtype::float32, dtype::float64, dtype::int32, dtype::int64)),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(Extremes, RandomDataManyLengthsAndOffsets) {
+  with_type(t(), [&]<class T>() {
+    std::mt19937_64 g(5);
+    for (std::size_t n : {1u, 2u, 3u, 7u, 8u, 9u, 255u, 1000u, 65537u, 1000003u}) {
+      std::vector<T> x(n);
+      // Few distinct values: many ties, so the first-index rule is exercised everywhere.
+      for (auto& v : x) v = static_cast<T>(static_cast<int>(g() % 50) - 25);
+      check(x);
+      check(x, 1);
+      check(x, 3);
+    }
+  });
+}
+
+TEST_P(Extremes, TiesAcrossBlocksGiveTheFirstIndex) {
+  with_type(t(), [&]<class T>() {
+    const std::size_t n = 3000017;
+    std::vector<T> x(n, T(1));
+    for (std::size_t i : {std::size_t(2999999), std::size_t(777777), std::size_t(40001), std::size_t(40000)}) x[i] = T(9);
+    for (std::size_t i : {std::size_t(2000000), std::size_t(123457), std::size_t(123456)}) x[i] = T(-9);
+    auto bx = put(x);
+    EXPECT_EQ(tally::argmax<T>(bx.in(), opt()), 40000);
+    EXPECT_EQ(tally::argmin<T>(bx.in(), opt()), 123456);
+    EXPECT_EQ(tally::max<T>(bx.in(), opt()), T(9));
+    EXPECT_EQ(tally::min<T>(bx.in(), opt()), T(-9));
+    // All equal: index 0.
+    std::vector<T> same(n, T(3));
+    auto bs = put(same, 1);
+    EXPECT_EQ(tally::argmin<T>(bs.in(), opt()), 0);
+    EXPECT_EQ(tally::argmax<T>(bs.in(), opt()), 0);
+  });
+}
+
+TEST_P(Extremes, TypeLimitsAndInfinities) {
+  with_type(t(), [&]<class T>() {
+    using L = std::numeric_limits<T>;
+    T hi = L::has_infinity ? L::infinity() : L::max(), lo = L::has_infinity ? -L::infinity() : L::lowest();
+    std::vector<T> all_hi(1001, hi), all_lo(1001, lo);
+    auto bh = put(all_hi), bl = put(all_lo);
+    EXPECT_EQ(tally::argmin<T>(bh.in(), opt()), 0);  // all +inf: index 0 and +inf
+    EXPECT_TRUE(same_bits(tally::min<T>(bh.in(), opt()), hi));
+    EXPECT_EQ(tally::argmax<T>(bl.in(), opt()), 0);
+    EXPECT_TRUE(same_bits(tally::max<T>(bl.in(), opt()), lo));
+    check(all_hi);
+    check(all_lo);
+  });
+}
+
+TEST_P(Extremes, NaNRule) {
+  with_type(t(), [&]<class T>() {
+    if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+      const T nan = std::numeric_limits<T>::quiet_NaN();
+      std::vector<T> x(100003);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<T>(std::sin(double(i)) * 100);
+      x[50001] = nan;
+      x[70000] = nan;
+      auto bx = put(x);
+      EXPECT_TRUE(std::isnan(tally::max<T>(bx.in(), opt())));  // NaN in the middle of max
+      EXPECT_EQ(tally::argmax<T>(bx.in(), opt()), 50001);
+      EXPECT_EQ(tally::argmin<T>(bx.in(), opt()), 50001);
+      EXPECT_FALSE(std::isnan(tally::nanmax<T>(bx.in(), opt())));
+      check(x);
+      check(x, 1);
+      std::vector<T> all_nan(77, nan);
+      auto ba = put(all_nan);
+      EXPECT_TRUE(std::isnan(tally::nanmin<T>(ba.in(), opt())));
+      EXPECT_TRUE(throws_tally([&] { return tally::nanargmax<T>(ba.in(), opt()); }, errc::empty_input));
+      EXPECT_EQ(tally::argmax<T>(ba.in(), opt()), 0);
+      // Signed zeros compare equal: the first one is returned with its own sign.
+      std::vector<T> z = {T(1), T(-0.0), T(0.0), T(1)};
+      auto bz = put(z);
+      EXPECT_TRUE(same_bits(tally::min<T>(bz.in(), opt()), T(-0.0)));
+      EXPECT_EQ(tally::argmin<T>(bz.in(), opt()), 1);
+    } else {
+      GTEST_SKIP() << "integers have no NaN";
+    }
+  });
+}
+
+TEST_P(Extremes, EmptyInput) {
+  with_type(t(), [&]<class T>() {
+    std::vector<T> none;
+    auto bn = put(none);
+    using L = std::numeric_limits<T>;
+    EXPECT_TRUE(same_bits(tally::min<T>(bn.in(), opt()), L::has_infinity ? L::infinity() : L::max()));
+    EXPECT_TRUE(same_bits(tally::max<T>(bn.in(), opt()), L::has_infinity ? -L::infinity() : L::lowest()));
+    EXPECT_TRUE(throws_tally([&] { return tally::argmin<T>(bn.in(), opt()); }, errc::empty_input, {"empty"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::argmax<T>(bn.in(), opt()); }, errc::empty_input));
+  });
+}
+
+}  // namespace
+}  // namespace tt
