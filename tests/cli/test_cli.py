@@ -735,3 +735,61 @@ def test_csv_without_data_rows_is_an_error(tmp_path):
     e = tmp_path / "empty.csv"
     e.write_text("")
     bad("sum", e, words=["empty.csv", "no data rows"])
+
+
+# ---- min, max, argmin, argmax ------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["<f4", "<f8", "<i4", "<i8", ">f8"])
+def test_extremes_against_numpy(tmp_path, dt):
+    rng = np.random.default_rng(11)
+    a = rng.integers(-40, 40, size=(300, 7)).astype(dt)  # few distinct values: many ties
+    p = save(tmp_path, "a.npy", a)
+    for cmd, fn in [("min", np.min), ("max", np.max), ("argmin", np.argmin), ("argmax", np.argmax)]:
+        got = js(cmd, p)
+        assert got["value"] == fn(a).item(), cmd
+        assert got["n"] == a.size
+    assert js("min", p)["dtype"] == np.dtype(dt).newbyteorder("=").name
+
+
+def test_extremes_nan_rule(tmp_path):
+    a = np.array([3.0, -1.5, 7.25, 7.25, np.nan, -1.5, np.nan])
+    p = save(tmp_path, "a.npy", a)
+    assert ok("min", p) == "nan" and ok("max", p) == "nan"
+    assert ok("argmin", p) == str(np.argmin(a)) == "4"
+    assert ok("argmax", p) == str(np.argmax(a))
+    assert float(ok("min", p, "--skip-nan")) == np.nanmin(a)
+    assert float(ok("max", p, "--skip-nan")) == np.nanmax(a)
+    assert ok("argmin", p, "--skip-nan") == str(np.nanargmin(a)) == "1"
+    assert ok("argmax", p, "--skip-nan") == str(np.nanargmax(a)) == "2"
+
+
+def test_extremes_signed_zero_first_wins(tmp_path):
+    p = save(tmp_path, "z.npy", np.array([1.0, -0.0, 0.0]))
+    assert ok("min", p) == "-0.0"
+    assert ok("argmin", p) == "1"
+
+
+def test_extremes_empty_and_all_nan(tmp_path):
+    e = save(tmp_path, "e.npy", np.zeros(0))
+    assert js("min", e)["value"] == "inf"
+    assert js("max", e)["value"] == "-inf"
+    bad("argmin", e, words=["empty", "no index"])
+    n = save(tmp_path, "n.npy", np.full(5, np.nan))
+    assert ok("argmax", n) == "0"
+    bad("argmax", n, "--skip-nan", words=["only nan"])
+    assert ok("min", n, "--skip-nan") == "nan"
+
+
+def test_extremes_csv_column(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("a,b\n1,9\n5,-3\n5,2\n")
+    assert ok("max", p, "--column", "a") == "5.0"
+    assert ok("argmax", p, "--column", "a") == "1"
+    assert ok("argmin", p, "--column", "b") == "1"
+
+
+def test_extremes_large_int_exact(tmp_path):
+    a = np.array([2**62 + 1, 2**62 + 3, -(2**63)], dtype=np.int64)
+    p = save(tmp_path, "big.npy", a)
+    assert ok("max", p) == str(2**62 + 3)
+    assert ok("min", p) == str(-(2**63))

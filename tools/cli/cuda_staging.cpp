@@ -65,4 +65,10 @@ double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_r
   return s;
 }
 
+double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array_ref x, void* value,
+                      std::int64_t* index) {
+  device_array dx(x);
+  return timed([&] { tally::extreme(op, nans, dx.ref(), value, index, kCuda); });
+}
+
 }  // namespace tally_cli

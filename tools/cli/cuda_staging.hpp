@@ -2,6 +2,8 @@
 // Built from cuda_staging.cpp when TALLY_HAVE_CUDA is ON, else from cuda_staging_none.cpp.
 #pragma once
 
+#include <cstdint>
+
 #include "tally/core.hpp"
 
 namespace tally_cli {
@@ -15,5 +17,10 @@ double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y
 /// Copies x and y to device memory, runs tally::add there and copies the sum back into the
 /// host array `out`. Returns the seconds the tally call took. Throws tally::error.
 double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_ref out);
+
+/// Copies x to device memory and runs tally::extreme there (value to host memory at `value`,
+/// index to `*index`). Returns the seconds the tally call took. Throws tally::error.
+double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array_ref x, void* value,
+                      std::int64_t* index);
 
 }  // namespace tally_cli

@@ -26,6 +26,10 @@ constexpr const char* kFooter = R"(Synopsis:
   tally sum FILE [options]           sum of all elements
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
+  tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
+                                     unless --skip-nan); empty input: inf / -inf
+  tally argmin|argmax FILE [--skip-nan]
+                                     index (0-based, flattened) of its first occurrence
 
 Input files:
   .npy (dtypes f4 f8 i4 i8, either byte order, C or Fortran order, any shape; read
@@ -41,6 +45,7 @@ Input files:
 
 Types: A and B are promoted to their common NumPy type (i4+f4 -> f8, ...); sum and dot
 of float32/float64 give float32/float64, of int32/int64 exactly int64 (overflow is an error).
+min and max give a value of the input's type; ties go to the first index.
 
 Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
 cuda); 2 usage or input error.)";
@@ -59,6 +64,7 @@ struct settings {
   std::string backend = "auto";
   std::string accuracy = "exact";
   bool json = false;
+  bool skip_nan = false;  // min/max/argmin/argmax: the nan forms
 };
 
 /// What a command prints.
@@ -162,6 +168,38 @@ report run_add(const settings& s) {
   return {"", json_string(s.out), out.type(), out.size(), be, secs};
 }
 
+/// min, max (value) and argmin, argmax (index) of FILE, with NumPy's NaN rule or, with
+/// --skip-nan, the nan forms (nanmin, ...).
+report run_extreme(const std::string& cmd, const settings& s) {
+  host_array a = load(s.a, csv_options(s, false));
+  bool mx = cmd == "max" || cmd == "argmax";
+  bool want_index = cmd.starts_with("arg");
+  tally::extreme_op op = mx ? tally::extreme_op::max : tally::extreme_op::min;
+  tally::nan_policy nans = s.skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate;
+  tally::backend be = pick_backend(s.backend);
+  alignas(8) unsigned char value[8] = {};
+  std::int64_t index = -1;
+  double secs = staged(be) ? extreme_on_gpu(op, nans, a.ref(), value, &index)
+                           : timed([&] { tally::extreme(op, nans, a.ref(), value, &index, {be}); });
+  std::string name = (s.skip_nan ? "nan" : "") + cmd;
+  if (want_index) {
+    if (index < 0)
+      throw input_error(fmt::format("{}: {}: {}", s.a, name,
+                                    a.size() == 0 ? "the input is empty, so there is no index"
+                                                  : "the input holds only NaN, so there is no index"));
+    return {std::to_string(index), std::to_string(index), tally::dtype::int64, a.size(), be, secs};
+  }
+  // The value has the input's type (int32 data gives an int32 value, printed exactly).
+  scalar v;
+  switch (a.type()) {
+    case tally::dtype::float32: { float f; std::memcpy(&f, value, 4); v = f; break; }
+    case tally::dtype::float64: { double d; std::memcpy(&d, value, 8); v = d; break; }
+    case tally::dtype::int32: { std::int32_t i; std::memcpy(&i, value, 4); v = std::int64_t{i}; break; }
+    case tally::dtype::int64: { std::int64_t i; std::memcpy(&i, value, 8); v = i; break; }
+  }
+  return {repr(v), json_number(v), a.type(), a.size(), be, secs};
+}
+
 void print(const report& r, bool json) {
   if (json) {
     fmt::print("{}\n", json_object({{"value", r.value_json},
@@ -218,7 +256,7 @@ int fail(const std::exception& e, int code) {
 
 int main(int argc, char** argv) {
   using namespace tally_cli;
-  CLI::App app{"tally: sums, dot products and element-wise sums of .npy and CSV files", "tally"};
+  CLI::App app{"tally: sums, dot products, minima, maxima and element-wise sums of .npy and CSV files", "tally"};
   app.footer(kFooter);
   app.set_version_flag("--version", "tally " TALLY_VERSION);
   app.require_subcommand(1);
@@ -230,12 +268,27 @@ int main(int argc, char** argv) {
   add_options(dot, s, true);
   add_options(add, s, true);
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
+  std::vector<CLI::App*> extremes;
+  for (const char* name : {"min", "max", "argmin", "argmax"}) {
+    std::string what = std::string(name).starts_with("arg")
+                           ? std::string("index of the first ") + (name + 3) + "imum of FILE (flattened)"
+                           : std::string(name) + "imum of FILE (NaN if FILE holds one; see --skip-nan)";
+    CLI::App* cmd = app.add_subcommand(name, what);
+    add_options(cmd, s, false);
+    cmd->add_flag("--skip-nan", s.skip_nan, "ignore NaN (NumPy's nanmin, nanmax, nanargmin, nanargmax)");
+    extremes.push_back(cmd);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    for (CLI::App* cmd : extremes)
+      if (*cmd) {
+        print(run_extreme(cmd->get_name(), s), s.json);
+        return 0;
+      }
     if (*add) print(run_add(s), s.json);
     else print(run_reduce(*dot ? tally::reduce_op::dot : tally::reduce_op::sum, s), s.json);
     return 0;
