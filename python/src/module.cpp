@@ -68,6 +68,28 @@ nb::object reduce(tally::reduce_op op, const host_array& x, const host_array* y,
   }
 }
 
+// (value, index) of the min or max: the value as a Python float or int, index -1 when none.
+nb::tuple extreme(bool mx, bool skip_nan, const host_array& x, const std::string& backend) {
+  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
+  tally::array_ref rx = ref(x, fn);
+  tally::options o = options("exact", backend, fn);
+  alignas(8) unsigned char buf[8] = {};
+  std::int64_t index = -1;
+  {
+    nb::gil_scoped_release unlocked;
+    tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
+                   skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
+  }
+  nb::object v;
+  switch (rx.type) {
+    case tally::dtype::float32: v = nb::float_(static_cast<double>(*reinterpret_cast<float*>(buf))); break;
+    case tally::dtype::float64: v = nb::float_(*reinterpret_cast<double*>(buf)); break;
+    case tally::dtype::int32: v = nb::int_(*reinterpret_cast<std::int32_t*>(buf)); break;
+    case tally::dtype::int64: v = nb::int_(*reinterpret_cast<std::int64_t*>(buf)); break;
+  }
+  return nb::make_tuple(v, index);
+}
+
 }  // namespace
 
 NB_MODULE(_tally, m) {
@@ -98,5 +120,6 @@ NB_MODULE(_tally, m) {
           tally::add(rx, ry, ro, o);
         },
         nb::arg("x"), nb::arg("y"), nb::arg("out"), nb::arg("backend") = "auto");
+  m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto");
   m.def("cuda_available", &tally::cuda_available);
 }

@@ -5,8 +5,9 @@
     >>> tally.sum(x, dtype=np.float64)      # numpy's float32 sum would give 16777216.0
     16777217.0
 
-This first version of the Python module runs on the CPU backend over NumPy arrays (any
-shape, read flattened in C order). GPU arrays (CuPy, PyTorch) are not accepted yet.
+This version of the Python module runs on the CPU backend over NumPy arrays (any shape,
+read flattened in C order): sum, dot, add, min, max, argmin, argmax and their nan forms.
+GPU arrays (CuPy, PyTorch) are not accepted yet.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import numpy as np
 
 from . import _tally
 
-__all__ = ["sum", "dot", "add", "cuda_available"]
+__all__ = ["sum", "dot", "add", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
+           "nanargmax", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
 _SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
@@ -110,6 +112,70 @@ def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
         raise ValueError("tally.add: out is read-only")
     _tally.add(a.reshape(-1), b.reshape(-1), out.reshape(-1), "cpu")
     return out
+
+
+def _extreme(x, is_max: bool, skip_nan: bool, fn: str):
+    a = _host(x, fn)
+    return _tally.extreme(is_max, skip_nan, a.reshape(-1), "cpu")
+
+
+def _index(x, is_max: bool, skip_nan: bool, fn: str) -> int:
+    value, index = _extreme(x, is_max, skip_nan, fn)
+    if index < 0:
+        raise ValueError(f"tally.{fn}: " + ("x is empty" if np.size(x) == 0 else "x holds only NaN")
+                         + ", so there is no index to return")
+    return index
+
+
+def min(x) -> Union[float, int]:
+    """Smallest element of `x` (any shape, read flattened), of x's type (float or int).
+
+    NaN rule (NumPy's): a NaN anywhere gives NaN (see nanmin). Empty x gives +inf (integers:
+    the type's largest value; NumPy raises instead). Exact: comparisons only; the same answer
+    on every backend. Raises TypeError for unsupported dtypes or GPU arrays.
+    """
+    return _extreme(x, False, False, "min")[0]
+
+
+def max(x) -> Union[float, int]:
+    """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
+    when empty. As `min` otherwise."""
+    return _extreme(x, True, False, "max")[0]
+
+
+def nanmin(x) -> Union[float, int]:
+    """Smallest element of `x` ignoring NaN; NaN when x holds nothing else; +inf when empty."""
+    return _extreme(x, False, True, "nanmin")[0]
+
+
+def nanmax(x) -> Union[float, int]:
+    """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty."""
+    return _extreme(x, True, True, "nanmax")[0]
+
+
+def argmin(x) -> int:
+    """Index (flattened, C order) of the first smallest element of `x`, or of the first NaN
+    if x holds one (NumPy's rule). Ties go to the first index on every backend. Raises
+    ValueError when x is empty."""
+    return _index(x, False, False, "argmin")
+
+
+def argmax(x) -> int:
+    """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
+    when x is empty."""
+    return _index(x, True, False, "argmax")
+
+
+def nanargmin(x) -> int:
+    """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
+    holds only NaN."""
+    return _index(x, False, True, "nanargmin")
+
+
+def nanargmax(x) -> int:
+    """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
+    holds only NaN."""
+    return _index(x, True, True, "nanargmax")
 
 
 def cuda_available() -> bool:

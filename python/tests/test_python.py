@@ -102,3 +102,25 @@ def test_odd_inputs():
         tally.sum(np.ones(3), dtype=np.int64)
     with pytest.raises(TypeError):
         tally.sum(np.ones(3, dtype=np.int64), dtype=np.float64)
+
+
+def test_min_max_arg_against_numpy():
+    rng = np.random.default_rng(3)
+    for dt in (np.float32, np.float64, np.int32, np.int64):
+        a = rng.integers(-30, 30, size=(257, 5)).astype(dt)  # many ties: first index wins
+        assert tally.min(a) == a.min() and tally.max(a) == a.max()
+        assert tally.argmin(a) == a.argmin() and tally.argmax(a) == a.argmax()
+        assert type(tally.min(a)) is (float if a.dtype.kind == "f" else int)
+
+
+def test_min_max_nan_rule():
+    a = np.array([2.0, np.nan, -1.0, 5.0, np.nan])
+    assert np.isnan(tally.min(a)) and np.isnan(tally.max(a))
+    assert tally.argmin(a) == np.argmin(a) == 1
+    assert tally.nanmin(a) == np.nanmin(a) and tally.nanmax(a) == np.nanmax(a)
+    assert tally.nanargmin(a) == np.nanargmin(a) and tally.nanargmax(a) == np.nanargmax(a)
+    with pytest.raises(ValueError, match="only NaN"):
+        tally.nanargmax(np.full(3, np.nan))
+    with pytest.raises(ValueError, match="empty"):
+        tally.argmin(np.zeros(0))
+    assert tally.min(np.zeros(0)) == np.inf and tally.max(np.zeros(0)) == -np.inf
