@@ -101,10 +101,20 @@ inline int cap_of(double v) {
 }
 
 // Four lanes as one vector (GCC/Clang vector extension: one AVX2 register, or two SSE2 ones).
+// The helpers taking and returning them are always inlined, so GCC's ABI note about 32-byte
+// vectors without AVX (-Wpsabi, silenced for this file in src/CMakeLists.txt) does not apply.
 typedef double vd __attribute__((vector_size(32)));
 typedef long long vl __attribute__((vector_size(32)));
 
-template <class L, class T, bool Dot, int K>
+/// ops::exact::extract on four lanes at once.
+[[gnu::always_inline]] inline vd vextract(vd& S, vd x) {
+  vd t = S + x;
+  vd q = t - S;
+  S = t;
+  return x - q;
+}
+
+template <class L, class T, bool Dot, int K, int PW = 1>
 [[gnu::always_inline]] inline bool fold_levels_impl(const T* x, const T* y, std::int64_t n, std::int64_t* d,
                                                     unsigned& flags) {
   constexpr int W = 2;  // vectors of 4 lanes: 8 lanes
@@ -172,13 +182,7 @@ template <class L, class T, bool Dot, int K>
   // Every level back within 2^(g + 49) of its anchor (see levels_acc in src/cuda/exact.cuh).
   auto renormalize = [&](vd (&S)[K][W]) {
     for (int k = K - 1; k >= 1; --k)
-      for (int w = 0; w < W; ++w) {
-        vd dd = S[k][w] - m[k];
-        vd t = S[k - 1][w] + dd;
-        vd q = t - S[k - 1][w];
-        S[k - 1][w] = t;
-        S[k][w] = m[k] + (dd - q);
-      }
+      for (int w = 0; w < W; ++w) S[k][w] = m[k] + vextract(S[k - 1][w], S[k][w] - m[k]);
     for (int w = 0; w < W; ++w)
       for (int l = 0; l < 4; ++l) {
         double d0 = S[0][w][l] - m[0];
@@ -196,34 +200,38 @@ template <class L, class T, bool Dot, int K>
   std::int64_t i = 0;
   int groups = 0;
   if constexpr (!Dot) {
-    // Sums: a software pipeline across the levels, on the first vector of lanes. In each step
-    // level k takes the group level k - 1 took in the previous step, so one step is K
-    // independent extractions (not a chain of 3K dependent additions per group), and S and
-    // the stages fit the 16 vector registers; the pipeline drains with zeros at the end.
-    vd P[K];  // P[k]: the group of four inputs waiting to enter level k
-    for (int k = 0; k < K; ++k) P[k] = zero4;
-    auto step = [&](vd in) {
-      vd r[K];
-      for (int k = 0; k < K; ++k) {
-        vd t = S[k][0] + P[k];
-        vd q = t - S[k][0];
-        r[k] = P[k] - q;
-        S[k][0] = t;
-      }
-      deposit_rest(r[K - 1]);
-      for (int k = K - 1; k >= 1; --k) P[k] = r[k - 1];
-      P[0] = in;
+    // Sums: a software pipeline across the levels, on PW vectors of lanes (1 with 16 vector
+    // registers, 2 with AVX-512's 32). In each step level k takes the group level k - 1 took
+    // in the previous step, so one step is K x PW independent extractions (not a chain of 3K
+    // dependent additions per group); the pipeline drains with zeros at the end. The chain
+    // from one step to the next is one extraction (3 additions) per 4 PW inputs.
+    static_assert(PW <= W);
+    vd P[K][PW];  // P[k]: the groups of four inputs waiting to enter level k
+    for (int k = 0; k < K; ++k)
+      for (int w = 0; w < PW; ++w) P[k][w] = zero4;
+    auto step = [&](const vd* in) {
+      vd r[K][PW];
+      for (int k = 0; k < K; ++k)
+        for (int w = 0; w < PW; ++w) r[k][w] = vextract(S[k][w], P[k][w]);
+      for (int w = 0; w < PW; ++w) deposit_rest(r[K - 1][w]);
+      for (int k = K - 1; k >= 1; --k)
+        for (int w = 0; w < PW; ++w) P[k][w] = r[k - 1][w];
+      for (int w = 0; w < PW; ++w) P[0][w] = in[w];
     };
-    for (; i + 4 <= n; i += 4) {
-      vd v = load4(x + i);
-      zs[0] += v;
+    for (; i + 4 * PW <= n; i += 4 * PW) {
+      vd v[PW];
+      for (int w = 0; w < PW; ++w) {
+        v[w] = load4(x + i + 4 * w);
+        zs[w] += v[w];
+      }
       step(v);
-      if (++groups == 2 * kRenormGroups) {
+      if (++groups == 2 * kRenormGroups / PW) {
         renormalize(S);
         groups = 0;
       }
     }
-    for (int k = 0; k < K; ++k) step(zero4);
+    const vd zeros[PW] = {};
+    for (int k = 0; k < K; ++k) step(zeros);
   } else {
     for (; i + J <= n; i += J) {
       vd v[W], e[W];
@@ -238,19 +246,9 @@ template <class L, class T, bool Dot, int K>
         zs[w] += v[w];
       }
       for (int k = 0; k < K; ++k)
-        for (int w = 0; w < W; ++w) {
-          vd t = S[k][w] + v[w];
-          vd q = t - S[k][w];
-          v[w] = v[w] - q;
-          S[k][w] = t;
-        }
+        for (int w = 0; w < W; ++w) v[w] = vextract(S[k][w], v[w]);
       for (int k = 1; k < K; ++k)
-        for (int w = 0; w < W; ++w) {
-          vd t = S[k][w] + e[w];
-          vd q = t - S[k][w];
-          e[w] = e[w] - q;
-          S[k][w] = t;
-        }
+        for (int w = 0; w < W; ++w) e[w] = vextract(S[k][w], e[w]);
       for (int w = 0; w < W; ++w) {
         deposit_rest(v[w]);
         deposit_rest(e[w]);
@@ -292,6 +290,11 @@ template <class L, class T, bool Dot, int K>
 }
 
 template <class L, class T, bool Dot, int K>
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] bool fold_levels_avx512(const T* x, const T* y, std::int64_t n,
+                                                                    std::int64_t* d, unsigned& flags) {
+  return fold_levels_impl<L, T, Dot, K, 2>(x, y, n, d, flags);
+}
+template <class L, class T, bool Dot, int K>
 [[gnu::target("avx2,fma")]] bool fold_levels_avx2(const T* x, const T* y, std::int64_t n, std::int64_t* d,
                                                   unsigned& flags) {
   return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
@@ -301,6 +304,10 @@ bool fold_levels_generic(const T* x, const T* y, std::int64_t n, std::int64_t* d
   return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
 }
 
+inline bool cpu_has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
 inline bool cpu_has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return yes;
@@ -309,8 +316,9 @@ inline bool cpu_has_avx2() {
 template <class L, class T, bool Dot>
 void fold_chunk(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
   constexpr int K = Dot ? 9 : 5;  // as the CUDA levels: 200 / 360 bits below the anchor
-  bool done = cpu_has_avx2() ? fold_levels_avx2<L, T, Dot, K>(x, y, n, d, flags)
-                             : fold_levels_generic<L, T, Dot, K>(x, y, n, d, flags);
+  bool done = cpu_has_avx512() ? fold_levels_avx512<L, T, Dot, K>(x, y, n, d, flags)
+              : cpu_has_avx2()  ? fold_levels_avx2<L, T, Dot, K>(x, y, n, d, flags)
+                                : fold_levels_generic<L, T, Dot, K>(x, y, n, d, flags);
   if (!done) fold<L, T, Dot>(x, y, n, d, flags);
 }
 
