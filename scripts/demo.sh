@@ -34,6 +34,9 @@ for c in (0, 2):
     print(f"diab_sum{c}", repr(float(diab[:, c].sum())))
     print(f"diab_sum{c}_exact", repr(math.fsum(diab[:, c])))
 print("diab_dot23", repr(float(np.dot(diab[:, 2], diab[:, 3]))))
+print("iris_max3", repr(float(iris[:, 3].max())))
+print("iris_argmax3", int(iris[:, 3].argmax()))
+print("diab_argmin2", int(diab[:, 2].argmin()))
 print("diab_dot23_exact", repr(exact_dot(diab[:, 2], diab[:, 3])))
 rng = np.random.default_rng(2024)
 f = rng.random(1_000_000, dtype=np.float32)
@@ -94,6 +97,9 @@ DIAB=$DATA/diabetes_data_raw.csv.gz
 row "diabetes_data_raw.csv.gz: sum of age (column 0)" diab_sum0 1e-12 sum "$DIAB" --column 0 --delimiter space
 row "diabetes_data_raw.csv.gz: sum of bmi (column 2)" diab_sum2 1e-12 sum "$DIAB" --column 2 --delimiter space
 row "diabetes_data_raw.csv.gz: bmi . bp" diab_dot23 1e-12 dot "$DIAB" "$DIAB" --column 2 --column-b 3 --delimiter space
+row "iris.csv: max of petal_width" iris_max3 exact max "$IRIS" --column 3 --skip-rows 1
+row "iris.csv: argmax of petal_width (first index)" iris_argmax3 exact argmax "$IRIS" --column 3 --skip-rows 1
+row "diabetes_data_raw.csv.gz: argmin of bmi" diab_argmin2 exact argmin "$DIAB" --column 2 --delimiter space
 
 row "float32[1e6]: sum" f32_sum 1e-6 sum "$TMP/f32.npy"
 row "int32[1e6]: sum (exact, int64)" i32_sum exact sum "$TMP/i32.npy"
