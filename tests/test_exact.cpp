@@ -393,6 +393,35 @@ TEST_P(Exact, HardDataEveryPath) {
   });
 }
 
+// Data whose ranges of bits step across multiples of the 40-bit level width, so that the CPU
+// picks every number of levels from its pre-pass (and skips the remainder test when they
+// cover the range, keeps it when they cannot): large elements 2^a, a in [0, 16), among small
+// ones with their low bit up to `span` binades below.
+TEST_P(Exact, SpansAroundLevelBoundaries) {
+  if (!oracle_meaningful()) GTEST_SKIP() << "no MPFR oracle in this build";
+  with_float(t(), [&]<class T>() {
+    constexpr int mant = std::numeric_limits<T>::digits;
+    std::mt19937_64 g(99);
+    for (int span : {38, 39, 40, 41, 42, 79, 80, 81, 119, 120, 121, 159, 160, 161, 199, 200, 201, 240}) {
+      SCOPED_TRACE("span=" + std::to_string(span));
+      const std::size_t n = 70001;  // more than two CPU chunks
+      std::vector<T> x(n), y(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        int a = static_cast<int>(g() % 16);
+        // The low bit sits `span` below the top bit of the chunk's largest element: a value of
+        // at most `mant` bits at a random place in the span.
+        int lo = a - span + (mant - 1);
+        double top = std::ldexp(1.0, a), low = std::ldexp(1.0, std::max(lo - static_cast<int>(g() % 8), a - span));
+        x[i] = static_cast<T>((g() & 1 ? -1 : 1) * (i % 3 == 0 ? top : low * double(1 + (g() & 0xff))));
+        y[i] = static_cast<T>(std::ldexp(1.0, -static_cast<int>(g() % 8)) * (g() & 1 ? -1 : 1));
+      }
+      EXPECT_TRUE(sum_ok(x));
+      EXPECT_TRUE((sum_ok<T, double>(x)));
+      EXPECT_TRUE(dot_ok(x, y));
+    }
+  });
+}
+
 // The same bits on the CPU and on the GPU, over many launch shapes (CUDA param only).
 TEST_P(Exact, BitwiseSameAsCpu) {
   if (b() != backend::cuda) GTEST_SKIP() << "compares the cuda backend with the cpu backend";

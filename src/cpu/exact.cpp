@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "tally/ops/exact.hpp"
 
@@ -114,11 +116,15 @@ typedef long long vl __attribute__((vector_size(32)));
   return x - q;
 }
 
-template <class L, class T, bool Dot, int K, int PW = 1>
-[[gnu::always_inline]] inline bool fold_levels_impl(const T* x, const T* y, std::int64_t n, std::int64_t* d,
-                                                    unsigned& flags) {
-  constexpr int W = 2;  // vectors of 4 lanes: 8 lanes
-  constexpr int J = 4 * W;
+// What the pre-pass learns about a chunk: whether the levels may take it (no NaN, infinity,
+// huge value or underflowing product), the anchor 2^cap above every input (or product), and
+// the exponent `lowest` at or above which every bit of every input (or product) lies.
+struct chunk_range {
+  bool ok;
+  int cap, lowest;
+};
+
+template <class T, bool Dot> [[gnu::always_inline]] inline chunk_range prepass(const T* x, const T* y, std::int64_t n) {
   // Pre-pass: the largest magnitudes, a NaN/infinity detector (x * 0 is NaN only for them),
   // and for dot the smallest nonzero magnitudes.
   // Four lanes at a time, so that no reduction is a serial chain.
@@ -135,9 +141,9 @@ template <class L, class T, bool Dot, int K, int PW = 1>
       vd b = load4(y + i4), fb = vabs(b);
       myv = fb > myv ? fb : myv;
       badv += b * 0.0;
-      nxv = (a != 0.0 && fa < nxv) ? fa : nxv;
       nyv = (b != 0.0 && fb < nyv) ? fb : nyv;
     }
+    nxv = (a != 0.0 && fa < nxv) ? fa : nxv;
   }
   double mx = 0, my = 0, nx = 1e308, ny = 1e308, bad = 0;
   for (int l = 0; l < 4; ++l) {
@@ -157,17 +163,32 @@ template <class L, class T, bool Dot, int K, int PW = 1>
       double fb = std::fabs(b);
       my = fb > my ? fb : my;
       bad += b * 0.0;
-      nx = (a != 0.0 && fa < nx) ? fa : nx;
       ny = (b != 0.0 && fb < ny) ? fb : ny;
     }
+    nx = (a != 0.0 && fa < nx) ? fa : nx;
   }
-  if (bad != 0.0 || bad != bad) return false;  // NaN or infinity
+  if (bad != 0.0 || bad != bad) return {false, 0, 0};  // NaN or infinity
   // |x| < 2^cap for every input; for dot + 1, as a rounded product may reach 2^(cx + cy).
   int cap = Dot ? cap_of(mx) + cap_of(my) + 1 : cap_of(mx);
-  if (cap > 997) return false;  // huge: the general path deposits those exactly
+  if (cap > 997) return {false, 0, 0};  // huge: the general path deposits those exactly
   if constexpr (Dot)
-    if (std::ilogb(nx) + std::ilogb(ny) < -960) return false;  // TwoProduct might not be exact
-  cap = std::max(cap, -1000);
+    if (std::ilogb(nx) + std::ilogb(ny) < -960) return {false, 0, 0};  // TwoProduct might not be exact
+  // A nonzero input of magnitude at least 2^e has no bit below 2^(e - mantissa bits); an exact
+  // product none below the sum of its factors' lowest bits. (All zero: nx = 1e308.)
+  constexpr int mb = std::numeric_limits<T>::digits - 1;
+  int lowest = Dot ? std::ilogb(nx) - mb + std::ilogb(ny) - mb : std::ilogb(nx) - mb;
+  return {true, std::max(cap, -1000), lowest};
+}
+
+// The main pass over a chunk the pre-pass accepted, with K levels anchored at 2^cap. CHECK:
+// test for remainders below the last level (false when the pre-pass proved there are none).
+template <class L, class T, bool Dot, int K, int PW, bool CHECK>
+[[gnu::always_inline]] inline void fold_levels_main(const T* x, const T* y, std::int64_t n, std::int64_t* d,
+                                                    unsigned& flags, int cap) {
+  constexpr int W = 2;  // vectors of 4 lanes: 8 lanes
+  constexpr int J = 4 * W;
+  const vd zero4 = {0, 0, 0, 0};
+  auto load4 = [](const T* p) { return vd{as_double(p[0]), as_double(p[1]), as_double(p[2]), as_double(p[3])}; };
   vd S[K][W], zs[W];
   double m[K];
   for (int k = 0; k < K; ++k) {
@@ -192,6 +213,7 @@ template <class L, class T, bool Dot, int K, int PW = 1>
       }
   };
   auto deposit_rest = [&](vd r) {
+    if constexpr (!CHECK) return;
     vl nz = r != 0.0;
     if ((nz[0] | nz[1] | nz[2] | nz[3]) != 0) [[unlikely]]
       for (int l = 0; l < 4; ++l)
@@ -234,7 +256,7 @@ template <class L, class T, bool Dot, int K, int PW = 1>
     for (int k = 0; k < K; ++k) step(zeros);
   } else {
     for (; i + J <= n; i += J) {
-      vd v[W], e[W];
+      vd v[W] = {}, e[W] = {};
       for (int w = 0; w < W; ++w) {
         double a[4], b[4], pe[4];
         for (int l = 0; l < 4; ++l) a[l] = as_double(x[i + 4 * w + l]);
@@ -286,6 +308,27 @@ template <class L, class T, bool Dot, int K, int PW = 1>
       if (a != 0.0) ex::deposit<L>(a, dep);
     }
   }
+}
+
+// Pre-pass, then the main pass with as few levels as the chunk's range of bits needs (and
+// no remainder test when they cover it all), or the most levels with the test.
+template <class L, class T, bool Dot, int KMAX, int PW>
+[[gnu::always_inline]] inline bool fold_levels_impl(const T* x, const T* y, std::int64_t n, std::int64_t* d,
+                                                    unsigned& flags) {
+  chunk_range r = prepass<T, Dot>(x, y, n);
+  if (!r.ok) return false;
+  // Level k's ulp is 2^(cap - 40 (k + 1)); with it at or below `lowest` nothing is left over.
+  int need = std::max(1, (r.cap - r.lowest + ex::level_bits - 1) / ex::level_bits);
+  // (A plain switch: a lambda here would not take the caller's target attribute.)
+  switch (need < KMAX ? need : KMAX) {
+    case 1: fold_levels_main<L, T, Dot, 1, PW, false>(x, y, n, d, flags, r.cap); break;
+    case 2: fold_levels_main<L, T, Dot, 2, PW, false>(x, y, n, d, flags, r.cap); break;
+    case 3: fold_levels_main<L, T, Dot, 3, PW, false>(x, y, n, d, flags, r.cap); break;
+    case 4: fold_levels_main<L, T, Dot, 4 < KMAX ? 4 : KMAX, PW, false>(x, y, n, d, flags, r.cap); break;
+    default:
+      if (need <= KMAX) fold_levels_main<L, T, Dot, KMAX, PW, false>(x, y, n, d, flags, r.cap);
+      else fold_levels_main<L, T, Dot, KMAX, PW, true>(x, y, n, d, flags, r.cap);
+  }
   return true;
 }
 
@@ -297,11 +340,11 @@ template <class L, class T, bool Dot, int K>
 template <class L, class T, bool Dot, int K>
 [[gnu::target("avx2,fma")]] bool fold_levels_avx2(const T* x, const T* y, std::int64_t n, std::int64_t* d,
                                                   unsigned& flags) {
-  return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
+  return fold_levels_impl<L, T, Dot, K, 1>(x, y, n, d, flags);
 }
 template <class L, class T, bool Dot, int K>
 bool fold_levels_generic(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
-  return fold_levels_impl<L, T, Dot, K>(x, y, n, d, flags);
+  return fold_levels_impl<L, T, Dot, K, 1>(x, y, n, d, flags);
 }
 
 inline bool cpu_has_avx512() {
