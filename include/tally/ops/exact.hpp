@@ -1,18 +1,18 @@
 // tally::ops::exact: exact summation, shared by the CPU and CUDA backends.
 //
-// The exact sum (or dot product) of floating inputs is kept in two tiers, after ExBLAS
-// (Collange, Defour, Graillat, Iakymchuk, "Numerical reproducibility for the parallel
-// reduction on multi- and many-core architectures", Parallel Computing 49, 2015):
-//
-//  1. each thread (CPU lane, GPU thread) keeps a floating-point expansion of kTerms doubles,
-//     updated with the error-free TwoSum transformation (Knuth; Ogita, Rump and Oishi,
-//     "Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005); a rounding error
-//     that does not fit in the last term is "flushed";
-//  2. flushed values and, at the end, the expansions themselves are deposited into a long
-//     fixed-point accumulator (Kulisch's superaccumulator): an array of D signed 64-bit
-//     digits, digit i weighing 2^(32 i + B), wide enough for every value the inputs can
-//     produce. Integer additions are exact and associative, so accumulators merge exactly
-//     in any order (the mergeable state of multi-GPU and MPI reductions).
+// Every exact reduction ends in a long fixed-point accumulator (Kulisch's superaccumulator):
+// an array of D signed 64-bit digits, digit i weighing 2^(32 i + B), wide enough for every
+// value the inputs can produce. Integer additions are exact and associative, so accumulators
+// merge exactly in any order (the mergeable state of multi-GPU and MPI reductions). In front
+// of it, cheaper exact forms take the inputs (docs/exact.md):
+//  - anchored levels (`extract`, after Demmel and Nguyen, IEEE Trans. Computers 64(7), 2015):
+//    the float64 paths of both backends and the CPU's main path;
+//  - float64 exponent bins for float32 inputs (Demmel and Hida, SIAM J. Sci. Comput. 25(4),
+//    2003): the CUDA float32 kernels (src/cuda/exact.cuh);
+//  - expansions of kTerms doubles updated with TwoSum (Knuth; Ogita, Rump and Oishi,
+//    "Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005), after ExBLAS
+//    (Collange, Defour, Graillat, Iakymchuk, Parallel Computing 49, 2015): the CPU's general
+//    path for chunks holding special or extreme values.
 //
 // The final value is the superaccumulator rounded once, to nearest with ties to even, to
 // the output type (float or double): the correctly rounded exact result, identical on every
