@@ -318,7 +318,8 @@ template <class L, class T, bool Dot, int KMAX, int PW>
   chunk_range r = prepass<T, Dot>(x, y, n);
   if (!r.ok) return false;
   // Level k's ulp is 2^(cap - 40 (k + 1)); with it at or below `lowest` nothing is left over.
-  int need = std::max(1, (r.cap - r.lowest + ex::level_bits - 1) / ex::level_bits);
+  // (Dot: at least 2, since the TwoProduct error enters at level 1.)
+  int need = std::max(Dot ? 2 : 1, (r.cap - r.lowest + ex::level_bits - 1) / ex::level_bits);
   // (A plain switch: a lambda here would not take the caller's target attribute.)
   switch (need < KMAX ? need : KMAX) {
     case 1: fold_levels_main<L, T, Dot, 1, PW, false>(x, y, n, d, flags, r.cap); break;
