@@ -306,6 +306,30 @@ TEST_P(Large, ExactFloatDotPastBinFlush) {
 #endif
 }
 
+// Max and argmax past 2^31 and 2^32 elements (64-bit indices in the indexed kernel): ones
+// with larger values planted near 2^31 and at the end; the first of two equal maxima wins.
+TEST_P(Large, ArgmaxPast2To32) {
+#if defined(TALLY_TEST_HAVE_CUDA)
+  const std::int64_t n = (std::int64_t(1) << 32) + 1;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  TT_REQUIRE_GPU_MEMORY(bytes);
+  const float one = 1.0f, big = 7.0f, bigger = 9.0f, tiny = -5.0f;
+  cuda::device_buffer x(bytes);
+  x.fill(0, &one, sizeof one, n);
+  auto put_at = [&](std::int64_t i, const float& v) { x.upload(static_cast<std::size_t>(i) * sizeof(float), &v, sizeof v); };
+  put_at((std::int64_t(1) << 31) + 3, big);
+  put_at(n - 1, bigger);
+  put_at((std::int64_t(1) << 32) - 1, bigger);
+  put_at((std::int64_t(1) << 31) - 2, tiny);
+  auto* px = static_cast<const float*>(x.get());
+  EXPECT_EQ(tally::argmax<float>({px, n}, opt()), (std::int64_t(1) << 32) - 1);
+  EXPECT_EQ(tally::max<float>({px, n}, opt()), bigger);
+  EXPECT_EQ(tally::argmin<float>({px, n}, opt()), (std::int64_t(1) << 31) - 2);
+  EXPECT_EQ(tally::argmax<float>({px, (std::int64_t(1) << 31) + 4}, opt()), (std::int64_t(1) << 31) + 3);
+  EXPECT_EQ(tally::argmax<float>({px + 1, n - 1}, opt()), (std::int64_t(1) << 32) - 2) << "misaligned";
+#endif
+}
+
 INSTANTIATE_TEST_SUITE_P(Gpu, Large, ::testing::Values(backend::cuda),
                          [](const auto& info) { return param_name(info); });
 

@@ -133,6 +133,31 @@ TEST_P(Extremes, NaNRule) {
   });
 }
 
+// The reference cases of public bug reports (../shared/reference/reduction-cases.md), as given.
+TEST_P(Extremes, ReportedCases) {
+  with_type(t(), [&]<class T>() {
+    std::vector<T> lanes(48);
+    for (int i = 0; i < 48; ++i) lanes[static_cast<std::size_t>(i)] = static_cast<T>(i + 1);  // butterflies that drop lanes
+    auto bl = put(lanes);
+    EXPECT_EQ(tally::max<T>(bl.in(), opt()), T(48));
+    EXPECT_EQ(tally::argmax<T>(bl.in(), opt()), 47);
+    std::vector<T> equal(16, T(3));  // argmax of 16 equal values is 0
+    auto be = put(equal);
+    EXPECT_EQ(tally::argmax<T>(be.in(), opt()), 0);
+    std::vector<T> two(1025, T(0));  // the maximum at 5 and 700: index 5
+    two[5] = two[700] = T(9);
+    auto bt = put(two);
+    EXPECT_EQ(tally::argmax<T>(bt.in(), opt()), 5);
+    if constexpr (std::numeric_limits<T>::has_infinity) {  // ten +inf: index 0, value +inf
+      std::vector<T> inf(10, std::numeric_limits<T>::infinity());
+      auto bi = put(inf);
+      auto r = tally::extreme_of<T, false>(bi.in(), tally::nan_policy::propagate, opt());
+      EXPECT_EQ(r.index, 0);
+      EXPECT_EQ(r.value, std::numeric_limits<T>::infinity());
+    }
+  });
+}
+
 TEST_P(Extremes, EmptyInput) {
   with_type(t(), [&]<class T>() {
     std::vector<T> none;
