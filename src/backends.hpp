@@ -12,6 +12,8 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
             std::int64_t n, void* result, int& status);
 /// out = x + y; status 1 = an integer element overflowed.
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status);
+/// The correctly rounded mean of x[0, n), n > 0, as `out` (float32 or float64).
+void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Minimum or maximum and its first index (kNoIndex when none) of x[0, n).
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
              std::int64_t& index);

@@ -261,6 +261,30 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
   cuda::add_async(x.type, x.data, y.data, out.data, x.size, status_device, opt.stream, p.x.device);
 }
 
+void mean(array_ref x, void* result, dtype result_type, const options& opt) {
+  if (result == nullptr) throw error(errc::null_pointer, "tally::mean: result is a null pointer");
+  if (result_type != dtype::float32 && result_type != dtype::float64)
+    throw error(errc::invalid_argument, std::string("tally::mean: the mean is float32 or float64, not ") +
+                                            dtype_name(result_type));
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  check("mean", ax);
+  if (opt.backend == backend::cuda || ax.where == memory::device)
+    throw error(errc::invalid_argument,
+                "tally::mean: not available on the cuda backend in this version (use host data or the cpu backend)");
+  choose("mean", opt.backend, {ax});
+  if (x.size == 0) {  // NumPy: the mean of nothing is NaN
+    if (result_type == dtype::float32) {
+      float v = std::numeric_limits<float>::quiet_NaN();
+      std::memcpy(result, &v, sizeof v);
+    } else {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      std::memcpy(result, &v, sizeof v);
+    }
+    return;
+  }
+  cpu::mean(x.type, result_type, x.data, x.size, result);
+}
+
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt) {
   const char* fn = op == extreme_op::min ? (nans == nan_policy::omit ? "nanmin" : "min")

@@ -51,6 +51,13 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
                   int* status_device, const options& opt = {});
 
+/// Blocking arithmetic mean of x: the exact sum of the inputs divided by n, rounded once to
+/// `result_type` (float32 or float64; correctly rounded, so the same bits on every backend).
+/// opt.accuracy is not consulted (the mean is always exact). Empty x: NaN (NumPy's answer).
+/// NaN and infinities as in `reduce`. In this version it runs on the CPU backend only: device
+/// data, or backend::cuda, is errc::invalid_argument.
+void mean(array_ref x, void* result, dtype result_type, const options& opt = {});
+
 /// Which extreme `extreme` looks for.
 enum class extreme_op : int { min, max };
 /// What NaN does to min/max (NumPy's rule): propagate (min, max, argmin, argmax: a NaN

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "tally/core.hpp"
 #include "tally/types.hpp"
@@ -95,6 +96,23 @@ Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
                 "tally::dot: Out is float or double for floating T, int64_t for integer T");
   Out r{};
   reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, dtype_of<Out>(), opt);
+  return r;
+}
+
+/// Arithmetic mean of x: the exact sum of the n inputs divided by n, correctly rounded to
+/// Out (the same bits on every backend and thread count; accumulator: the exact-mode
+/// superaccumulator, then an exact long division by n; docs/exact.md).
+///
+/// - Shapes: x (n,). Types: T in {float, double, int32_t, int64_t}; Out float or double,
+///   by default T for floating T and double for integers (NumPy's rule).
+/// - Empty input: NaN. A NaN input gives NaN; +inf and -inf together NaN; one infinity it.
+/// - Blocking. This version runs on the CPU backend only: device memory or backend::cuda
+///   throws errc::invalid_argument. Other errors as `sum`.
+template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+Out mean(view<const T> x, const options& opt = {}) {
+  static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::mean: Out is float or double");
+  Out r{};
+  tally::mean(detail::ref(x), &r, dtype_of<Out>(), opt);
   return r;
 }
 

@@ -366,13 +366,13 @@ void fold_chunk(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigne
   if (!done) fold<L, T, Dot>(x, y, n, d, flags);
 }
 
-template <class L, class T, bool Dot, class Out>
-void run(const void* xv, const void* yv, std::int64_t n, void* result) {
+// The exact sum (or dot product) of x[0, n) as superaccumulator digits `total` (zero on
+// entry) and special-value flags.
+template <class L, class T, bool Dot>
+void state(const void* xv, const void* yv, std::int64_t n, std::int64_t* total, unsigned& flags) {
   constexpr int D = L::digits;
   const T* x = static_cast<const T*>(xv);
   const T* y = static_cast<const T*>(yv);
-  std::int64_t total[D] = {};
-  unsigned flags = 0;
   std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel if (n >= kParallelMin)
   {
@@ -390,7 +390,22 @@ void run(const void* xv, const void* yv, std::int64_t n, void* result) {
       flags |= f;
     }
   }
+}
+
+template <class L, class T, bool Dot, class Out>
+void run(const void* xv, const void* yv, std::int64_t n, void* result) {
+  std::int64_t total[L::digits] = {};
+  unsigned flags = 0;
+  state<L, T, Dot>(xv, yv, n, total, flags);
   Out r = ex::round_to<L, Out>(total, flags);
+  std::memcpy(result, &r, sizeof r);
+}
+
+template <class L, class T, class Out> void run_mean(const void* x, std::int64_t n, void* result) {
+  std::int64_t total[L::digits] = {};
+  unsigned flags = 0;
+  state<L, T, false>(x, nullptr, n, total, flags);
+  Out r = ex::divide_round<Out>(total, L::digits, L::base, flags, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
 
@@ -401,6 +416,14 @@ void run_out(dtype out, const void* x, const void* y, std::int64_t n, void* resu
 }
 
 }  // namespace
+
+void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
+  if (t == dtype::float32)
+    return out == dtype::float64 ? run_mean<ex::f32_sum_layout, float, double>(x, n, result)
+                                 : run_mean<ex::f32_sum_layout, float, float>(x, n, result);
+  return out == dtype::float32 ? run_mean<ex::f64_sum_layout, double, float>(x, n, result)
+                               : run_mean<ex::f64_sum_layout, double, double>(x, n, result);
+}
 
 void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y, std::int64_t n,
                   void* result) {

@@ -9,4 +9,6 @@ namespace tally::cpu {
 /// Correctly rounded sum / dot of float32 or float64 data, written as `out` to result.
 void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y, std::int64_t n,
                   void* result);
+/// Correctly rounded mean (exact sum / n, n > 0) of float32 or float64 data, as `out`.
+void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 }  // namespace tally::cpu

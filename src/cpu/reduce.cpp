@@ -13,6 +13,7 @@
 
 #include "backends.hpp"
 #include "cpu/exact.hpp"
+#include "tally/ops/exact.hpp"
 #include "tally/ops/reducers.hpp"
 
 namespace tally::cpu {
@@ -100,16 +101,10 @@ ops::i128 fold<ops::sum_reducer<std::int32_t>, std::int32_t, false>(const std::i
   return s;
 }
 
+// The combined accumulator of x[0, n) (n > 0): chunk folds, merged pairwise in a fixed order.
 template <class R, class T, bool Dot>
-void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int& status) {
+typename R::acc_t total_of(const T* x, const T* y, std::int64_t n) {
   using acc_t = typename R::acc_t;
-  const T* x = static_cast<const T*>(xv);
-  const T* y = static_cast<const T*>(yv);
-  if (n == 0) {  // the sum of nothing is +0 (not the -0.0 identity)
-    auto zero = typename R::result_t{};
-    std::memcpy(result, &zero, sizeof zero);
-    return;
-  }
   acc_t total;
   std::int64_t chunks = (n + kChunk - 1) / kChunk;
   if (n < kParallelMin) {
@@ -137,7 +132,30 @@ void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int&
     }
     total = part[0];
   }
-  auto r = R::finalize(total, status);
+  return total;
+}
+
+template <class R, class T, bool Dot>
+void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int& status) {
+  const T* x = static_cast<const T*>(xv);
+  const T* y = static_cast<const T*>(yv);
+  if (n == 0) {  // the sum of nothing is +0 (not the -0.0 identity)
+    auto zero = typename R::result_t{};
+    std::memcpy(result, &zero, sizeof zero);
+    return;
+  }
+  auto r = R::finalize(total_of<R, T, Dot>(x, y, n), status);
+  std::memcpy(result, &r, sizeof r);
+}
+
+// Mean of integers: the exact 128-bit sum divided by n, correctly rounded (ops::exact).
+template <class T, class Out> void int_mean(const void* xv, std::int64_t n, void* result) {
+  ops::i128 s = total_of<ops::sum_reducer<T>, T, false>(static_cast<const T*>(xv), nullptr, n);
+  std::int64_t d[5];  // 32-bit digits of s (two's complement across them), weight 2^(32 i)
+  auto u = static_cast<ops::u128>(s);
+  for (int i = 0; i < 4; ++i) d[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> (32 * i)) & 0xffffffffu);
+  d[4] = s < 0 ? -1 : 0;
+  Out r = ops::exact::divide_round<Out>(d, 5, 0, ops::exact::seen_not_neg_zero, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
 
@@ -182,6 +200,17 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
     case dtype::int64:
       return dot ? reduce_t<ops::dot_reducer<std::int64_t>, std::int64_t, true>(x, y, n, result, status)
                  : reduce_t<ops::sum_reducer<std::int64_t>, std::int64_t, false>(x, y, n, result, status);
+  }
+}
+
+void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
+  switch (t) {
+    case dtype::float32:
+    case dtype::float64: return mean_exact(t, out, x, n, result);
+    case dtype::int32:
+      return out == dtype::float32 ? int_mean<std::int32_t, float>(x, n, result) : int_mean<std::int32_t, double>(x, n, result);
+    case dtype::int64:
+      return out == dtype::float32 ? int_mean<std::int64_t, float>(x, n, result) : int_mean<std::int64_t, double>(x, n, result);
   }
 }
 

@@ -258,6 +258,46 @@ template <class Out> TALLY_HD Out round_span(std::int64_t* d, int D, int base, u
   return make(neg, mant, lsb);
 }
 
+/// The exact value of the D digits at d (digit i weighing 2^(32 i + base)) divided by n > 0,
+/// correctly rounded to Out (the mean of n inputs whose exact sum the digits hold), with the
+/// special-value flags applied as round_span does. Long division by n over 32-bit digits
+/// (every partial remainder < n < 2^63, so each step fits 128 bits), carried on below the
+/// digits down to 2^-1100, under the smallest subnormal's half ulp; a nonzero remainder after
+/// that becomes a sticky bit (a digit of 1 further down), so one rounding of the quotient is
+/// the correct rounding of the exact quotient. d is overwritten.
+template <class Out> TALLY_HD Out divide_round(std::int64_t* d, int D, int base, unsigned flags, std::uint64_t n) {
+  constexpr int kMaxDigits = 160 + 64;
+  if ((flags & (seen_nan | seen_pos_inf | seen_neg_inf)) || D <= 0) return round_span<Out>(d, 0, base, flags);
+  normalize(d, D);
+  bool neg = d[D - 1] < 0;
+  if (neg) {  // magnitude
+    std::int64_t borrow = 0;
+    for (int i = 0; i < D; ++i) {
+      std::int64_t v = -d[i] - borrow;
+      borrow = 0;
+      if (i + 1 < D && v < 0) { v += std::int64_t(1) << 32; borrow = 1; }
+      d[i] = v;
+    }
+  }
+  // Quotient digits q[F + i] for d[i], F fraction digits below them, one sticky digit below.
+  int F = base > -1100 ? (base + 1100 + 31) / 32 : 0;
+  const int Q = 1 + F + D;
+  std::int64_t q[kMaxDigits];
+  if (Q > kMaxDigits) return round_span<Out>(d, 0, base, flags | seen_nan);  // (no layout is this wide)
+  std::uint64_t rem = 0;
+  for (int i = Q - 1; i >= 1; --i) {
+    std::uint64_t digit = i - 1 - F >= 0 ? static_cast<std::uint64_t>(d[i - 1 - F]) : 0;
+    u128 cur = (static_cast<u128>(rem) << 32) | digit;
+    q[i] = static_cast<std::int64_t>(cur / n);
+    rem = static_cast<std::uint64_t>(cur % n);
+  }
+  q[0] = rem != 0;
+  if (neg)
+    for (int i = 0; i < Q; ++i) q[i] = -q[i];
+  // An exact zero quotient keeps the sign rule of the sum (flags); the top digit has room.
+  return round_span<Out>(q, Q, base - 32 * (F + 1), flags);
+}
+
 /// round_span over a whole superaccumulator of layout L.
 template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsigned flags) {
   return round_span<Out>(d, L::digits, L::base, flags);
