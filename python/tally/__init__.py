@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _tally
 
-__all__ = ["sum", "dot", "add", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
+__all__ = ["sum", "dot", "add", "mean", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
            "nanargmax", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
@@ -112,6 +112,24 @@ def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
         raise ValueError("tally.add: out is read-only")
     _tally.add(a.reshape(-1), b.reshape(-1), out.reshape(-1), "cpu")
     return out
+
+
+def mean(x, *, dtype=None) -> float:
+    """Arithmetic mean of all elements of `x`: the exact sum divided by the count, correctly
+    rounded to `dtype` (one rounding: the same bits whatever the backend or thread count).
+
+    dtype: float32 or float64; by default x's type for floating x, float64 for integers
+        (NumPy's rule). The mean of nothing is NaN (NumPy warns and returns NaN).
+    Raises TypeError for unsupported dtypes or GPU arrays.
+    """
+    a = _host(x, "mean")
+    if dtype is None:
+        out = "float32" if a.dtype == np.float32 else "float64"
+    else:
+        out = np.dtype(dtype).name
+        if out not in ("float32", "float64"):
+            raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
+    return _tally.mean(a.reshape(-1), out)
 
 
 def _extreme(x, is_max: bool, skip_nan: bool, fn: str):

@@ -124,3 +124,14 @@ def test_min_max_nan_rule():
     with pytest.raises(ValueError, match="empty"):
         tally.argmin(np.zeros(0))
     assert tally.min(np.zeros(0)) == np.inf and tally.max(np.zeros(0)) == -np.inf
+
+
+def test_mean_is_the_rounded_exact_mean():
+    a = np.array([0.1, 0.2, 0.3, 1e16, -1e16])
+    want = float(sum(Fraction(float(v)) for v in a) / len(a))
+    assert tally.mean(a) == want  # numpy: a.mean() == 0.0
+    assert tally.mean(np.array([1, 2, 4], dtype=np.int32)) == 7 / 3
+    assert isinstance(tally.mean(np.ones(3, dtype=np.float32)), float)
+    assert math.isnan(tally.mean(np.zeros(0)))
+    with pytest.raises(TypeError):
+        tally.mean(np.ones(3), dtype=np.int64)

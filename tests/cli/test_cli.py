@@ -793,3 +793,20 @@ def test_extremes_large_int_exact(tmp_path):
     p = save(tmp_path, "big.npy", a)
     assert ok("max", p) == str(2**62 + 3)
     assert ok("min", p) == str(-(2**63))
+
+
+# ---- mean ------------------------------------------------------------------------------------
+
+def test_mean_exact_against_fractions(tmp_path):
+    from fractions import Fraction
+    rng = np.random.default_rng(5)
+    for a in (np.array([0.1, 0.2, 0.3, 1e16, -1e16]), rng.standard_normal(10001) * 10.0 ** rng.integers(-8, 8, 10001)):
+        p = save(tmp_path, "m.npy", a)
+        want = float(sum(Fraction(float(v)) for v in a) / len(a))
+        assert float(ok("mean", p)) == want
+    i = save(tmp_path, "i.npy", np.array([2**62, 2**62, 3], dtype=np.int64))
+    from fractions import Fraction
+    assert js("mean", i)["value"] == float(Fraction(2**63 + 3, 3)) and js("mean", i)["dtype"] == "float64"
+    f = save(tmp_path, "f.npy", np.arange(5, dtype=np.float32))
+    assert js("mean", f)["dtype"] == "float32"
+    bad("mean", f, "--backend", "cuda", words=["cuda backend"])

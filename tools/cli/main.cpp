@@ -26,6 +26,7 @@ constexpr const char* kFooter = R"(Synopsis:
   tally sum FILE [options]           sum of all elements
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
+  tally mean FILE [options]          mean: the exact sum / n, correctly rounded (CPU)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -200,6 +201,18 @@ report run_extreme(const std::string& cmd, const settings& s) {
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
+/// The correctly rounded mean of FILE (float64; float32 for float32 data), CPU backend.
+report run_mean(const settings& s) {
+  host_array a = load(s.a, csv_options(s, false));
+  if (s.backend == "cuda")
+    throw input_error(fmt::format("{}: mean: not available on the cuda backend in this version (use --backend cpu)", s.a));
+  tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
+  alignas(8) unsigned char result[8] = {};
+  double secs = timed([&] { tally::mean(a.ref(), result, rt, {tally::backend::cpu}); });
+  scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
+  return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
+}
+
 void print(const report& r, bool json) {
   if (json) {
     fmt::print("{}\n", json_object({{"value", r.value_json},
@@ -268,6 +281,8 @@ int main(int argc, char** argv) {
   add_options(dot, s, true);
   add_options(add, s, true);
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
+  CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded (CPU backend)");
+  add_options(mean, s, false);
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax"}) {
     std::string what = std::string(name).starts_with("arg")
@@ -289,6 +304,10 @@ int main(int argc, char** argv) {
         print(run_extreme(cmd->get_name(), s), s.json);
         return 0;
       }
+    if (*mean) {
+      print(run_mean(s), s.json);
+      return 0;
+    }
     if (*add) print(run_add(s), s.json);
     else print(run_reduce(*dot ? tally::reduce_op::dot : tally::reduce_op::sum, s), s.json);
     return 0;
