@@ -14,6 +14,8 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status);
 /// The correctly rounded mean of x[0, n), n > 0, as `out` (float32 or float64).
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result);
+/// The correctly rounded L2 norm of floating x[0, n), n > 0, as `out`.
+void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Minimum or maximum and its first index (kNoIndex when none) of x[0, n).
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
              std::int64_t& index);

@@ -285,6 +285,26 @@ void mean(array_ref x, void* result, dtype result_type, const options& opt) {
   cpu::mean(x.type, result_type, x.data, x.size, result);
 }
 
+void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
+  if (result == nullptr) throw error(errc::null_pointer, "tally::norm2: result is a null pointer");
+  if (x.type != dtype::float32 && x.type != dtype::float64)
+    throw error(errc::invalid_argument, std::string("tally::norm2: x must be float32 or float64, not ") + dtype_name(x.type));
+  if (result_type != dtype::float32 && result_type != dtype::float64)
+    throw error(errc::invalid_argument, std::string("tally::norm2: the norm is float32 or float64, not ") +
+                                            dtype_name(result_type));
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  check("norm2", ax);
+  if (opt.backend == backend::cuda || ax.where == memory::device)
+    throw error(errc::invalid_argument,
+                "tally::norm2: not available on the cuda backend in this version (use host data or the cpu backend)");
+  choose("norm2", opt.backend, {ax});
+  if (x.size == 0) {  // the norm of nothing is +0
+    std::memset(result, 0, dtype_size(result_type));
+    return;
+  }
+  cpu::norm2(x.type, result_type, x.data, x.size, result);
+}
+
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt) {
   const char* fn = op == extreme_op::min ? (nans == nan_policy::omit ? "nanmin" : "min")

@@ -58,6 +58,13 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, d
 /// data, or backend::cuda, is errc::invalid_argument.
 void mean(array_ref x, void* result, dtype result_type, const options& opt = {});
 
+/// Blocking Euclidean (L2) norm of floating x: the square root of the exact sum of squares,
+/// correctly rounded to `result_type` (float32 or float64). Never overflows or underflows in
+/// between (1e200 and 1e-200 elements give the right norm). Empty x: +0. NaN gives NaN, an
+/// infinity +inf. Integer x: errc::invalid_argument. CPU backend only in this version
+/// (device data or backend::cuda: errc::invalid_argument).
+void norm2(array_ref x, void* result, dtype result_type, const options& opt = {});
+
 /// Which extreme `extreme` looks for.
 enum class extreme_op : int { min, max };
 /// What NaN does to min/max (NumPy's rule): propagate (min, max, argmin, argmax: a NaN

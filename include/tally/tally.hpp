@@ -116,6 +116,20 @@ Out mean(view<const T> x, const options& opt = {}) {
   return r;
 }
 
+/// Euclidean norm sqrt(sum x[i]^2) of float or double x, correctly rounded to Out (default
+/// T): the square root of the exact sum of squares (exact products and sum, docs/exact.md),
+/// rounded once, so elements near the ends of the range (1e200, 1e-200) give the right
+/// norm with no overflow or underflow on the way. Empty x: +0; NaN: NaN; an infinity: +inf.
+/// Blocking; CPU backend only in this version (device memory or backend::cuda throws
+/// errc::invalid_argument); other errors as `sum`.
+template <class T, class Out = T> Out norm2(view<const T> x, const options& opt = {}) {
+  static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::norm2: float or double data, float or double result");
+  Out r{};
+  tally::norm2(detail::ref(x), &r, dtype_of<Out>(), opt);
+  return r;
+}
+
 /// The value and the index of the first occurrence of a minimum or maximum.
 template <class T> struct located {
   T value;

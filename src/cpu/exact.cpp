@@ -415,7 +415,23 @@ void run_out(dtype out, const void* x, const void* y, std::int64_t n, void* resu
   else run<L, T, Dot, double>(x, y, n, result);
 }
 
+template <class L, class T, class Out> void run_norm2(const void* x, std::int64_t n, void* result) {
+  std::int64_t total[L::digits] = {};
+  unsigned flags = 0;
+  state<L, T, true>(x, x, n, total, flags);  // the exact sum of squares: dot(x, x)
+  Out r = ex::sqrt_round<Out>(total, L::digits, L::base, flags);
+  std::memcpy(result, &r, sizeof r);
+}
+
 }  // namespace
+
+void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
+  if (t == dtype::float32)
+    return out == dtype::float64 ? run_norm2<ex::f32_dot_layout, float, double>(x, n, result)
+                                 : run_norm2<ex::f32_dot_layout, float, float>(x, n, result);
+  return out == dtype::float32 ? run_norm2<ex::f64_dot_layout, double, float>(x, n, result)
+                               : run_norm2<ex::f64_dot_layout, double, double>(x, n, result);
+}
 
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
   if (t == dtype::float32)

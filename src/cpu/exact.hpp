@@ -11,4 +11,6 @@ void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y
                   void* result);
 /// Correctly rounded mean (exact sum / n, n > 0) of float32 or float64 data, as `out`.
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
+/// Correctly rounded L2 norm (square root of the exact sum of squares), n > 0, as `out`.
+void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 }  // namespace tally::cpu

@@ -214,6 +214,8 @@ void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
   }
 }
 
+void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result) { norm2_exact(t, out, x, n, result); }
+
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status) {
   status = 0;
   switch (t) {

@@ -298,6 +298,62 @@ template <class Out> TALLY_HD Out divide_round(std::int64_t* d, int D, int base,
   return round_span<Out>(q, Q, base - 32 * (F + 1), flags);
 }
 
+/// The square root of the exact value of the D digits at d (digit i weighing 2^(32 i + base),
+/// base even; the value a sum of squares, so not negative), correctly rounded to Out, with
+/// the special-value flags applied (NaN stays NaN, +inf gives +inf). With I the digits'
+/// magnitude and N = floor(I / 4^j) (or I * 4^k) scaled to 114-117 bits, R = isqrt(N) holds
+/// the top 57 or more bits of sqrt(I) exactly (floor(sqrt(I)) lies in [R 2^j, (R + 1) 2^j));
+/// the rest only decides a sticky bit (zero iff R^2 == N and no bit of I was dropped), so one
+/// rounding of R with that sticky bit is the correctly rounded root. d is overwritten.
+template <class Out> TALLY_HD Out sqrt_round(std::int64_t* d, int D, int base, unsigned flags) {
+  if ((flags & (seen_nan | seen_pos_inf | seen_neg_inf)) || D <= 0) return round_span<Out>(d, 0, base, flags);
+  normalize(d, D);
+  if (d[D - 1] < 0) return round_span<Out>(d, 0, base, flags | seen_nan);  // (cannot happen: a sum of squares)
+  int h = D - 1;
+  while (h >= 0 && d[h] == 0) --h;
+  if (h < 0) return round_span<Out>(d, 0, base, flags);  // exact zero: +0 (or -0 by the flags)
+  auto digit = [&](int i) -> std::uint64_t { return (i >= 0 && i < D) ? static_cast<std::uint64_t>(d[i]) : 0; };
+  const int L = 32 * h + (64 - clz64(digit(h)));  // bit length of I
+  // Bits [lo, lo + 128) of I (lo may be negative: zeros below bit 0).
+  auto window = [&](int lo) -> u128 {
+    u128 w = 0;
+    for (int b = 0; b < 128; b += 32) {
+      int p = lo + b;  // bit of I at the bottom of this 32-bit chunk of w
+      std::uint64_t chunk;
+      if (p >= 0) {
+        int i = p >> 5, sh = p & 31;
+        chunk = (digit(i) >> sh) | (sh ? (digit(i + 1) << (32 - sh)) : 0);
+      } else {
+        int q = -p;  // chunk covers I's bits [p, p + 32): only the upper 32 - q exist
+        chunk = q >= 32 ? 0 : (digit(0) << q);
+      }
+      w |= static_cast<u128>(chunk & 0xffffffffu) << b;
+    }
+    return w;
+  };
+  int shift2 = L > 116 ? ((L - 115) & ~1) : -(((116 - L) + 1) & ~1);  // even: N = I / 2^shift2
+  u128 N = window(shift2);
+  bool dropped = false;
+  if (shift2 > 0) {
+    int full = shift2 >> 5;
+    for (int i = 0; i < full && i < D; ++i) dropped |= d[i] != 0;
+    int rem = shift2 & 31;
+    if (rem) dropped |= (digit(full) & ((std::uint64_t(1) << rem) - 1)) != 0;
+  }
+  // R = isqrt(N): a floating estimate, then exact integer corrections.
+  long double est = sqrtl(static_cast<long double>(N));
+  u128 R = static_cast<u128>(est);
+  while (R * R > N) --R;
+  while ((R + 1) * (R + 1) <= N) ++R;
+  bool exact = !dropped && R * R == N;
+  // Value: R * 2^(base + shift2) / 2, i.e. R * 2^(base / 2 + shift2 / 2), plus a sticky bit.
+  std::int64_t q[6];
+  q[0] = exact ? 0 : 1;
+  for (int i = 0; i < 4; ++i) q[1 + i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(R >> (32 * i)) & 0xffffffffu);
+  q[5] = 0;
+  return round_span<Out>(q, 6, base / 2 + shift2 / 2 - 32, flags);
+}
+
 /// round_span over a whole superaccumulator of layout L.
 template <class L, class Out> TALLY_HD Out round_in_place(std::int64_t* d, unsigned flags) {
   return round_span<Out>(d, L::digits, L::base, flags);
