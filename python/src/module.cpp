@@ -133,6 +133,19 @@ NB_MODULE(_tally, m) {
           return rt == tally::dtype::float32 ? static_cast<double>(rf) : r;
         },
         nb::arg("x"), nb::arg("out_dtype") = "float64");
+  m.def("norm2", [](const host_array& x, const std::string& out) {
+          tally::array_ref rx = ref(x, "norm");
+          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+          double r = 0;
+          float rf = 0;
+          {
+            nb::gil_scoped_release unlocked;
+            tally::norm2(rx, rt == tally::dtype::float32 ? static_cast<void*>(&rf) : static_cast<void*>(&r), rt,
+                         {tally::backend::cpu});
+          }
+          return rt == tally::dtype::float32 ? static_cast<double>(rf) : r;
+        },
+        nb::arg("x"), nb::arg("out_dtype") = "float64");
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto");
   m.def("cuda_available", &tally::cuda_available);
 }

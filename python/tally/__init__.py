@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _tally
 
-__all__ = ["sum", "dot", "add", "mean", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
+__all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
            "nanargmax", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
@@ -130,6 +130,21 @@ def mean(x, *, dtype=None) -> float:
         if out not in ("float32", "float64"):
             raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
     return _tally.mean(a.reshape(-1), out)
+
+
+def norm(x, *, dtype=None) -> float:
+    """Euclidean (L2) norm of all elements of `x`: the square root of the exact sum of squares,
+    correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer
+    x, which are converted exactly below 2^53). No overflow or underflow on the way:
+    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). The norm of nothing is 0.
+    """
+    a = _host(x, "norm")
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    out = np.dtype(dtype).name if dtype is not None else a.dtype.name
+    if out not in ("float32", "float64"):
+        raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
+    return _tally.norm2(a.reshape(-1), out)
 
 
 def _extreme(x, is_max: bool, skip_nan: bool, fn: str):

@@ -135,3 +135,11 @@ def test_mean_is_the_rounded_exact_mean():
     assert math.isnan(tally.mean(np.zeros(0)))
     with pytest.raises(TypeError):
         tally.mean(np.ones(3), dtype=np.int64)
+
+
+def test_norm_does_not_overflow():
+    assert tally.norm(np.array([1e200, 1e200])) == math.sqrt(2) * 1e200
+    assert tally.norm(np.array([3, 4], dtype=np.int64)) == 5.0
+    assert tally.norm(np.zeros(0)) == 0.0
+    x = np.random.default_rng(4).standard_normal(1000)
+    assert abs(tally.norm(x) - math.sqrt(math.fsum(v * v for v in x.tolist()))) <= 2 * math.ulp(tally.norm(x))

@@ -810,3 +810,19 @@ def test_mean_exact_against_fractions(tmp_path):
     f = save(tmp_path, "f.npy", np.arange(5, dtype=np.float32))
     assert js("mean", f)["dtype"] == "float32"
     bad("mean", f, "--backend", "cuda", words=["cuda backend"])
+
+
+def test_norm_exact_no_overflow(tmp_path):
+    from fractions import Fraction
+    import decimal
+
+    def exact_norm(a):  # sqrt of the exact sum of squares at 80 digits, then one rounding
+        decimal.getcontext().prec = 80
+        s = sum(Fraction(float(v)) ** 2 for v in a)
+        return float((decimal.Decimal(s.numerator) / decimal.Decimal(s.denominator)).sqrt())
+
+    big = np.array([1e200, 1e200, -1e-200])  # numpy.linalg.norm overflows to inf here
+    assert float(ok("norm", save(tmp_path, "n.npy", big))) == exact_norm(big)
+    a = np.random.default_rng(9).standard_normal(5001)
+    assert float(ok("norm", save(tmp_path, "a.npy", a))) == exact_norm(a)
+    assert js("norm", save(tmp_path, "i.npy", np.array([3, 4], dtype=np.int32)))["value"] == 5.0

@@ -27,6 +27,7 @@ constexpr const char* kFooter = R"(Synopsis:
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
   tally mean FILE [options]          mean: the exact sum / n, correctly rounded (CPU)
+  tally norm FILE [options]          L2 norm: sqrt of the exact sum of squares, rounded once (CPU)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -201,14 +202,21 @@ report run_extreme(const std::string& cmd, const settings& s) {
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
-/// The correctly rounded mean of FILE (float64; float32 for float32 data), CPU backend.
-report run_mean(const settings& s) {
+/// The correctly rounded mean or L2 norm of FILE (float64; float32 for float32 data), CPU
+/// backend. Integer data are converted to float64 for the norm (exactly, below 2^53).
+report run_mean_norm(bool norm, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
+  const char* what = norm ? "norm" : "mean";
   if (s.backend == "cuda")
-    throw input_error(fmt::format("{}: mean: not available on the cuda backend in this version (use --backend cpu)", s.a));
+    throw input_error(fmt::format("{}: {}: not available on the cuda backend in this version (use --backend cpu)", s.a, what));
+  if (norm && a.type() != tally::dtype::float32 && a.type() != tally::dtype::float64)
+    a = convert(std::move(a), tally::dtype::float64);
   tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
   alignas(8) unsigned char result[8] = {};
-  double secs = timed([&] { tally::mean(a.ref(), result, rt, {tally::backend::cpu}); });
+  double secs = timed([&] {
+    if (norm) tally::norm2(a.ref(), result, rt, {tally::backend::cpu});
+    else tally::mean(a.ref(), result, rt, {tally::backend::cpu});
+  });
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
   return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
 }
@@ -283,6 +291,8 @@ int main(int argc, char** argv) {
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
   CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded (CPU backend)");
   add_options(mean, s, false);
+  CLI::App* norm = app.add_subcommand("norm", "Euclidean (L2) norm of FILE, correctly rounded (CPU backend)");
+  add_options(norm, s, false);
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax"}) {
     std::string what = std::string(name).starts_with("arg")
@@ -304,8 +314,8 @@ int main(int argc, char** argv) {
         print(run_extreme(cmd->get_name(), s), s.json);
         return 0;
       }
-    if (*mean) {
-      print(run_mean(s), s.json);
+    if (*mean || *norm) {
+      print(run_mean_norm(static_cast<bool>(*norm), s), s.json);
       return 0;
     }
     if (*add) print(run_add(s), s.json);
