@@ -261,47 +261,45 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
   cuda::add_async(x.type, x.data, y.data, out.data, x.size, status_device, opt.stream, p.x.device);
 }
 
-void mean(array_ref x, void* result, dtype result_type, const options& opt) {
-  if (result == nullptr) throw error(errc::null_pointer, "tally::mean: result is a null pointer");
+namespace {
+// The checks mean and norm2 share (CPU-only floating results); returns false when x is empty
+// (the caller writes the empty answer).
+bool prepare_cpu_only(const char* fn, array_ref x, void* result, dtype result_type, const options& opt) {
+  if (result == nullptr) throw error(errc::null_pointer, std::string("tally::") + fn + ": result is a null pointer");
   if (result_type != dtype::float32 && result_type != dtype::float64)
-    throw error(errc::invalid_argument, std::string("tally::mean: the mean is float32 or float64, not ") +
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": the result is float32 or float64, not " +
                                             dtype_name(result_type));
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  check("mean", ax);
+  check(fn, ax);
   if (opt.backend == backend::cuda || ax.where == memory::device)
-    throw error(errc::invalid_argument,
-                "tally::mean: not available on the cuda backend in this version (use host data or the cpu backend)");
-  choose("mean", opt.backend, {ax});
-  if (x.size == 0) {  // NumPy: the mean of nothing is NaN
-    if (result_type == dtype::float32) {
-      float v = std::numeric_limits<float>::quiet_NaN();
-      std::memcpy(result, &v, sizeof v);
-    } else {
-      double v = std::numeric_limits<double>::quiet_NaN();
-      std::memcpy(result, &v, sizeof v);
-    }
-    return;
+    throw error(errc::invalid_argument, std::string("tally::") + fn +
+                                            ": not available on the cuda backend in this version (use host data or"
+                                            " the cpu backend)");
+  choose(fn, opt.backend, {ax});
+  return x.size > 0;
+}
+
+void put_float(void* result, dtype t, double v) {
+  if (t == dtype::float32) {
+    float f = static_cast<float>(v);
+    std::memcpy(result, &f, sizeof f);
+  } else {
+    std::memcpy(result, &v, sizeof v);
   }
+}
+}  // namespace
+
+void mean(array_ref x, void* result, dtype result_type, const options& opt) {
+  if (!prepare_cpu_only("mean", x, result, result_type, opt))  // NumPy: the mean of nothing is NaN
+    return put_float(result, result_type, std::numeric_limits<double>::quiet_NaN());
   cpu::mean(x.type, result_type, x.data, x.size, result);
 }
 
 void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
-  if (result == nullptr) throw error(errc::null_pointer, "tally::norm2: result is a null pointer");
   if (x.type != dtype::float32 && x.type != dtype::float64)
     throw error(errc::invalid_argument, std::string("tally::norm2: x must be float32 or float64, not ") + dtype_name(x.type));
-  if (result_type != dtype::float32 && result_type != dtype::float64)
-    throw error(errc::invalid_argument, std::string("tally::norm2: the norm is float32 or float64, not ") +
-                                            dtype_name(result_type));
-  arg ax{x.data, x.size, x.type, x.where, "x"};
-  check("norm2", ax);
-  if (opt.backend == backend::cuda || ax.where == memory::device)
-    throw error(errc::invalid_argument,
-                "tally::norm2: not available on the cuda backend in this version (use host data or the cpu backend)");
-  choose("norm2", opt.backend, {ax});
-  if (x.size == 0) {  // the norm of nothing is +0
-    std::memset(result, 0, dtype_size(result_type));
-    return;
-  }
+  if (!prepare_cpu_only("norm2", x, result, result_type, opt))  // the norm of nothing is +0
+    return put_float(result, result_type, 0.0);
   cpu::norm2(x.type, result_type, x.data, x.size, result);
 }
 

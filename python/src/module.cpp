@@ -90,6 +90,18 @@ nb::tuple extreme(bool mx, bool skip_nan, const host_array& x, const std::string
   return nb::make_tuple(v, index);
 }
 
+// mean / norm2: one float32 or float64 result on the CPU backend, as a Python float.
+template <class F> double float_result(F&& f, const host_array& x, const std::string& out, const char* fn) {
+  tally::array_ref rx = ref(x, fn);
+  tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+  alignas(8) unsigned char buf[8] = {};
+  {
+    nb::gil_scoped_release unlocked;
+    f(rx, buf, rt, tally::options{tally::backend::cpu});
+  }
+  return rt == tally::dtype::float32 ? static_cast<double>(*reinterpret_cast<float*>(buf)) : *reinterpret_cast<double*>(buf);
+}
+
 }  // namespace
 
 NB_MODULE(_tally, m) {
@@ -120,31 +132,9 @@ NB_MODULE(_tally, m) {
           tally::add(rx, ry, ro, o);
         },
         nb::arg("x"), nb::arg("y"), nb::arg("out"), nb::arg("backend") = "auto");
-  m.def("mean", [](const host_array& x, const std::string& out) {
-          tally::array_ref rx = ref(x, "mean");
-          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
-          double r = 0;
-          float rf = 0;
-          {
-            nb::gil_scoped_release unlocked;
-            tally::mean(rx, rt == tally::dtype::float32 ? static_cast<void*>(&rf) : static_cast<void*>(&r), rt,
-                        {tally::backend::cpu});
-          }
-          return rt == tally::dtype::float32 ? static_cast<double>(rf) : r;
-        },
+  m.def("mean", [](const host_array& x, const std::string& out) { return float_result(tally::mean, x, out, "mean"); },
         nb::arg("x"), nb::arg("out_dtype") = "float64");
-  m.def("norm2", [](const host_array& x, const std::string& out) {
-          tally::array_ref rx = ref(x, "norm");
-          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
-          double r = 0;
-          float rf = 0;
-          {
-            nb::gil_scoped_release unlocked;
-            tally::norm2(rx, rt == tally::dtype::float32 ? static_cast<void*>(&rf) : static_cast<void*>(&r), rt,
-                         {tally::backend::cpu});
-          }
-          return rt == tally::dtype::float32 ? static_cast<double>(rf) : r;
-        },
+  m.def("norm2", [](const host_array& x, const std::string& out) { return float_result(tally::norm2, x, out, "norm"); },
         nb::arg("x"), nb::arg("out_dtype") = "float64");
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto");
   m.def("cuda_available", &tally::cuda_available);
