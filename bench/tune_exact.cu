@@ -85,7 +85,13 @@ int main() {
     const std::int64_t n64 = std::int64_t(1) << 27, n32 = std::int64_t(1) << 28;
     fill_both<double>(c, n64, dist);
     run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 1, 2>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5 F=2", n64, dist);
+    run<levels_acc<false, 5, 1, 3>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5 F=3", n64, dist);
     run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1, 3>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=3", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=4", n64, dist);
+    run<levels_acc<true, 9, 1, 5>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=5", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 3, 3>(c, "f64 dot K=9 F=4", n64, dist);
     fill_both<float>(c, n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);

@@ -41,4 +41,8 @@ void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n,
 /// Blocking minimum or maximum and its first index (kNoIndex when none), to host memory.
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value_host,
              std::int64_t& index, stream_t stream, int device);
+/// Blocking correctly rounded mean of x[0, n), n > 0, as `out`, to host memory.
+void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
+/// Blocking correctly rounded L2 norm of floating x[0, n), n > 0, as `out`, to host memory.
+void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
 }  // namespace tally::cuda

@@ -262,20 +262,18 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
 }
 
 namespace {
-// The checks mean and norm2 share (CPU-only floating results); returns false when x is empty
-// (the caller writes the empty answer).
-bool prepare_cpu_only(const char* fn, array_ref x, void* result, dtype result_type, const options& opt) {
+// The checks mean and norm2 share (floating results); resolves the backend into `b` and
+// x's device into `device`; returns false when x is empty (the caller writes the answer).
+bool prepare_float_result(const char* fn, array_ref x, void* result, dtype result_type, const options& opt,
+                          backend& b, int& device) {
   if (result == nullptr) throw error(errc::null_pointer, std::string("tally::") + fn + ": result is a null pointer");
   if (result_type != dtype::float32 && result_type != dtype::float64)
     throw error(errc::invalid_argument, std::string("tally::") + fn + ": the result is float32 or float64, not " +
                                             dtype_name(result_type));
   arg ax{x.data, x.size, x.type, x.where, "x"};
   check(fn, ax);
-  if (opt.backend == backend::cuda || ax.where == memory::device)
-    throw error(errc::invalid_argument, std::string("tally::") + fn +
-                                            ": not available on the cuda backend in this version (use host data or"
-                                            " the cpu backend)");
-  choose(fn, opt.backend, {ax});
+  b = choose(fn, opt.backend, {ax});
+  device = ax.device;
   return x.size > 0;
 }
 
@@ -290,17 +288,23 @@ void put_float(void* result, dtype t, double v) {
 }  // namespace
 
 void mean(array_ref x, void* result, dtype result_type, const options& opt) {
-  if (!prepare_cpu_only("mean", x, result, result_type, opt))  // NumPy: the mean of nothing is NaN
+  backend b;
+  int device;
+  if (!prepare_float_result("mean", x, result, result_type, opt, b, device))  // NumPy: the mean of nothing is NaN
     return put_float(result, result_type, std::numeric_limits<double>::quiet_NaN());
-  cpu::mean(x.type, result_type, x.data, x.size, result);
+  if (b == backend::cuda) cuda::mean(x.type, result_type, x.data, x.size, result, opt.stream, device);
+  else cpu::mean(x.type, result_type, x.data, x.size, result);
 }
 
 void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
   if (x.type != dtype::float32 && x.type != dtype::float64)
     throw error(errc::invalid_argument, std::string("tally::norm2: x must be float32 or float64, not ") + dtype_name(x.type));
-  if (!prepare_cpu_only("norm2", x, result, result_type, opt))  // the norm of nothing is +0
+  backend b;
+  int device;
+  if (!prepare_float_result("norm2", x, result, result_type, opt, b, device))  // the norm of nothing is +0
     return put_float(result, result_type, 0.0);
-  cpu::norm2(x.type, result_type, x.data, x.size, result);
+  if (b == backend::cuda) cuda::norm2(x.type, result_type, x.data, x.size, result, opt.stream, device);
+  else cpu::norm2(x.type, result_type, x.data, x.size, result);
 }
 
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,

@@ -54,15 +54,15 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, d
 /// Blocking arithmetic mean of x: the exact sum of the inputs divided by n, rounded once to
 /// `result_type` (float32 or float64; correctly rounded, so the same bits on every backend).
 /// opt.accuracy is not consulted (the mean is always exact). Empty x: NaN (NumPy's answer).
-/// NaN and infinities as in `reduce`. In this version it runs on the CPU backend only: device
-/// data, or backend::cuda, is errc::invalid_argument.
+/// NaN and infinities as in `reduce`. Both backends (on the GPU: the exact-sum kernel exports
+/// its digits and the host divides; integers: their exact 128-bit sum).
 void mean(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Blocking Euclidean (L2) norm of floating x: the square root of the exact sum of squares,
 /// correctly rounded to `result_type` (float32 or float64). Never overflows or underflows in
 /// between (1e200 and 1e-200 elements give the right norm). Empty x: +0. NaN gives NaN, an
-/// infinity +inf. Integer x: errc::invalid_argument. CPU backend only in this version
-/// (device data or backend::cuda: errc::invalid_argument).
+/// infinity +inf. Integer x: errc::invalid_argument. Both backends (on the GPU: the exact dot
+/// kernel reads x once and exports its digits; the host takes the root).
 void norm2(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Which extreme `extreme` looks for.

@@ -106,8 +106,7 @@ Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
 /// - Shapes: x (n,). Types: T in {float, double, int32_t, int64_t}; Out float or double,
 ///   by default T for floating T and double for integers (NumPy's rule).
 /// - Empty input: NaN. A NaN input gives NaN; +inf and -inf together NaN; one infinity it.
-/// - Blocking. This version runs on the CPU backend only: device memory or backend::cuda
-///   throws errc::invalid_argument. Other errors as `sum`.
+/// - Blocking; both backends, the same bits on each. Errors as `sum`.
 template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
 Out mean(view<const T> x, const options& opt = {}) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::mean: Out is float or double");
@@ -120,8 +119,7 @@ Out mean(view<const T> x, const options& opt = {}) {
 /// T): the square root of the exact sum of squares (exact products and sum, docs/exact.md),
 /// rounded once, so elements near the ends of the range (1e200, 1e-200) give the right
 /// norm with no overflow or underflow on the way. Empty x: +0; NaN: NaN; an infinity: +inf.
-/// Blocking; CPU backend only in this version (device memory or backend::cuda throws
-/// errc::invalid_argument); other errors as `sum`.
+/// Blocking; both backends, the same bits on each; errors as `sum`.
 template <class T, class Out = T> Out norm2(view<const T> x, const options& opt = {}) {
   static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
                 "tally::norm2: float or double data, float or double result");

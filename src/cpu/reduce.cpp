@@ -151,11 +151,7 @@ void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int&
 // Mean of integers: the exact 128-bit sum divided by n, correctly rounded (ops::exact).
 template <class T, class Out> void int_mean(const void* xv, std::int64_t n, void* result) {
   ops::i128 s = total_of<ops::sum_reducer<T>, T, false>(static_cast<const T*>(xv), nullptr, n);
-  std::int64_t d[5];  // 32-bit digits of s (two's complement across them), weight 2^(32 i)
-  auto u = static_cast<ops::u128>(s);
-  for (int i = 0; i < 4; ++i) d[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> (32 * i)) & 0xffffffffu);
-  d[4] = s < 0 ? -1 : 0;
-  Out r = ops::exact::divide_round<Out>(d, 5, 0, ops::exact::seen_not_neg_zero, static_cast<std::uint64_t>(n));
+  Out r = ops::exact::divide_round_int<Out>(s, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
 

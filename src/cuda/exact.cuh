@@ -226,7 +226,8 @@ template <class L, int N> __device__ __noinline__ void deposit_nonzero(long long
     if (buf[k] != 0.0) deposit_shared<L>(sa, buf[k]);
 }
 
-template <bool DOT, int K, int P = 1> struct levels_acc {
+template <bool DOT, int K, int P = 1, int F = 0> struct levels_acc {
+  static_assert(F >= 0 && F < K, "the fast path uses fewer levels than the general one");
   using layout = std::conditional_t<DOT, ex::f64_dot_layout, ex::f64_sum_layout>;
   static constexpr std::size_t smem_bytes = 0;
   // Products are taken by the levels when 2^-965 <= |p| < 2^cap (no underflow in e, and the
@@ -264,12 +265,34 @@ template <bool DOT, int K, int P = 1> struct levels_acc {
     anchor(1);  // inputs below 2 until something larger arrives
   }
 
-  /// x through levels from..K-1 of set j; returns what is left below the last level.
-  __device__ __forceinline__ double take(int j, double x, int from = 0) {
+  /// x through levels from..KK-1 of set j; returns what is left below the last of them.
+  template <int KK = K> __device__ __forceinline__ double take(int j, double x, int from = 0) {
 #pragma unroll
-    for (int k = 0; k < K; ++k)
+    for (int k = 0; k < KK; ++k)
       if (k >= from) x = ex::extract(S[j][k], x);
     return x;
+  }
+
+  /// Whether levels 0..F-1 take every in-range input of the warp's tile whole: each input's
+  /// lowest bit is at least 2^(e - 52) for |x| in [2^e, 2^(e+1)); a product p = x*y with
+  /// |p| in [2^e, 2^(e+1)) and its error fma(x, y, -p) are multiples of ulp(x) ulp(y) >=
+  /// 2^(e - 106). When that is at or above the ulp of level F-1, the remainders after level
+  /// F-1 are exactly zero: the levels below are not needed and nothing need be tested.
+  template <int N> __device__ __forceinline__ bool fast_tile(const double* p) const {
+    if constexpr (F == 0) {
+      return false;
+    } else {
+      unsigned lo = 0x7ffu;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        // Biased exponent of each in-range nonzero input (zero products and inputs outside
+        // the levels do not count: they are taken out of line).
+        bool in = DOT ? biased_hi(p[k]) < cap_hi - low_hi : p[k] != 0.0;
+        lo = min(lo, in ? hi_word(p[k]) >> 20 & 0x7ffu : 0x7ffu);
+      }
+      lo = __reduce_min_sync(kFull, lo);
+      return static_cast<int>(lo) - 1023 - (DOT ? 106 : 52) >= ex::level_ulp(cap, F - 1);
+    }
   }
 
   /// Keeps every level within 2^(g + 49) of its anchor: each level's excess moves up one level
@@ -352,27 +375,38 @@ template <bool DOT, int K, int P = 1> struct levels_acc {
     // after the tile, out of line, from a copy (so that the hot path keeps all in registers);
     // so are the remainders below the last level (one branch per tile, not per element).
     constexpr int R = DOT ? 2 * N : N;
-    double rem[R];
     unsigned out_mask = 0;
-    bool any_rem = false;
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      bool o = biased_hi(p[k]) >= cap_hi - low_hi;
-      out_mask |= unsigned(o) << k;
-      rem[k] = take(k % P, o ? 0.0 : p[k]);
-      any_rem |= rem[k] != 0.0;
-      if constexpr (DOT) {
-        rem[N + k] = take(k % P, o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
-        any_rem |= rem[N + k] != 0.0;
-      } else {
-        zs += a[k];
+    for (int k = 0; k < N; ++k) out_mask |= unsigned(biased_hi(p[k]) >= cap_hi - low_hi) << k;
+    if (fast_tile<N>(p)) {  // (warp-uniform) F levels take everything: no remainder to test
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        bool o = out_mask >> k & 1u;
+        take<F>(k % P, o ? 0.0 : p[k]);
+        if constexpr (DOT) take<F>(k % P, o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
+        else zs += a[k];
       }
-    }
-    if (any_rem) {
-      double buf[R];
+    } else {
+      double rem[R];
+      bool any_rem = false;
 #pragma unroll
-      for (int k = 0; k < R; ++k) buf[k] = rem[k];
-      deposit_nonzero<layout, R>(sa, buf);
+      for (int k = 0; k < N; ++k) {
+        bool o = out_mask >> k & 1u;
+        rem[k] = take(k % P, o ? 0.0 : p[k]);
+        any_rem |= rem[k] != 0.0;
+        if constexpr (DOT) {
+          rem[N + k] = take(k % P, o ? 0.0 : ex::exact_fma(a[k], c[k], -p[k]), 1);
+          any_rem |= rem[N + k] != 0.0;
+        } else {
+          zs += a[k];
+        }
+      }
+      if (any_rem) {
+        double buf[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) buf[k] = rem[k];
+        deposit_nonzero<layout, R>(sa, buf);
+      }
     }
     if constexpr (DOT)
       if (out_mask != (1u << N) - 1) flags |= ex::seen_not_neg_zero;
@@ -424,9 +458,15 @@ template <bool DOT, int K, int P = 1> struct levels_acc {
 };
 
 /// Dynamic shared memory of an exact_kernel instance: the accumulator's, then the staging slots.
-template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, int STAGES>
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, int STAGES, bool SQUARE = false>
 inline constexpr std::size_t exact_smem_bytes =
-    A::smem_bytes + std::size_t(STAGES) * (DOT ? 2 : 1) * UNROLL * BLOCK * sizeof(vec<T, V>);
+    A::smem_bytes + std::size_t(STAGES) * (DOT && !SQUARE ? 2 : 1) * UNROLL * BLOCK * sizeof(vec<T, V>);
+
+/// What an exact_kernel leaves at out.value when it exports its state instead of rounding
+/// (EXPORT): [0] the number of digits c, [1] the weight exponent of digit 0, [2] the
+/// special-value flags, then c digits (digit i weighs 2^(32 i + [1]); not normalised, the
+/// top one carries the sign). Host code finishes it (a mean's division, a norm's root).
+inline constexpr int export_header = 3;
 
 template <class L, class Out> __device__ __noinline__ Out round_digits(long long* sa, unsigned flags) {
   return ex::round_in_place<L, Out>(reinterpret_cast<std::int64_t*>(sa), flags);
@@ -441,8 +481,11 @@ template <class Out> __device__ __noinline__ Out round_span_digits(long long* sa
 /// collectives. Each block then turns its digits into bounded ones (two parallel carry steps)
 /// and adds the nonzero ones to the grid's digits in global memory with integer atomics
 /// (exact: order does not matter); the last block normalises and rounds once to Out and
-/// leaves the global digits, flags and counter zero again.
-template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0>
+/// leaves the global digits, flags and counter zero again. EXPORT: the last block writes the
+/// grid's digits (see export_header) instead of rounding them. SQUARE (with DOT): y is x,
+/// read once (the sum of squares of a norm).
+template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0,
+          bool EXPORT = false, bool SQUARE = false>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
@@ -453,6 +496,10 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   using L = typename A::layout;
   constexpr int D = L::digits;
   constexpr int N = UNROLL * V;
+  static_assert(!SQUARE || DOT, "SQUARE is a dot product of x with itself");
+  static_assert(!EXPORT || std::is_same_v<Out, long long>, "an exported state is digits");
+  constexpr bool LOAD_Y = DOT && !SQUARE;
+  if constexpr (SQUARE) y = x;
   using vec_t = vec<T, V>;
   extern __shared__ double dyn[];
   __shared__ long long sa[D];
@@ -492,7 +539,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
     // Staged: each thread copies its next STAGES tiles into its own slots of shared memory
     // with asynchronous copies (cp.async), so many loads are in flight without holding
     // registers; a thread only ever reads its own slots (no block barrier needed).
-    constexpr int IN = DOT ? 2 : 1;
+    constexpr int IN = LOAD_Y ? 2 : 1;
     vec_t* slots = reinterpret_cast<vec_t*>(reinterpret_cast<char*>(dyn) + A::smem_bytes);  // [STAGES][IN][UNROLL][BLOCK]
     auto slot = [&](int st, int in, int u) { return slots + ((st * IN + in) * UNROLL + u) * BLOCK + threadIdx.x; };
     auto issue = [&](int st, std::int64_t j) {
@@ -500,7 +547,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
           __pipeline_memcpy_async(slot(st, 0, u), xv + j + u * stride, sizeof(vec_t));
-          if constexpr (DOT) __pipeline_memcpy_async(slot(st, 1, u), yv + j + u * stride, sizeof(vec_t));
+          if constexpr (LOAD_Y) __pipeline_memcpy_async(slot(st, 1, u), yv + j + u * stride, sizeof(vec_t));
         }
       }
       __pipeline_commit();
@@ -514,7 +561,8 @@ exact_kernel(const T* __restrict__ x,  // (n,)
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         a[u] = *slot(st, 0, u);
-        if constexpr (DOT) b[u] = *slot(st, 1, u);
+        if constexpr (LOAD_Y) b[u] = *slot(st, 1, u);
+        else if constexpr (DOT) b[u] = a[u];
       }
       issue(st, i + STAGES * UNROLL * stride);
       work(a, b);
@@ -527,7 +575,8 @@ exact_kernel(const T* __restrict__ x,  // (n,)
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       a[u] = load(xv + i + u * stride);
-      if constexpr (DOT) b[u] = load(yv + i + u * stride);
+      if constexpr (LOAD_Y) b[u] = load(yv + i + u * stride);
+      else if constexpr (DOT) b[u] = a[u];
     }
     while (true) {
       const std::int64_t next = i + UNROLL * stride;
@@ -537,7 +586,8 @@ exact_kernel(const T* __restrict__ x,  // (n,)
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
           na[u] = load(xv + next + u * stride);
-          if constexpr (DOT) nb[u] = load(yv + next + u * stride);
+          if constexpr (LOAD_Y) nb[u] = load(yv + next + u * stride);
+          else if constexpr (DOT) nb[u] = na[u];
         }
       }
       work(a, b);
@@ -552,7 +602,8 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   }
   for (; i < nvec; i += stride) {
     vec_t a = load(xv + i), b;
-    if constexpr (DOT) b = load(yv + i);
+    if constexpr (LOAD_Y) b = load(yv + i);
+    else if constexpr (DOT) b = a;
 #pragma unroll
     for (int k = 0; k < V; ++k) acc.one(a.v[k], DOT ? b.v[k] : T(0));
   }
@@ -562,9 +613,20 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   acc.finish(&sflags);
   __syncthreads();
 
-  if (gridDim.x == 1) {  // one block: round its own digits
+  if (gridDim.x == 1) {  // one block: round (or export) its own digits
+    if constexpr (EXPORT) {
+      for (int k = threadIdx.x; k < D; k += BLOCK) out.value[export_header + k] = sa[k];
+      __threadfence_system();
+      __syncthreads();
+    }
     if (threadIdx.x == 0) {
-      *out.value = round_digits<L, Out>(sa, sflags);
+      if constexpr (EXPORT) {
+        out.value[0] = D;
+        out.value[1] = L::base;
+        out.value[2] = sflags;
+      } else {
+        *out.value = round_digits<L, Out>(sa, sflags);
+      }
       if (out.status) *out.status = 0;
       if (out.done) {
         __threadfence_system();
@@ -613,16 +675,25 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   // sums are below 2^43 per digit) and the sign.
   const int end = min(D, static_cast<int>(hi) + 2);
   for (int k = lo + threadIdx.x; k < end; k += BLOCK) {
-    sa[k - lo] = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
+    long long v = static_cast<long long>(__ldcg(reinterpret_cast<const unsigned long long*>(global_sa + k)));
+    sa[k - lo] = v;
     global_sa[k] = 0;
+    if constexpr (EXPORT) out.value[export_header + k - lo] = v;
   }
+  if constexpr (EXPORT) __threadfence_system();  // the digits before the ticket (thread 0)
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned flags = __ldcg(global_flags);
     global_flags[0] = global_flags[1] = global_flags[2] = 0;
     *counter = 0;
-    *out.value = hi ? round_span_digits<Out>(sa, end - lo, L::base + 32 * lo, flags)
-                    : round_span_digits<Out>(sa, 0, L::base, flags);
+    if constexpr (EXPORT) {
+      out.value[0] = hi ? end - lo : 0;
+      out.value[1] = L::base + 32 * lo;
+      out.value[2] = flags;
+    } else {
+      *out.value = hi ? round_span_digits<Out>(sa, end - lo, L::base + 32 * lo, flags)
+                      : round_span_digits<Out>(sa, 0, L::base, flags);
+    }
     if (out.status) *out.status = 0;
     if (out.done) {
       __threadfence_system();

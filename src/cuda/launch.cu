@@ -93,9 +93,10 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
 // registers fed through cp.async staging (src/cuda/exact.cuh); shapes from tally_tune_exact.
 template <class T, bool DOT>
 using exact_acc = std::conditional_t<std::is_same_v<T, float>, exact::bins_acc<DOT, tuning::exact_block_threads>,
-                                     exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels>>;
+                                     exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels, 1,
+                                                       DOT ? tuning::exact_dot_fast_levels : tuning::exact_sum_fast_levels>>;
 
-template <class T, bool DOT, class Out>
+template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
                   workspace& ws) {
   using A = exact_acc<T, DOT>;
@@ -113,13 +114,13 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST>;
-    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE>;
+    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST, SQUARE>;
     unsigned grid = blocks((n - head) / V, resident_grid<kernel, B>(ws, smem));
     kernel<<<grid, B, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
   } else {
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST>;
-    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE>;
+    constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST, SQUARE>;
     unsigned grid = blocks(n, resident_grid<kernel, B>(ws, smem));
     kernel<<<grid, B, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
   }
@@ -339,6 +340,81 @@ void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_
   // The sink holds an ops::extreme_value<T>: the value, then (8-byte aligned) the index.
   std::memcpy(value_host, ws.host_result, dtype_size(t));
   std::memcpy(&index, static_cast<const char*>(ws.host_result) + 8, sizeof index);
+}
+
+namespace {
+// Runs a blocking exact reduction that exports its digits (exact_kernel's EXPORT) and
+// returns them, with their weight and flags, for the host to finish.
+struct exported_state {
+  std::int64_t digits[tuning::max_exact_digits + 4];
+  int count, base;
+  unsigned flags;
+};
+
+template <class T, bool SQUARE>
+exported_state export_exact(const T* x, std::int64_t n, stream_t stream, workspace& ws) {
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  launch_exact<T, SQUARE, long long, true, SQUARE>(x, x, n, sink{ws.host_state, ws.host_status, ws.host_done, ticket},
+                                                   stream, ws);
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const long long* st = static_cast<const long long*>(ws.host_state);
+  exported_state e{};
+  e.count = static_cast<int>(st[0]);
+  e.base = static_cast<int>(st[1]);
+  e.flags = static_cast<unsigned>(st[2]);
+  std::memcpy(e.digits, st + exact::export_header, sizeof(std::int64_t) * e.count);
+  return e;
+}
+
+template <class T, class Out> void mean_float(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
+  exported_state e = export_exact<T, false>(static_cast<const T*>(x), n, s, ws);
+  Out r = ops::exact::divide_round<Out>(e.digits, e.count, e.base, e.flags, static_cast<std::uint64_t>(n));
+  std::memcpy(result, &r, sizeof r);
+}
+
+template <class T, class Out> void mean_int(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
+  ops::i128 total;
+  {
+    std::lock_guard<std::mutex> lock(ws.blocking);
+    unsigned ticket = ++ws.ticket;
+    auto* xt = static_cast<const T*>(x);
+    launch_reduce<ops::int_total_reducer<T>, T, false>(xt, xt, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket},
+                                                       s, ws);
+    wait_for(ws.host_done, ticket, s);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    std::memcpy(&total, ws.host_result, sizeof total);
+  }
+  Out r = ops::exact::divide_round_int<Out>(total, static_cast<std::uint64_t>(n));
+  std::memcpy(result, &r, sizeof r);
+}
+
+template <class T, class Out> void norm2_float(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
+  exported_state e = export_exact<T, true>(static_cast<const T*>(x), n, s, ws);
+  Out r = ops::exact::sqrt_round<Out>(e.digits, e.count, e.base, e.flags);
+  std::memcpy(result, &r, sizeof r);
+}
+}  // namespace
+
+void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  bool f64 = out == dtype::float64;
+  switch (t) {
+    case dtype::float32: return f64 ? mean_float<float, double>(x, n, result, stream, ws) : mean_float<float, float>(x, n, result, stream, ws);
+    case dtype::float64: return f64 ? mean_float<double, double>(x, n, result, stream, ws) : mean_float<double, float>(x, n, result, stream, ws);
+    case dtype::int32: return f64 ? mean_int<std::int32_t, double>(x, n, result, stream, ws) : mean_int<std::int32_t, float>(x, n, result, stream, ws);
+    case dtype::int64: return f64 ? mean_int<std::int64_t, double>(x, n, result, stream, ws) : mean_int<std::int64_t, float>(x, n, result, stream, ws);
+  }
+}
+
+void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  bool f64 = out == dtype::float64;
+  if (t == dtype::float32) return f64 ? norm2_float<float, double>(x, n, result, stream, ws) : norm2_float<float, float>(x, n, result, stream, ws);
+  return f64 ? norm2_float<double, double>(x, n, result, stream, ws) : norm2_float<double, float>(x, n, result, stream, ws);
 }
 
 }  // namespace tally::cuda

@@ -65,8 +65,11 @@ workspace& get_workspace(cudaStream_t stream) {
     TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_flags), 4 * sizeof(unsigned)));
     TALLY_CUDA(cudaMemset(ws->exact_flags, 0, 4 * sizeof(unsigned)));
     void* host = nullptr;
-    TALLY_CUDA(cudaHostAlloc(&host, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+    // [0, 32) result, 32 status, 36 done ticket, [64, ...) an exported exact state.
+    constexpr std::size_t state_bytes = (3 + tuning::max_exact_digits + 4) * sizeof(long long);
+    TALLY_CUDA(cudaHostAlloc(&host, 64 + state_bytes, cudaHostAllocMapped | cudaHostAllocPortable));
     ws->host_result = host;
+    ws->host_state = static_cast<char*>(host) + 64;
     ws->host_status = reinterpret_cast<int*>(static_cast<char*>(host) + 32);
     ws->host_done = reinterpret_cast<volatile unsigned*>(static_cast<char*>(host) + 36);
     *ws->host_done = 0;

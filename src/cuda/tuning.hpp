@@ -34,6 +34,12 @@ inline constexpr int max_acc_bytes = 32;
 /// TwoProduct errors 53 bits more.
 inline constexpr int exact_sum_levels = 5;
 inline constexpr int exact_dot_levels = 9;
+/// Levels of the fast path: a warp's tile whose inputs all lie within these top levels
+/// (checked per tile, ops-free remainders) skips the others. 2 levels (80 bits) hold a tile
+/// of float64 data within 2^27 of its largest element; 4 levels (160 bits) hold products
+/// within 2^53 of the largest (each product and its error span 106 bits).
+inline constexpr int exact_sum_fast_levels = 2;
+inline constexpr int exact_dot_fast_levels = 4;
 /// Exact kernels' launch shape (bench/tune_exact.cu, H200): 128-thread blocks (more of them
 /// fit beside the float32 bins' shared memory and the float64 levels' registers), 4 vectors
 /// per input per tile, and for float64 three tiles in flight per thread through cp.async

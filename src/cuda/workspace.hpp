@@ -20,6 +20,7 @@ struct workspace {
   // Pinned, mapped host memory the kernels write the blocking result into directly, so a
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes
+  void* host_state = nullptr;   // an exported exact state (exact::export_header + digits)
   int* host_status = nullptr;
   volatile unsigned* host_done = nullptr;  // completion ticket of the last blocking reduction
   unsigned ticket = 0;                     // last ticket handed out (under `blocking`)

@@ -71,4 +71,12 @@ double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array
   return timed([&] { tally::extreme(op, nans, dx.ref(), value, index, kCuda); });
 }
 
+double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtype rt) {
+  device_array dx(x);
+  return timed([&] {
+    if (norm) tally::norm2(dx.ref(), result, rt, kCuda);
+    else tally::mean(dx.ref(), result, rt, kCuda);
+  });
+}
+
 }  // namespace tally_cli

@@ -23,4 +23,8 @@ double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_r
 double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array_ref x, void* value,
                       std::int64_t* index);
 
+/// Copies x to device memory and runs tally::mean (norm false) or tally::norm2 (norm true)
+/// there, the result (of type rt) to host memory at `result`. Returns the tally call's seconds.
+double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtype rt);
+
 }  // namespace tally_cli

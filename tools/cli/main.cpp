@@ -202,23 +202,21 @@ report run_extreme(const std::string& cmd, const settings& s) {
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
-/// The correctly rounded mean or L2 norm of FILE (float64; float32 for float32 data), CPU
-/// backend. Integer data are converted to float64 for the norm (exactly, below 2^53).
+/// The correctly rounded mean or L2 norm of FILE (float64; float32 for float32 data).
+/// Integer data are converted to float64 for the norm (exactly, below 2^53).
 report run_mean_norm(bool norm, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
-  const char* what = norm ? "norm" : "mean";
-  if (s.backend == "cuda")
-    throw input_error(fmt::format("{}: {}: not available on the cuda backend in this version (use --backend cpu)", s.a, what));
   if (norm && a.type() != tally::dtype::float32 && a.type() != tally::dtype::float64)
     a = convert(std::move(a), tally::dtype::float64);
   tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
+  tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char result[8] = {};
-  double secs = timed([&] {
-    if (norm) tally::norm2(a.ref(), result, rt, {tally::backend::cpu});
-    else tally::mean(a.ref(), result, rt, {tally::backend::cpu});
+  double secs = staged(be) ? mean_norm_on_gpu(norm, a.ref(), result, rt) : timed([&] {
+    if (norm) tally::norm2(a.ref(), result, rt, {be});
+    else tally::mean(a.ref(), result, rt, {be});
   });
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
-  return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
+  return {repr(v), json_number(v), rt, a.size(), staged(be) ? tally::backend::cuda : tally::backend::cpu, secs};
 }
 
 void print(const report& r, bool json) {

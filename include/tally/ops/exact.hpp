@@ -298,6 +298,16 @@ template <class Out> TALLY_HD Out divide_round(std::int64_t* d, int D, int base,
   return round_span<Out>(q, Q, base - 32 * (F + 1), flags);
 }
 
+/// The exact integer sum s of n > 0 integers divided by n, correctly rounded to Out (an
+/// integer mean): s's 32-bit digits through divide_round.
+template <class Out> TALLY_HD Out divide_round_int(i128 s, std::uint64_t n) {
+  std::int64_t d[5];  // 32-bit digits of s (two's complement across them), weight 2^(32 i)
+  auto u = static_cast<u128>(s);
+  for (int i = 0; i < 4; ++i) d[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> (32 * i)) & 0xffffffffu);
+  d[4] = s < 0 ? -1 : 0;
+  return divide_round<Out>(d, 5, 0, seen_not_neg_zero, n);
+}
+
 /// The square root of the exact value of the D digits at d (digit i weighing 2^(32 i + base),
 /// base even; the value a sum of squares, so not negative), correctly rounded to Out, with
 /// the special-value flags applied (NaN stays NaN, +inf gives +inf). With I the digits'

@@ -124,6 +124,11 @@ template <class I> struct int_sum_reducer {
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { return narrow_i64(a, status); }
 };
+/// The exact 128-bit integer sum itself, unnarrowed (what an integer mean divides by n).
+template <class I> struct int_total_reducer : int_sum_reducer<I> {
+  using result_t = i128;
+  static TALLY_HD result_t finalize(i128 a, int& status) { status = 0; return a; }
+};
 template <> struct sum_reducer<std::int32_t> : int_sum_reducer<std::int32_t> {};
 template <> struct sum_reducer<std::int64_t> : int_sum_reducer<std::int64_t> {};
 
