@@ -34,11 +34,12 @@ inline constexpr int max_acc_bytes = 32;
 /// TwoProduct errors 53 bits more.
 inline constexpr int exact_sum_levels = 5;
 inline constexpr int exact_dot_levels = 9;
-/// Levels of the fast path: a warp's tile whose inputs all lie within these top levels
-/// (checked per tile, ops-free remainders) skips the others. 2 levels (80 bits) hold a tile
-/// of float64 data within 2^27 of its largest element; 4 levels (160 bits) hold products
-/// within 2^53 of the largest (each product and its error span 106 bits).
-inline constexpr int exact_sum_fast_levels = 2;
+/// Levels of the fast path (0: none): a warp's tile whose inputs all lie within the top F
+/// levels skips the others and the remainder test. Measured on the H200 (tune_exact, 2^27
+/// float64, docs/performance.md v3.1): sums F=2 +2% on uniform data but -8% on wide data (the
+/// per-tile range check costs more than it saves), so sums do not use it; dots F=4 within
+/// noise at 2^27 (3504 against 3497 GB/s uniform, 2946 against 2877 wide).
+inline constexpr int exact_sum_fast_levels = 0;
 inline constexpr int exact_dot_fast_levels = 4;
 /// Exact kernels' launch shape (bench/tune_exact.cu, H200): 128-thread blocks (more of them
 /// fit beside the float32 bins' shared memory and the float64 levels' registers), 4 vectors
