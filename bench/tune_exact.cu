@@ -92,6 +92,14 @@ int main() {
     run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=4", n64, dist);
     run<levels_acc<true, 9, 1, 5>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=5", n64, dist);
     run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 3, 3>(c, "f64 dot K=9 F=4", n64, dist);
+    // Occupancy (ncu: 154 registers, 3 blocks per SM, 58% of cycles with no eligible warp,
+    // waiting on the staged loads): fewer registers per thread, more warps.
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 4, 3>(c, "f64 dot K=9 F=4", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 4, 4>(c, "f64 dot K=9 F=4", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 5, 4>(c, "f64 dot K=9 F=4", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 4, 6>(c, "f64 dot K=9 F=4", n64, dist);
+    run<levels_acc<true, 9, 1, 0>, double, true, 128, 2, 4, 4>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1, 4>, double, true, 64, 2, 8, 4>(c, "f64 dot K=9 F=4", n64, dist);
     fill_both<float>(c, n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);
