@@ -9,6 +9,7 @@
 //
 //   tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <thrust/device_ptr.h>
@@ -360,6 +361,85 @@ void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
 
 }  // namespace
 
+// ---- shapes: per-row, per-column and segmented sums (fast mode; tally/shapes.hpp) --------
+//
+// float32, n elements in all: row sums and column sums of row-major matrices, and segments
+// with one huge segment among 10,000 tiny ones. Anchors: cub::DeviceSegmentedReduce::Sum
+// (rows and segments; CUB has no column reduction) and the plain read kernel. The tally
+// calls are blocking (each synchronises the stream and allocates its scratch stream-ordered),
+// so their times include that; GB/s = bytes read / time.
+void bench_shapes(pools& P, std::int64_t n, int reps) {
+  using T = float;
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  timer tm(P.s);
+  tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  const double gb = double(bytes) / 1e3;
+  T* out = reinterpret_cast<T*>(P.out);  // results (at most n / 2 of them)
+  std::int64_t* doff = nullptr;
+  const std::int64_t max_segments = std::max<std::int64_t>(65536, n / 1024);
+  CK(cudaMalloc(&doff, sizeof(std::int64_t) * (max_segments + 1)));
+  void* ctemp = nullptr;
+  std::size_t ctemp_bytes = 0;
+  auto cub_segments = [&](int k, std::int64_t segs) {
+    std::size_t b = ctemp_bytes;
+    return cub::DeviceSegmentedReduce::Sum(ctemp, b, X(k), out, segs, doff, doff + 1, P.s);
+  };
+  auto prepare_cub = [&](std::int64_t segs) {
+    std::size_t b = 0;
+    CK(cub::DeviceSegmentedReduce::Sum(nullptr, b, X(0), out, segs, doff, doff + 1, P.s));
+    if (b > ctemp_bytes) {
+      if (ctemp) CK(cudaFree(ctemp));
+      ctemp_bytes = b;
+      CK(cudaMalloc(&ctemp, ctemp_bytes));
+    }
+  };
+  double t_read = tm.per_call([&](int k) { read_kernel<T><<<132 * 8, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
+  rows.push_back({"shapes-read", "float32", "read-kernel", n, t_read, gb / t_read, NAN});
+  for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
+    const std::int64_t r = n / cols;
+    std::string shape = std::to_string(r) + "x" + std::to_string(cols);
+    // row sums: tally against CUB's segmented reduce over the row offsets
+    std::vector<std::int64_t> off(static_cast<std::size_t>(r + 1));
+    for (std::int64_t i = 0; i <= r; ++i) off[static_cast<std::size_t>(i)] = i * cols;
+    CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    prepare_cub(r);
+    double t_rows = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    double t_cub = tm.per_call([&](int k) { CK(cub_segments(k, r)); }, slots, reps);
+    double t_cols = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                         {out, cols, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
+    rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
+    rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
+  }
+  // one huge segment among 10,000 tiny ones (lengths 0..3), in the middle
+  {
+    const std::int64_t segs = 10001;
+    std::vector<std::int64_t> off{0};
+    std::int64_t tiny = 0;
+    for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
+    for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+    CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    prepare_cub(segs);
+    double t_seg = tm.per_call([&](int k) {
+      tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                             {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    double t_cub = tm.per_call([&](int k) { CK(cub_segments(k, segs)); }, slots, reps);
+    rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
+    rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
+  }
+  if (ctemp) CK(cudaFree(ctemp));
+  CK(cudaFree(doff));
+}
+
 int main(int argc, char** argv) {
   bool quick = false, exact_only = false;
   int max_log2 = 30;
@@ -438,6 +518,8 @@ int main(int argc, char** argv) {
   if (!exact_only) {
     refill(std::int32_t{});
     for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
+    refill(float{});
+    bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
   }
 
   print_table();

@@ -234,3 +234,6 @@ void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device
 }
 
 }  // namespace tally
+
+// Strided views, per-row/column and segmented reductions (tally/shapes.hpp).
+#include "tally/shaped.hpp"  // IWYU pragma: export

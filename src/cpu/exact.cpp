@@ -425,6 +425,19 @@ template <class L, class T, class Out> void run_norm2(const void* x, std::int64_
 
 }  // namespace
 
+void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, unsigned& flags) {
+  for (std::int64_t b = 0; b < n; b += kChunk) {
+    std::int64_t len = std::min(kChunk, n - b);
+    if (t == dtype::float32) {
+      fold_chunk<ex::f32_sum_layout, float, false>(static_cast<const float*>(x) + b, nullptr, len, d, flags);
+      ex::normalize<ex::f32_sum_layout::digits>(d);
+    } else {
+      fold_chunk<ex::f64_sum_layout, double, false>(static_cast<const double*>(x) + b, nullptr, len, d, flags);
+      ex::normalize<ex::f64_sum_layout::digits>(d);
+    }
+  }
+}
+
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
   if (t == dtype::float32)
     return out == dtype::float64 ? run_norm2<ex::f32_dot_layout, float, double>(x, n, result)

@@ -13,4 +13,8 @@ void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Correctly rounded L2 norm (square root of the exact sum of squares), n > 0, as `out`.
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
+/// Folds float32 or float64 x[0, n) (contiguous) exactly into the superaccumulator digits d
+/// (ops::exact::f32_sum_layout for float32, f64_sum_layout for float64; the caller zeroes them
+/// once) and ORs the special-value flags; one thread, no allocation. For the shape layer.
+void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, unsigned& flags);
 }  // namespace tally::cpu

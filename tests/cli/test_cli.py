@@ -834,3 +834,72 @@ def test_norm_exact_no_overflow(tmp_path):
     a = np.random.default_rng(9).standard_normal(5001)
     assert float(ok("norm", save(tmp_path, "a.npy", a))) == exact_norm(a)
     assert js("norm", save(tmp_path, "i.npy", np.array([3, 4], dtype=np.int32)))["value"] == 5.0
+
+
+# ---- --axis (2-D input) ------------------------------------------------------------------------
+
+def axis_values(path, cmd, axis, *extra):
+    return js(cmd, path, "--axis", axis, *extra)["value"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("shape", [(7, 5), (1, 9), (9, 1), (300, 2), (2, 300)])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_axis_against_numpy(tmp_path, dtype, shape, fortran):
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(-50, 50, size=shape).astype(dtype)  # few values: ties; sums exact in any order
+    p = save(tmp_path, "a.npy", a, fortran=fortran)
+    for axis in (0, 1):
+        assert axis_values(p, "sum", axis) == a.sum(axis=axis).tolist()
+        assert axis_values(p, "min", axis) == a.min(axis=axis).tolist()
+        assert axis_values(p, "max", axis) == a.max(axis=axis).tolist()
+        assert axis_values(p, "argmin", axis) == a.argmin(axis=axis).tolist()
+        assert axis_values(p, "argmax", axis) == a.argmax(axis=axis).tolist()
+        # mean: the correctly rounded exact mean (numpy's float64 mean of these is exact or
+        # within an ulp; the fraction is the reference)
+        from fractions import Fraction
+        want = []
+        for row in (a.T if axis == 0 else a):
+            q = Fraction(int(sum(int(v) for v in row)), len(row))
+            want.append(float(np.float32(float(q))) if dtype == np.float32 else float(q))
+        got = axis_values(p, "mean", axis)
+        if dtype == np.float32:
+            assert [float(np.float32(g)) for g in got] == want
+        else:
+            assert got == want
+    # text output: one value per line
+    assert ok("sum", p, "--axis", 1).splitlines() == [str(v) for v in js("sum", p, "--axis", 1)["value"]]
+
+
+def test_axis_float64_sums_are_correctly_rounded(tmp_path):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 1000)) * 10.0 ** rng.integers(-20, 20, size=(40, 1000))
+    p = save(tmp_path, "a.npy", a)
+    assert axis_values(p, "sum", 1) == [math.fsum(r) for r in a]
+    assert axis_values(p, "sum", 0) == [math.fsum(c) for c in a.T]
+
+
+def test_axis_nan_rules_and_empty_axes(tmp_path):
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0]])
+    p = save(tmp_path, "a.npy", a)
+    assert axis_values(p, "max", 0)[1] == "nan"
+    assert axis_values(p, "argmax", 0) == np.argmax(a, axis=0).tolist()
+    assert axis_values(p, "argmax", 1, "--skip-nan") == np.nanargmax(a, axis=1).tolist()
+    assert axis_values(p, "max", 1, "--skip-nan") == np.nanmax(a, axis=1).tolist()
+    e = save(tmp_path, "e.npy", np.zeros((0, 3)))
+    assert axis_values(e, "sum", 0) == [0.0, 0.0, 0.0]
+    assert axis_values(e, "mean", 0) == ["nan", "nan", "nan"]
+    assert axis_values(e, "sum", 1) == []
+    bad("argmax", e, "--axis", 0, words=["column 0", "empty"])
+    allnan = save(tmp_path, "n.npy", np.full((2, 2), np.nan))
+    bad("argmin", allnan, "--axis", 1, "--skip-nan", words=["row 0", "only NaN"])
+
+
+def test_axis_errors(tmp_path):
+    p1 = save(tmp_path, "v.npy", np.arange(5.0))
+    bad("sum", p1, "--axis", 0, words=["2-D", "(5,)"])
+    p2 = save(tmp_path, "m.npy", np.ones((2, 2)))
+    r = run("sum", p2, "--axis", 2)
+    assert r.returncode == 2
+    big = save(tmp_path, "big.npy", np.full((2, 3), 2**62, dtype=np.int64))
+    bad("sum", big, "--axis", 1, code=1, words=["overflow", "output 0"])

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "array.hpp"
+#include "axis.hpp"
 #include "csv.hpp"
 #include "cuda_staging.hpp"
 #include "format.hpp"
@@ -32,6 +33,9 @@ constexpr const char* kFooter = R"(Synopsis:
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
                                      index (0-based, flattened) of its first occurrence
+  --axis 0|1 (sum, mean, min, max, argmin, argmax of a 2-D array): one result per column
+                                     (0) or row (1), one per line (CPU backend); argmin/argmax
+                                     give the index within the column or row
 
 Input files:
   .npy (dtypes f4 f8 i4 i8, either byte order, C or Fortran order, any shape; read
@@ -67,6 +71,7 @@ struct settings {
   std::string accuracy = "exact";
   bool json = false;
   bool skip_nan = false;  // min/max/argmin/argmax: the nan forms
+  int axis = -1;          // --axis 0|1 (2-D input): one result per column / row
 };
 
 /// What a command prints.
@@ -219,6 +224,34 @@ report run_mean_norm(bool norm, const settings& s) {
   return {repr(v), json_number(v), rt, a.size(), staged(be) ? tally::backend::cuda : tally::backend::cpu, secs};
 }
 
+/// --axis: `cmd` along one axis of a 2-D FILE (CPU backend), one result per line (--json: a
+/// list under "value").
+void run_axis(const std::string& cmd, const settings& s) {
+  if (s.backend == "cuda")
+    throw input_error(fmt::format("{}: --axis runs on the cpu backend in this version (use --backend cpu or auto)", s.a));
+  host_array a = load(s.a, csv_options(s, false));
+  tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
+  axis_report r;
+  try {
+    r = reduce_along(cmd, a, s.axis, s.skip_nan, acc);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(fmt::format("{}: {}", s.a, e.what()));
+  }
+  if (s.json) {
+    std::string list = "[";
+    for (std::size_t i = 0; i < r.json.size(); ++i) list += (i ? ", " : "") + r.json[i];
+    list += "]";
+    fmt::print("{}\n", json_object({{"value", list},
+                                    {"dtype", json_string(tally::dtype_name(r.type))},
+                                    {"n", std::to_string(a.size())},
+                                    {"axis", std::to_string(s.axis)},
+                                    {"backend", json_string("cpu")},
+                                    {"seconds", repr(r.seconds)}}));
+  } else {
+    for (const std::string& t : r.text) fmt::print("{}\n", t);
+  }
+}
+
 void print(const report& r, bool json) {
   if (json) {
     fmt::print("{}\n", json_object({{"value", r.value_json},
@@ -301,12 +334,21 @@ int main(int argc, char** argv) {
     cmd->add_flag("--skip-nan", s.skip_nan, "ignore NaN (NumPy's nanmin, nanmax, nanargmin, nanargmax)");
     extremes.push_back(cmd);
   }
+  for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})
+    cmd->add_option("--axis", s.axis, "2-D .npy input: reduce along axis 0 (one result per column) or 1 (per row),"
+                                      " printed one per line (CPU backend)")
+        ->check(CLI::IsMember({0, 1}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    if (s.axis >= 0) {
+      for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})
+        if (*cmd) run_axis(cmd->get_name(), s);
+      return 0;
+    }
     for (CLI::App* cmd : extremes)
       if (*cmd) {
         print(run_extreme(cmd->get_name(), s), s.json);

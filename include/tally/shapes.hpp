@@ -1,0 +1,121 @@
+// tally: shapes beyond contiguous 1-D arrays: strided 1-D views, reductions along one axis of
+// a 2-D array (per row, per column) and segmented reductions (CSR offsets). The non-template
+// layer (src/dispatch_shapes.cpp validates and picks the backend); C++ wrappers at the end.
+//
+// Operations: sum (exact by default, or fast), mean (always exact), min, max and their first
+// index (argmin, argmax), with the NaN rule of `extreme` (propagate, or omit for the nan forms).
+//
+// Results for an empty row / column / segment (each output is independent):
+//   sum: +0 (integers 0); mean: NaN; min: +inf, max: -inf (integers: the type's highest /
+//   lowest value); index: -1. A segment of only NaNs with nan_policy::omit: NaN and -1.
+//
+// Backends: everything on the CPU backend. The CUDA backend runs fast sums, integer sums,
+// integer means and min/max/argmin/argmax; exact floating sums and floating means per
+// row/column/segment are not available there in this version (errc::invalid_argument, which
+// says so; use accuracy::fast or the cpu backend).
+#pragma once
+
+#include <cstdint>
+
+#include "tally/core.hpp"
+#include "tally/types.hpp"
+
+namespace tally {
+
+/// A type-erased strided 1-D view: element k (k in [0, size)) at
+/// `static_cast<const T*>(data) + k * stride`. `stride` counts elements, not bytes, and may
+/// be negative (data is then the address of element 0, the highest one) or 0 (the same
+/// element `size` times). Shape (size,).
+struct strided_ref {
+  const void* data = nullptr;
+  std::int64_t size = 0;
+  std::int64_t stride = 1;
+  dtype type = dtype::float64;
+  memory where = memory::unknown;
+};
+
+/// A type-erased 2-D array, shape (rows, cols): element (i, j) at
+/// `static_cast<const T*>(data) + i * row_stride + j * col_stride` (strides in elements, any
+/// sign, 0 allowed). Row-major (C order): row_stride = cols, col_stride = 1; column-major
+/// (Fortran order): row_stride = 1, col_stride = rows. Padding (row_stride > cols) is fine.
+struct matrix_ref {
+  const void* data = nullptr;
+  std::int64_t rows = 0;        // extent of axis 0
+  std::int64_t cols = 0;        // extent of axis 1
+  std::int64_t row_stride = 0;  // elements between (i, j) and (i + 1, j)
+  std::int64_t col_stride = 1;  // elements between (i, j) and (i, j + 1)
+  dtype type = dtype::float64;
+  memory where = memory::unknown;
+};
+
+// ---- along one axis of a matrix ------------------------------------------------------------
+//
+// axis follows NumPy: axis = 0 reduces over the rows, giving one result per column, out shape
+// (cols,); axis = 1 reduces over the columns, giving one result per row, out shape (rows,).
+// Every output is computed as the 1-D operation of its row or column would be (the same
+// accumulators, the same empty result, the same NaN rule), so, e.g., the exact sum of column
+// j has the bits of tally::sum over that column copied out.
+// Memory: x, out (and indices) all on one side (host: CPU backend; device: CUDA backend).
+// Blocking: returns when out is written (the CUDA backend synchronises opt.stream).
+// Determinism: the same bits for the same input on a given backend whatever the thread count;
+// exact and integer results and min/max/argmin/argmax are the same on every backend.
+// Errors (tally::error): errc::invalid_argument (axis not 0 or 1, a negative extent, strides
+// whose addresses overflow int64, a result type the operation cannot produce, an operation
+// the backend lacks); errc::length_mismatch (out's length is not the number of outputs);
+// errc::null_pointer; errc::wrong_memory; errc::no_gpu; errc::cuda_error; errc::overflow (an
+// integer sum outside int64: the message names the first such output; out is then unspecified).
+
+/// Sums along `axis` (op must be reduce_op::sum). out: float32 or float64 for floating x
+/// (accuracy as `tally::sum`: exact, correctly rounded per output, by default; opt.accuracy =
+/// fast: a float64 tree per output with the CPU bound of `sum`, L = 128), int64 for integer
+/// x (exact, 128-bit accumulators; overflow is errc::overflow).
+void reduce_axis(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, const options& opt = {});
+
+/// Means along `axis`: each the exact sum / count, correctly rounded to out's type (float32
+/// or float64); opt.accuracy is not consulted. An empty row or column gives NaN.
+void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt = {});
+
+/// Minimum or maximum along `axis` and the index of its first occurrence within its row or
+/// column (0-based along the reduced axis). `values` (x's type) and `indices` (int64) each
+/// either have one element per output or are left empty ({nullptr, 0}: not written); at
+/// least one is given. NaN and ties as `extreme`; empty rows/columns give +-inf and -1.
+void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
+                  mutable_array_ref indices, const options& opt = {});
+
+// ---- segments (CSR offsets) ----------------------------------------------------------------
+//
+// offsets: (segments + 1,) int64 in the same memory as x; segment s is x[offsets[s],
+// offsets[s + 1]). Required: offsets[0] == 0, non-decreasing, offsets[segments] == x.size
+// (errc::invalid_argument naming the first bad entry otherwise; on the CUDA backend the check
+// runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty).
+// Empty segments give the empty results listed at the top. Very uneven sizes are fine: on the
+// GPU, segments longer than a tile are split across blocks and their partials combined in a
+// fixed order by a second pass (deterministic, no floating atomics). Other rules as the axis
+// forms; indices are positions within the segment.
+
+/// Per-segment sums (op must be reduce_op::sum); out types and accuracy as `reduce_axis`.
+void reduce_segments(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
+                     mutable_array_ref out, const options& opt = {});
+/// Per-segment means, correctly rounded (NaN for empty segments).
+void mean_segments(array_ref x, const std::int64_t* offsets, std::int64_t segments, mutable_array_ref out,
+                   const options& opt = {});
+/// Per-segment minimum or maximum and its first index within the segment (-1 when empty).
+void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::int64_t* offsets,
+                      std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
+                      const options& opt = {});
+
+// ---- strided 1-D views ---------------------------------------------------------------------
+// The 1-D operations on a strided view (the single row of a (1, size) matrix with col_stride =
+// stride): the same results as the contiguous forms on the same elements. `result`/`value`/
+// `index` are host memory; rules as `reduce`, `mean` and `extreme` (empty: sum +0, mean NaN,
+// min/max +-inf and index -1).
+
+/// Sum (op must be reduce_op::sum) of a strided view as `result_type`.
+void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt = {});
+/// Mean of a strided view, correctly rounded to result_type (float32 or float64).
+void mean(strided_ref x, void* result, dtype result_type, const options& opt = {});
+/// Minimum or maximum of a strided view and its first index.
+void extreme(extreme_op op, nan_policy nans, strided_ref x, void* value, std::int64_t* index,
+             const options& opt = {});
+
+}  // namespace tally

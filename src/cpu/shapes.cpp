@@ -1,0 +1,370 @@
+// CPU backend of the shape layer: per-row, per-column, per-segment and strided reductions.
+//
+// One engine walks every geometry (src/shapes_backend.hpp), with an "op" that folds a
+// contiguous run of elements into an accumulator:
+//  - row mode (segments, strided views, and axes whose reduced elements are the closer ones):
+//    outputs of at most kPiece elements are spread over the threads (each output folded by one
+//    thread); longer ones are cut into pieces of kPiece that the threads fold in parallel and
+//    that are then combined pairwise in a fixed order. Strided runs are gathered into a
+//    per-thread buffer first.
+//  - column mode (axes whose outputs are the closer ones, e.g. columns of a row-major
+//    matrix): tiles of kBlockOut adjacent outputs x kPieceRows rows are gathered row by row
+//    (contiguous reads) into a transposed buffer and folded per output; with more than one
+//    tile of rows the partials are combined pairwise per output, in a fixed order.
+// Pieces depend only on the shape, so every result is independent of the thread count.
+// Exact sums reuse the 1-D exact path (cpu::exact_sum_fold) per run into a superaccumulator
+// per output, merged by integer addition and rounded once (bit-identical to tally::sum over
+// the same elements).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "cpu/exact.hpp"
+#include "shapes_backend.hpp"
+#include "tally/ops/exact.hpp"
+#include "tally/ops/extremes.hpp"
+#include "tally/ops/reducers.hpp"
+
+namespace tally::cpu {
+namespace {
+
+using shapes::geometry;
+using shapes::kind;
+using shapes::outcome;
+using shapes::request;
+namespace ex = ops::exact;
+
+constexpr std::int64_t kPiece = 1 << 15;   // row mode: elements per piece
+constexpr std::int64_t kBlockOut = 64;     // column mode: outputs per tile
+constexpr std::int64_t kPieceRows = 2048;  // column mode: rows per tile
+constexpr std::int64_t kBlock = 1024;      // fast sums: elements per lane block (as 1-D)
+constexpr int kLanes = 8;
+
+// Records the first overflowing output (any thread).
+struct overflow_log {
+  std::int64_t first = -1;
+  void note(std::int64_t o) {
+#pragma omp critical(tally_shapes_overflow)
+    if (first < 0 || o < first) first = o;
+  }
+};
+
+template <class T> void put(void* out, std::int64_t o, T v) { static_cast<T*>(out)[o] = v; }
+
+// ---- ops ----------------------------------------------------------------------------------
+
+// Fast floating sum: float64 lanes over blocks of 1024, pairwise trees (the 1-D CPU scheme).
+template <class T> struct fast_sum_op {
+  using elem = T;
+  using acc = double;
+  void* out;
+  dtype out_type;
+  acc identity() const { return -0.0; }
+  static double fold_block(const T* x, std::int64_t n) {
+    double lane[kLanes];
+    for (auto& l : lane) l = -0.0;
+    std::int64_t body = n - n % kLanes;
+    for (std::int64_t i = 0; i < body; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(x[i + j]);
+    for (std::int64_t i = body; i < n; ++i) lane[i - body] += static_cast<double>(x[i]);
+    for (int w = kLanes / 2; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+    return lane[0];
+  }
+  void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
+    double part[kPiece / kBlock];
+    int blocks = 0;
+    for (std::int64_t b = 0; b < n; b += kBlock) part[blocks++] = fold_block(x + b, std::min(kBlock, n - b));
+    for (int w = 1; w < blocks; w *= 2)
+      for (int i = 0; i + w < blocks; i += 2 * w) part[i] += part[i + w];
+    if (blocks) a += part[0];
+  }
+  acc combine(acc a, acc b) const { return a + b; }
+  void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (len == 0) a = 0.0;  // the sum of nothing is +0
+    if (out_type == dtype::float32) put(out, o, static_cast<float>(a));
+    else put(out, o, a);
+  }
+};
+
+// Integer sum (and mean): exact 128-bit accumulator; pieces of <= 2^15 elements in int64 lanes.
+template <class T> struct int_sum_op {
+  using elem = T;
+  using acc = ops::i128;
+  void* out;
+  dtype out_type;
+  bool mean;
+  overflow_log* log;
+  acc identity() const { return 0; }
+  void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
+    for (std::int64_t b = 0; b < n; b += kPiece) {
+      std::int64_t m = std::min(kPiece, n - b);
+      std::int64_t hi[kLanes] = {}, lo[kLanes] = {};
+      std::int64_t body = m - m % kLanes;
+      const T* p = x + b;
+      for (std::int64_t i = 0; i < body; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) {
+          if constexpr (sizeof(T) == 8) {
+            hi[j] += p[i + j] >> 32;
+            lo[j] += static_cast<std::int64_t>(static_cast<std::uint64_t>(p[i + j]) & 0xffffffffu);
+          } else {
+            lo[j] += p[i + j];
+          }
+        }
+      for (std::int64_t i = body; i < m; ++i) {
+        if constexpr (sizeof(T) == 8) {
+          hi[0] += p[i] >> 32;
+          lo[0] += static_cast<std::int64_t>(static_cast<std::uint64_t>(p[i]) & 0xffffffffu);
+        } else {
+          lo[0] += p[i];
+        }
+      }
+      ops::i128 h = 0, l = 0;
+      for (int j = 0; j < kLanes; ++j) { h += hi[j]; l += lo[j]; }
+      a += h * (ops::i128(1) << 32) + l;
+    }
+  }
+  acc combine(acc a, acc b) const { return a + b; }
+  void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (mean) {
+      if (len == 0) {
+        if (out_type == dtype::float32) put(out, o, std::numeric_limits<float>::quiet_NaN());
+        else put(out, o, std::numeric_limits<double>::quiet_NaN());
+        return;
+      }
+      std::int64_t d[5];
+      auto u = static_cast<ops::u128>(a);
+      for (int i = 0; i < 4; ++i) d[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> (32 * i)) & 0xffffffffu);
+      d[4] = a < 0 ? -1 : 0;
+      if (out_type == dtype::float32)
+        put(out, o, ex::divide_round<float>(d, 5, 0, ex::seen_not_neg_zero, static_cast<std::uint64_t>(len)));
+      else
+        put(out, o, ex::divide_round<double>(d, 5, 0, ex::seen_not_neg_zero, static_cast<std::uint64_t>(len)));
+      return;
+    }
+    int st = 0;
+    std::int64_t v = ops::narrow_i64(a, st);
+    if (st) log->note(o);
+    put(out, o, v);
+  }
+};
+
+// Exact floating sum (and mean): a superaccumulator per output, the 1-D exact fold per run.
+template <class T> struct exact_sum_op {
+  using elem = T;
+  using L = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+  struct acc {
+    std::int64_t d[L::digits];
+    unsigned flags;
+  };
+  void* out;
+  dtype out_type;
+  bool mean;
+  acc identity() const {
+    acc a;
+    std::memset(&a, 0, sizeof a);
+    return a;
+  }
+  void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
+    exact_sum_fold(std::is_same_v<T, float> ? dtype::float32 : dtype::float64, x, n, a.d, a.flags);
+  }
+  acc combine(acc a, const acc& b) const {
+    for (int i = 0; i < L::digits; ++i) a.d[i] += b.d[i];
+    a.flags |= b.flags;
+    ex::normalize<L::digits>(a.d);
+    return a;
+  }
+  void write(std::int64_t o, acc a, std::int64_t len) const {
+    auto emit = [&]<class Out>() {
+      Out r;
+      if (mean) r = len == 0 ? std::numeric_limits<Out>::quiet_NaN()
+                             : ex::divide_round<Out>(a.d, L::digits, L::base, a.flags, static_cast<std::uint64_t>(len));
+      else r = len == 0 ? Out(0) : ex::round_in_place<L, Out>(a.d, a.flags);
+      put(out, o, r);
+    };
+    if (out_type == dtype::float32) emit.template operator()<float>();
+    else emit.template operator()<double>();
+  }
+};
+
+// min / max and the first index within the output (ops::extreme_reducer).
+template <class T, bool MAX, bool SKIP> struct extreme_op_ {
+  using elem = T;
+  using R = ops::extreme_reducer<T, MAX, SKIP>;
+  using acc = typename R::acc_t;
+  T* values;
+  std::int64_t* index;
+  acc identity() const { return R::identity(); }
+  void fold(acc& a, const T* x, std::int64_t n, std::int64_t k0) const {
+    acc lane[kLanes];
+    for (auto& l : lane) l = R::identity();
+    std::int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) R::accumulate(lane[j], x[i + j], k0 + i + j);
+    for (; i < n; ++i) R::accumulate(lane[0], x[i], k0 + i);
+    for (int w = kLanes / 2; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] = R::combine(lane[j], lane[j + w]);
+    a = R::combine(a, lane[0]);
+  }
+  acc combine(acc a, acc b) const { return R::combine(a, b); }
+  void write(std::int64_t o, acc a, std::int64_t len) const {
+    int st = 0;
+    auto r = R::finalize(a, st);
+    T v = r.value;
+    std::int64_t i = r.index;
+    if (i == ops::kNoIndex) {
+      i = -1;
+      if constexpr (!std::numeric_limits<T>::is_integer)
+        if (len > 0) v = std::numeric_limits<T>::quiet_NaN();  // only NaNs, skipped
+    }
+    if (values) values[o] = v;
+    if (index) index[o] = i;
+  }
+};
+
+// ---- the engine -----------------------------------------------------------------------------
+
+template <class Op> struct engine {
+  using T = typename Op::elem;
+  using A = typename Op::acc;
+  const geometry& g;
+  const Op& op;
+  const T* x() const { return static_cast<const T*>(g.x); }
+  std::int64_t len_of(std::int64_t o) const { return g.offsets ? g.offsets[o + 1] - g.offsets[o] : g.len; }
+  std::int64_t base_of(std::int64_t o) const { return g.offsets ? g.offsets[o] : o * g.outer; }
+  std::int64_t inner() const { return g.offsets ? 1 : g.inner; }
+
+  // Folds elements k0 .. k0 + n of the run at p (stride s) into a.
+  void fold_run(A& a, const T* p, std::int64_t n, std::int64_t s, std::int64_t k0, std::vector<T>& buf) const {
+    if (s == 1) return op.fold(a, p + k0, n, k0);
+    buf.resize(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) buf[static_cast<std::size_t>(k)] = p[(k0 + k) * s];
+    op.fold(a, buf.data(), n, k0);
+  }
+
+  // Pairwise combination of part[first + i * step], i < count, in a fixed order.
+  A tree(std::vector<A>& part, std::int64_t first, std::int64_t step, std::int64_t count) const {
+    for (std::int64_t w = 1; w < count; w *= 2)
+      for (std::int64_t i = 0; i + w < count; i += 2 * w)
+        part[static_cast<std::size_t>(first + i * step)] =
+            op.combine(part[static_cast<std::size_t>(first + i * step)], part[static_cast<std::size_t>(first + (i + w) * step)]);
+    return count ? part[static_cast<std::size_t>(first)] : op.identity();
+  }
+
+  void rows() const {
+    const std::int64_t s = inner();
+    const std::int64_t m = g.outputs;
+#pragma omp parallel if (g.n >= (1 << 16) || m >= 4096)
+    {
+      std::vector<T> buf;
+#pragma omp for schedule(dynamic, 64)
+      for (std::int64_t o = 0; o < m; ++o) {
+        std::int64_t n = len_of(o);
+        if (n > kPiece) continue;
+        A a = op.identity();
+        if (n > 0) fold_run(a, x() + base_of(o), n, s, 0, buf);
+        op.write(o, a, n);
+      }
+    }
+    for (std::int64_t o = 0; o < m; ++o) {  // long outputs: their pieces in parallel
+      std::int64_t n = len_of(o);
+      if (n <= kPiece) continue;
+      std::int64_t np = (n + kPiece - 1) / kPiece;
+      std::vector<A> part(static_cast<std::size_t>(np));
+      const T* p = x() + base_of(o);
+#pragma omp parallel
+      {
+        std::vector<T> buf;
+#pragma omp for schedule(static)
+        for (std::int64_t q = 0; q < np; ++q) {
+          A a = op.identity();
+          fold_run(a, p, std::min(kPiece, n - q * kPiece), s, q * kPiece, buf);
+          part[static_cast<std::size_t>(q)] = a;
+        }
+      }
+      op.write(o, tree(part, 0, 1, np), n);
+    }
+  }
+
+  void columns() const {
+    const std::int64_t m = g.outputs, n = g.len;
+    if (n == 0) {
+      for (std::int64_t o = 0; o < m; ++o) op.write(o, op.identity(), 0);
+      return;
+    }
+    const std::int64_t nb = (m + kBlockOut - 1) / kBlockOut, np = (n + kPieceRows - 1) / kPieceRows;
+    std::vector<A> part(np > 1 ? static_cast<std::size_t>(np * m) : 0);
+#pragma omp parallel if (g.n >= (1 << 16))
+    {
+      std::vector<T> buf(static_cast<std::size_t>(kBlockOut * kPieceRows));
+#pragma omp for schedule(static)
+      for (std::int64_t task = 0; task < nb * np; ++task) {
+        const std::int64_t blk = task / np, q = task % np;
+        const std::int64_t o0 = blk * kBlockOut, ob = std::min(kBlockOut, m - o0);
+        const std::int64_t k0 = q * kPieceRows, kl = std::min(kPieceRows, n - k0);
+        for (std::int64_t k = 0; k < kl; ++k) {  // row by row: adjacent outputs are close
+          const T* row = x() + (k0 + k) * g.inner + o0 * g.outer;
+          for (std::int64_t b = 0; b < ob; ++b) buf[static_cast<std::size_t>(b * kPieceRows + k)] = row[b * g.outer];
+        }
+        for (std::int64_t b = 0; b < ob; ++b) {
+          A a = op.identity();
+          op.fold(a, buf.data() + b * kPieceRows, kl, k0);
+          if (np == 1) op.write(o0 + b, a, n);
+          else part[static_cast<std::size_t>(q * m + o0 + b)] = a;
+        }
+      }
+    }
+    if (np > 1) {
+#pragma omp parallel for schedule(static) if (m >= 64)
+      for (std::int64_t o = 0; o < m; ++o) op.write(o, tree(part, o, m, np), n);
+    }
+  }
+
+  void run() const {
+    auto mag = [](std::int64_t v) { return v < 0 ? -v : v; };
+    bool column_mode = !g.offsets && g.outputs > 1 && mag(g.outer) < mag(g.inner);
+    if (column_mode) columns();
+    else rows();
+  }
+};
+
+template <class Op> void go(const geometry& g, const Op& op) { engine<Op>{g, op}.run(); }
+
+template <class T> void run_t(const geometry& g, const request& r, outcome& st) {
+  if (r.what == kind::extreme) {
+    T* v = static_cast<T*>(r.out);
+    bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
+    if (mx && skip) go(g, extreme_op_<T, true, true>{v, r.index});
+    else if (mx) go(g, extreme_op_<T, true, false>{v, r.index});
+    else if (skip) go(g, extreme_op_<T, false, true>{v, r.index});
+    else go(g, extreme_op_<T, false, false>{v, r.index});
+    return;
+  }
+  bool mean = r.what == kind::mean;
+  if constexpr (std::is_integral_v<T>) {
+    overflow_log log;
+    go(g, int_sum_op<T>{r.out, r.out_type, mean, &log});
+    st.overflow_at = log.first;
+  } else {
+    if (mean || r.acc == accuracy::exact) go(g, exact_sum_op<T>{r.out, r.out_type, mean});
+    else go(g, fast_sum_op<T>{r.out, r.out_type});
+  }
+}
+
+}  // namespace
+
+void shapes_run(const geometry& g, const request& r, outcome& st) {
+  switch (g.type) {
+    case dtype::float32: return run_t<float>(g, r, st);
+    case dtype::float64: return run_t<double>(g, r, st);
+    case dtype::int32: return run_t<std::int32_t>(g, r, st);
+    case dtype::int64: return run_t<std::int64_t>(g, r, st);
+  }
+}
+
+}  // namespace tally::cpu

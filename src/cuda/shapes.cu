@@ -1,0 +1,147 @@
+// Launch layer of the shape kernels (src/cuda/shapes.cuh): picks the mode, sizes the grids,
+// allocates stream-ordered scratch (partials, status words, and results bound for host
+// memory), checks device offsets on the GPU, and reports overflow and bad offsets back.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "cuda/check.hpp"
+#include "cuda/shapes.cuh"
+#include "shapes_backend.hpp"
+
+namespace tally::cuda {
+namespace {
+
+using namespace shapes_k;
+using tally::shapes::geometry;
+using tally::shapes::kind;
+using tally::shapes::outcome;
+using tally::shapes::request;
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  TALLY_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
+
+template <class Op, class Make>
+void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make) {
+  using A = typename Op::acc;
+  const bool segmented = g.offsets != nullptr;
+  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+  geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+
+  // Scratch: [bad, ovf] status words, the partials, and results bound for host memory.
+  std::int64_t tiles = 0, chunks = 1, chunk = g.len;
+  if (column_mode) {
+    const std::int64_t gx = (g.outputs + kBlock - 1) / kBlock;
+    const std::int64_t want = std::max<std::int64_t>(1, (8LL * sm_count() + gx - 1) / gx);  // a few waves
+    chunks = std::clamp<std::int64_t>(want, 1, std::max<std::int64_t>(1, g.len / 64));
+    chunks = std::min<std::int64_t>(chunks, 65535);
+    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
+    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+  } else if (g.n > 0 && (segmented || g.len > kTile)) {
+    tiles = (g.n + kTile - 1) / kTile;
+  }
+  const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
+  const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
+  const std::size_t part_count = column_mode ? (chunks > 1 ? chunks * g.outputs : 0) : 2 * tiles;
+  const std::size_t s_part = round_up(2 * sizeof(long long));
+  const std::size_t s_out = s_part + round_up(part_count * sizeof(A));
+  const std::size_t s_idx = s_out + round_up(out_bytes);
+  const std::size_t total = s_idx + round_up(idx_bytes);
+  char* scratch = nullptr;
+  TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
+  auto* status = reinterpret_cast<long long*>(scratch);
+  auto* partials = reinterpret_cast<A*>(scratch + s_part);
+  void* out = out_bytes ? scratch + s_out : r.out;
+  std::int64_t* index = idx_bytes ? reinterpret_cast<std::int64_t*>(scratch + s_idx) : r.index;
+  TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
+  Op op = make(out, index, status + 1);
+
+  const long long* bad = nullptr;
+  if (segmented) {
+    bad = status;
+    unsigned blocks = static_cast<unsigned>((g.outputs + 1 + kBlock - 1) / kBlock);
+    shapes_check_offsets<<<blocks, kBlock, 0, stream>>>(g.offsets, g.outputs, g.n, status);
+    TALLY_CUDA(cudaGetLastError());
+  }
+  if (column_mode) {
+    dim3 grid(static_cast<unsigned>((g.outputs + kBlock - 1) / kBlock), static_cast<unsigned>(chunks));
+    shapes_col_kernel<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials);
+    TALLY_CUDA(cudaGetLastError());
+    if (chunks > 1) {
+      shapes_col_finish<Op><<<grid.x, kBlock, 0, stream>>>(d, op, static_cast<int>(chunks), partials);
+      TALLY_CUDA(cudaGetLastError());
+    }
+  } else {
+    if (tiles > 0) {
+      shapes_tile_kernel<Op><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, partials, bad);
+      TALLY_CUDA(cudaGetLastError());
+    }
+    unsigned blocks = static_cast<unsigned>((g.outputs + kBlock / 32 - 1) / (kBlock / 32));
+    shapes_warp_kernel<Op><<<blocks, kBlock, 0, stream>>>(d, op, partials, bad);
+    TALLY_CUDA(cudaGetLastError());
+  }
+  long long words[2];
+  TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
+  if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
+  if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA(cudaFreeAsync(scratch, stream));
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  st.bad_offset_at = words[0] == kNone ? -1 : words[0];
+  st.overflow_at = words[1] == kNone ? -1 : words[1];
+}
+
+template <class T> void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+  if (r.what == kind::extreme) {
+    bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
+    auto mk = [&]<class Op>() {
+      launch<Op>(g, r, st, s, [](void* out, std::int64_t* idx, long long*) { return Op{static_cast<T*>(out), idx}; });
+    };
+    if (mx && skip) mk.template operator()<extreme<T, true, true>>();
+    else if (mx) mk.template operator()<extreme<T, true, false>>();
+    else if (skip) mk.template operator()<extreme<T, false, true>>();
+    else mk.template operator()<extreme<T, false, false>>();
+    return;
+  }
+  auto mk = [&]<class Op, class Out>() {
+    launch<Op>(g, r, st, s, [](void* out, std::int64_t*, long long* ovf) { return Op{static_cast<Out*>(out), ovf}; });
+  };
+  if constexpr (std::is_integral_v<T>) {
+    if (r.what == kind::mean) {
+      if (r.out_type == dtype::float32) mk.template operator()<int_mean<T, float>, float>();
+      else mk.template operator()<int_mean<T, double>, double>();
+    } else {
+      mk.template operator()<int_sum<T>, std::int64_t>();
+    }
+  } else {  // fast floating sums (exact ones are refused by shapes_supported)
+    if (r.out_type == dtype::float32) mk.template operator()<fast_sum<T, float>, float>();
+    else mk.template operator()<fast_sum<T, double>, double>();
+  }
+}
+
+}  // namespace
+
+bool shapes_supported(const tally::shapes::request& r, dtype t) noexcept {
+  bool floating = t == dtype::float32 || t == dtype::float64;
+  if (!floating || r.what == kind::extreme) return true;
+  return r.what == kind::sum && r.acc == accuracy::fast;
+}
+
+void shapes_run(const geometry& g, const request& r, outcome& st, stream_t stream, int device) {
+  device_guard guard(device);
+  switch (g.type) {
+    case dtype::float32: return run_t<float>(g, r, st, stream);
+    case dtype::float64: return run_t<double>(g, r, st, stream);
+    case dtype::int32: return run_t<std::int32_t>(g, r, st, stream);
+    case dtype::int64: return run_t<std::int64_t>(g, r, st, stream);
+  }
+}
+
+}  // namespace tally::cuda

@@ -1,0 +1,270 @@
+// CUDA kernels of the shape layer: per-row, per-column, per-segment and strided reductions in
+// fast mode, integer sums and means, min/max/argmin/argmax. Deterministic: every combination
+// happens in a fixed order (warp butterflies, CUB block reductions, partials combined in tile
+// order); no floating atomics.
+//
+//  - shapes_warp_kernel: one warp per output. An output of at most kTile elements is read by
+//    its warp directly (lane-strided, kUnroll loads in flight per lane); a longer one was cut
+//    into tiles by shapes_tile_kernel, and its warp combines the tile partials in tile order.
+//  - shapes_tile_kernel: the flat element range [0, n) in tiles of kTile; one block per tile.
+//    Only outputs longer than kTile are reduced here, and a tile meets at most two of them
+//    (one holding its first element, one its last), so each tile writes at most two partials.
+//    A tile whose two ends lie in short outputs returns after two binary searches.
+//  - shapes_col_kernel / shapes_col_finish: column reductions (the outputs are the closer
+//    elements, e.g. the columns of a row-major matrix): each thread owns one output and walks
+//    its rows, so a warp reads 32 adjacent elements per row (coalesced); tall matrices are
+//    split into row chunks across gridDim.y, whose partials the finish kernel combines in
+//    chunk order.
+//  - shapes_check_offsets: CSR offsets in device memory are checked first; every kernel after
+//    it returns at once if they broke the rules.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+#include <limits>
+
+#include "tally/ops/exact.hpp"
+#include "tally/ops/extremes.hpp"
+#include "tally/ops/reducers.hpp"
+
+namespace tally::cuda::shapes_k {
+
+inline constexpr int kBlock = 256;
+inline constexpr std::int64_t kTile = 8192;  // elements per tile; outputs longer than this are split
+inline constexpr int kUnroll = 4;
+inline constexpr long long kNone = 0x7f7f7f7f7f7f7f7fLL;  // "no error" (memset byte 0x7f)
+
+/// Where each output's elements are: uniform (o * outer + k * inner, flat begin o * len) or
+/// CSR segments (off[o] + k, contiguous).
+struct geo {
+  const void* x;
+  const std::int64_t* off;
+  std::int64_t outputs, len, outer, inner, n;
+  __device__ __forceinline__ std::int64_t begin(std::int64_t o) const { return off ? off[o] : o * len; }
+  __device__ __forceinline__ std::int64_t length(std::int64_t o) const { return off ? off[o + 1] - off[o] : len; }
+  __device__ __forceinline__ std::int64_t addr(std::int64_t o, std::int64_t k) const {
+    return off ? off[o] + k : o * outer + k * inner;
+  }
+  /// The output holding flat element f (f < n): the last o with begin(o) <= f (non-empty).
+  __device__ __forceinline__ std::int64_t output_of(std::int64_t f) const {
+    if (!off) return f / len;
+    std::int64_t lo = 0, hi = outputs - 1;  // off[lo] <= f always (off[0] == 0)
+    while (lo < hi) {
+      std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (off[mid] <= f) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+};
+
+/// Shuffle of any accumulator made of 32-bit words.
+template <class A> __device__ __forceinline__ A shfl_down(const A& v, int d) {
+  static_assert(sizeof(A) % 4 == 0);
+  constexpr int N = sizeof(A) / 4;
+  unsigned w[N];
+  __builtin_memcpy(w, &v, sizeof v);
+#pragma unroll
+  for (int i = 0; i < N; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], d);
+  A r;
+  __builtin_memcpy(&r, w, sizeof r);
+  return r;
+}
+
+template <class Op> struct combine_op {
+  __device__ __forceinline__ typename Op::acc operator()(const typename Op::acc& a, const typename Op::acc& b) const {
+    return Op::combine(a, b);
+  }
+};
+
+// ---- ops: identity, accumulate(acc, x, k), combine, write(o, acc, len) ------------------------
+
+/// Fast floating sum: float64 accumulator, rounded to Out once.
+template <class T, class Out> struct fast_sum {
+  using elem = T;
+  using acc = double;
+  Out* out;
+  long long* ovf;
+  static __device__ __forceinline__ acc identity() { return -0.0; }
+  static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += static_cast<double>(x); }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const { out[o] = len == 0 ? Out(0) : static_cast<Out>(a); }
+};
+
+/// Integer sum: exact 128-bit accumulator, checked narrowing to int64 (overflow: the first
+/// such output is recorded).
+template <class T> struct int_sum {
+  using elem = T;
+  using acc = ops::i128;
+  std::int64_t* out;
+  long long* ovf;
+  static __device__ __forceinline__ acc identity() { return 0; }
+  static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += x; }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
+  __device__ void write(std::int64_t o, acc a, std::int64_t) const {
+    int st = 0;
+    out[o] = ops::narrow_i64(a, st);
+    if (st) atomicMin(ovf, static_cast<long long>(o));
+  }
+};
+
+/// Integer mean: the exact 128-bit sum divided by the count, correctly rounded (ops::exact).
+template <class T, class Out> struct int_mean {
+  using elem = T;
+  using acc = ops::i128;
+  Out* out;
+  long long* ovf;
+  static __device__ __forceinline__ acc identity() { return 0; }
+  static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += x; }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (len == 0) {
+      out[o] = std::numeric_limits<Out>::quiet_NaN();
+      return;
+    }
+    std::int64_t d[5];
+    auto u = static_cast<ops::u128>(a);
+    for (int i = 0; i < 4; ++i) d[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> (32 * i)) & 0xffffffffu);
+    d[4] = a < 0 ? -1 : 0;
+    out[o] = ops::exact::divide_round<Out>(d, 5, 0, ops::exact::seen_not_neg_zero, static_cast<std::uint64_t>(len));
+  }
+};
+
+/// min / max and the first index within the output.
+template <class T, bool MAX, bool SKIP> struct extreme {
+  using elem = T;
+  using R = ops::extreme_reducer<T, MAX, SKIP>;
+  using acc = typename R::acc_t;
+  T* values;
+  std::int64_t* index;
+  static __device__ __forceinline__ acc identity() { return R::identity(); }
+  static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t k) { R::accumulate(a, x, k); }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return R::combine(a, b); }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    int st = 0;
+    auto r = R::finalize(a, st);
+    T v = r.value;
+    std::int64_t i = r.index;
+    if (i == ops::kNoIndex) {
+      i = -1;
+      if constexpr (!std::numeric_limits<T>::is_integer)
+        if (len > 0) v = std::numeric_limits<T>::quiet_NaN();
+    }
+    if (values) values[o] = v;
+    if (index) index[o] = i;
+  }
+};
+
+// ---- kernels ----------------------------------------------------------------------------------
+
+/// bad = the first i in [0, segments] where the offsets break the rules.
+__global__ void shapes_check_offsets(const std::int64_t* off, std::int64_t segments, std::int64_t n, long long* bad) {
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i > segments) return;
+  bool ok = i == 0 ? off[0] == 0 : off[i] >= off[i - 1];
+  if (i == segments) ok = ok && off[i] == n;
+  if (!ok) atomicMin(bad, static_cast<long long>(i));
+}
+
+/// Folds elements [k0, k1) of output o into a, kUnroll loads in flight, stride `step`
+/// starting at k0 + first.
+template <class Op>
+__device__ __forceinline__ void fold_range(typename Op::acc& a, const geo& g, std::int64_t o, std::int64_t k0,
+                                           std::int64_t k1, int first, int step) {
+  using T = typename Op::elem;
+  const T* x = static_cast<const T*>(g.x);
+  std::int64_t k = k0 + first;
+  for (; k + (kUnroll - 1) * step < k1; k += kUnroll * step) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x + g.addr(o, k + u * step));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) Op::accumulate(a, v[u], k + u * step);
+  }
+  for (; k < k1; k += step) Op::accumulate(a, __ldg(x + g.addr(o, k)), k);
+}
+
+/// Partials of long outputs: tiles (kTile flat elements), two slots each.
+template <class Op>
+__global__ void __launch_bounds__(kBlock) shapes_tile_kernel(geo g, typename Op::acc* partials, const long long* bad) {
+  using A = typename Op::acc;
+  using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  __shared__ typename block_reduce::TempStorage temp;
+  if (bad && *bad != kNone) return;
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t f0 = t * kTile, f1 = f0 + kTile < g.n ? f0 + kTile : g.n;
+  const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
+  for (int slot = 0; slot < 2; ++slot) {
+    std::int64_t s = slot == 0 ? sa : sb;
+    if (slot == 1 && sb == sa) break;
+    std::int64_t b = g.begin(s), len = g.length(s);
+    if (len <= kTile) continue;
+    std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
+    A a = Op::identity();
+    fold_range<Op>(a, g, s, lo, hi, threadIdx.x, kBlock);
+    A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+    if (threadIdx.x == 0) partials[2 * t + slot] = total;
+    __syncthreads();  // temp is reused
+  }
+}
+
+/// One warp per output: direct for short outputs, the tile partials for long ones.
+template <class Op>
+__global__ void __launch_bounds__(kBlock) shapes_warp_kernel(geo g, Op op, const typename Op::acc* partials,
+                                                             const long long* bad) {
+  using A = typename Op::acc;
+  if (bad && *bad != kNone) return;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / 32) + threadIdx.x / 32;
+  if (o >= g.outputs) return;
+  const std::int64_t len = g.length(o);
+  A a = Op::identity();
+  if (len <= kTile) {
+    fold_range<Op>(a, g, o, 0, len, lane, 32);
+  } else {
+    const std::int64_t b = g.begin(o), t0 = b / kTile, t1 = (b + len - 1) / kTile;
+    for (std::int64_t t = t0 + lane; t <= t1; t += 32) {
+      int slot = (t == t0 && b > t0 * kTile) ? 1 : 0;
+      a = Op::combine(a, partials[2 * t + slot]);
+    }
+  }
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, shfl_down(a, d));
+  if (lane == 0) op.write(o, a, len);
+}
+
+/// Column mode: thread per output, rows [y * chunk, (y + 1) * chunk) of gridDim.y chunks.
+template <class Op>
+__global__ void __launch_bounds__(kBlock) shapes_col_kernel(geo g, Op op, std::int64_t chunk, typename Op::acc* partials) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  if (o >= g.outputs) return;
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* x = static_cast<const T*>(g.x) + o * g.outer;
+  A a = Op::identity();
+  std::int64_t k = k0;
+  for (; k + kUnroll <= k1; k += kUnroll) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x + (k + u) * g.inner);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) Op::accumulate(a, v[u], k + u);
+  }
+  for (; k < k1; ++k) Op::accumulate(a, __ldg(x + k * g.inner), k);
+  if (gridDim.y == 1) op.write(o, a, g.len);
+  else partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + o] = a;
+}
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) shapes_col_finish(geo g, Op op, int chunks, const typename Op::acc* partials) {
+  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  if (o >= g.outputs) return;
+  typename Op::acc a = Op::identity();
+  for (int c = 0; c < chunks; ++c) a = Op::combine(a, partials[static_cast<std::int64_t>(c) * g.outputs + o]);
+  op.write(o, a, g.len);
+}
+
+}  // namespace tally::cuda::shapes_k

@@ -1,0 +1,309 @@
+// Validation and backend choice for the shape layer (tally/shapes.hpp): matrices and axes,
+// CSR offsets, output lengths and types; then one call into a backend.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "shapes_backend.hpp"
+#include "tally/shapes.hpp"
+
+namespace tally {
+namespace {
+
+using shapes::geometry;
+using shapes::kind;
+using shapes::outcome;
+using shapes::request;
+
+[[noreturn]] void fail(errc c, const char* fn, const std::string& what) {
+  throw error(c, std::string("tally::") + fn + ": " + what);
+}
+
+bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
+
+// Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does).
+memory resolve(const char* fn, const char* name, const void* p, bool has_elements, memory where, int& device) {
+  device = -1;
+  if (!has_elements) return memory::unknown;
+  if (p == nullptr) fail(errc::null_pointer, fn, std::string(name) + " is a null pointer with elements to read or write");
+  memory found = cuda::locate(p, &device);
+  if (where == memory::device && found != memory::device)
+    fail(errc::wrong_memory, fn, std::string(name) + " is declared device memory, but the CUDA runtime does not know it as device memory");
+  if (where == memory::host && found == memory::device && device >= 0)
+    fail(errc::wrong_memory, fn, std::string(name) + " is declared host memory, but it is CUDA device memory");
+  return where == memory::unknown ? found : where;
+}
+
+struct placed {
+  const char* name;
+  memory where;
+};
+
+// Picks the backend for arguments on known sides (unknown: no elements, no constraint).
+backend choose(const char* fn, backend requested, std::initializer_list<placed> args) {
+  const char* host = nullptr;
+  const char* dev = nullptr;
+  for (const placed& a : args) {
+    if (a.where == memory::host && !host) host = a.name;
+    if (a.where == memory::device && !dev) dev = a.name;
+  }
+  backend b = requested;
+  if (b == backend::automatic) {
+    if (host && dev)
+      fail(errc::wrong_memory, fn, std::string(dev) + " is in device memory but " + host +
+                                       " is in host memory; all arrays must live on one side");
+    b = dev ? backend::cuda : backend::cpu;
+  }
+  if (b == backend::cuda) {
+    if (!cuda::available())
+      fail(errc::no_gpu, fn, "the CUDA backend was requested but no usable CUDA GPU is present (or this build has no CUDA support)");
+    if (host)
+      fail(errc::wrong_memory, fn, std::string(host) + " is in host memory, which the CUDA backend cannot read or write");
+  } else if (dev) {
+    fail(errc::wrong_memory, fn, std::string(dev) + " is in CUDA device memory, which the CPU backend cannot read or write");
+  }
+  return b;
+}
+
+// The result types each operation may produce for input type t.
+void check_out_type(const char* fn, kind k, dtype in, dtype out) {
+  bool ok = k == kind::extreme ? out == in
+            : k == kind::mean  ? floating(out)
+            : floating(in)     ? floating(out)
+                               : out == dtype::int64;
+  if (!ok)
+    fail(errc::invalid_argument, fn, std::string("a ") + dtype_name(in) + " input cannot produce a " + dtype_name(out) +
+                                         " result (" +
+                                         (k == kind::extreme ? std::string(dtype_name(in))
+                                          : k == kind::mean || floating(in) ? std::string("float32 or float64")
+                                                                            : std::string("int64")) +
+                                         " only)");
+}
+
+const char* sum_name(reduce_op op, const char* fn) {
+  if (op != reduce_op::sum)
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": only reduce_op::sum is defined per row, column or segment");
+  return fn;
+}
+
+// The request's output arrays: checked against `outputs`; returns their memory sides.
+void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const mutable_array_ref& out,
+                   const mutable_array_ref* index, request& r, memory& wo, memory& wi) {
+  wo = wi = memory::unknown;
+  int dev = -1;
+  bool want_values = !(k == kind::extreme && out.data == nullptr && out.size == 0);
+  if (k == kind::extreme && !want_values && index && index->data == nullptr && index->size == 0)
+    fail(errc::null_pointer, fn, "neither values nor indices are given (pass at least one)");
+  if (want_values) {
+    if (out.size != outputs)
+      fail(errc::length_mismatch, fn, std::string(k == kind::extreme ? "values" : "out") + " has " +
+                                          std::to_string(out.size) + " elements, but there are " +
+                                          std::to_string(outputs) + " results");
+    check_out_type(fn, k, in, out.type);
+    wo = resolve(fn, k == kind::extreme ? "values" : "out", out.data, outputs > 0, out.where, dev);
+    r.out = outputs > 0 ? out.data : nullptr;
+    r.out_type = out.type;
+  }
+  if (index && !(index->data == nullptr && index->size == 0)) {
+    if (index->size != outputs)
+      fail(errc::length_mismatch, fn, "indices has " + std::to_string(index->size) + " elements, but there are " +
+                                          std::to_string(outputs) + " results");
+    if (index->type != dtype::int64) fail(errc::invalid_argument, fn, std::string("indices must be int64, not ") + dtype_name(index->type));
+    wi = resolve(fn, "indices", index->data, outputs > 0, index->where, dev);
+    r.index = outputs > 0 ? static_cast<std::int64_t*>(index->data) : nullptr;
+  }
+}
+
+void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
+  if (g.outputs == 0) return;
+  outcome st;
+  if (b == backend::cuda) {
+    if (!cuda::shapes_supported(r, g.type))
+      fail(errc::invalid_argument, fn, std::string("exact floating ") + (r.what == kind::mean ? "means" : "sums") +
+                                           " per row, column, segment or strided view are not available on the cuda backend"
+                                           " in this version (use accuracy::fast, integer data, or the cpu backend)");
+    cuda::shapes_run(g, r, st, stream, device);
+  } else {
+    cpu::shapes_run(g, r, st);
+  }
+  if (st.bad_offset_at >= 0)
+    fail(errc::invalid_argument, fn, "offsets[" + std::to_string(st.bad_offset_at) +
+                                         "] breaks the rules (offsets[0] == 0, non-decreasing, offsets[segments] == x.size)");
+  if (st.overflow_at >= 0)
+    fail(errc::overflow, fn, "the exact " + std::string(dtype_name(g.type)) + " sum of output " +
+                                 std::to_string(st.overflow_at) + " does not fit in int64 (integer overflow)");
+}
+
+// Axis geometry of a validated matrix.
+geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
+  if (axis != 0 && axis != 1) fail(errc::invalid_argument, fn, "axis must be 0 (per column) or 1 (per row), not " + std::to_string(axis));
+  if (x.rows < 0 || x.cols < 0)
+    fail(errc::invalid_argument, fn, "negative extent (" + std::to_string(x.rows) + ", " + std::to_string(x.cols) + ")");
+  if (x.rows > 0 && x.cols > 0) {
+    __int128 span = static_cast<__int128>(x.rows - 1) * (x.row_stride < 0 ? -static_cast<__int128>(x.row_stride) : x.row_stride) +
+                    static_cast<__int128>(x.cols - 1) * (x.col_stride < 0 ? -static_cast<__int128>(x.col_stride) : x.col_stride);
+    if (span > (static_cast<__int128>(1) << 60))
+      fail(errc::invalid_argument, fn, "the strides reach beyond 2^60 elements from data (addresses would overflow)");
+  }
+  geometry g;
+  g.x = x.data;
+  g.type = x.type;
+  g.outputs = axis == 0 ? x.cols : x.rows;
+  g.len = axis == 0 ? x.rows : x.cols;
+  g.outer = axis == 0 ? x.col_stride : x.row_stride;
+  g.inner = axis == 0 ? x.row_stride : x.col_stride;
+  g.n = x.rows * x.cols;
+  return g;
+}
+
+void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const mutable_array_ref& out,
+               const mutable_array_ref* index, request r, const options& opt) {
+  geometry g = axis_geometry(fn, x, axis);
+  memory wo, wi;
+  check_outputs(fn, k, x.type, g.outputs, out, index, r, wo, wi);
+  int dev = -1;
+  memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev);
+  backend b = choose(fn, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  run(fn, b, g, r, dev, opt.stream);
+}
+
+void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t* offsets, std::int64_t segments,
+                  const mutable_array_ref& out, const mutable_array_ref* index, request r, const options& opt) {
+  if (segments < 0) fail(errc::invalid_argument, fn, "negative number of segments " + std::to_string(segments));
+  if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
+  if (offsets == nullptr) fail(errc::null_pointer, fn, "offsets is a null pointer (it has segments + 1 entries)");
+  geometry g;
+  g.x = x.data;
+  g.type = x.type;
+  g.outputs = segments;
+  g.offsets = offsets;
+  g.n = x.size;
+  memory wo, wi;
+  check_outputs(fn, k, x.type, segments, out, index, r, wo, wi);
+  int dev = -1, odev = -1;
+  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
+  memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev);
+  if (dev < 0) dev = odev;
+  backend b = choose(fn, opt.backend, {{"x", wx}, {"offsets", wf}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  if (b == backend::cpu) {  // host offsets: checked here; device offsets: on the GPU
+    if (offsets[0] != 0) fail(errc::invalid_argument, fn, "offsets[0] is " + std::to_string(offsets[0]) + ", not 0");
+    for (std::int64_t s = 0; s < segments; ++s)
+      if (offsets[s + 1] < offsets[s])
+        fail(errc::invalid_argument, fn, "offsets decrease at " + std::to_string(s + 1) + " (" + std::to_string(offsets[s]) +
+                                             " then " + std::to_string(offsets[s + 1]) + ")");
+    if (offsets[segments] != x.size)
+      fail(errc::invalid_argument, fn, "offsets[" + std::to_string(segments) + "] is " + std::to_string(offsets[segments]) +
+                                           ", not x's length " + std::to_string(x.size));
+  }
+  if (segments == 0) {
+    if (x.size != 0 && b == backend::cuda)
+      fail(errc::invalid_argument, fn, "no segments, but x has " + std::to_string(x.size) + " elements");
+    return;
+  }
+  run(fn, b, g, r, dev, opt.stream);
+}
+
+// A strided view as one output of a uniform geometry; results to host memory.
+void strided_call(const char* fn, const strided_ref& x, request r, const options& opt) {
+  if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
+  if (x.size > 0 && (x.stride > (std::int64_t(1) << 60) / x.size || x.stride < -(std::int64_t(1) << 60) / x.size))
+    fail(errc::invalid_argument, fn, "the stride reaches beyond 2^60 elements from data (addresses would overflow)");
+  geometry g;
+  g.x = x.data;
+  g.type = x.type;
+  g.outputs = 1;
+  g.len = x.size;
+  g.inner = x.stride;
+  g.n = x.size;
+  int dev = -1;
+  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
+  backend b = choose(fn, opt.backend, {{"x", wx}});
+  r.out_on_host = true;
+  run(fn, b, g, r, dev, opt.stream);
+}
+
+request make(kind k, const options& opt) {
+  request r;
+  r.what = k;
+  r.acc = opt.accuracy;
+  return r;
+}
+
+}  // namespace
+
+void reduce_axis(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, const options& opt) {
+  axis_call(sum_name(op, "sum (axis)"), kind::sum, x, axis, out, nullptr, make(kind::sum, opt), opt);
+}
+
+void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt) {
+  axis_call("mean (axis)", kind::mean, x, axis, out, nullptr, make(kind::mean, opt), opt);
+}
+
+void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
+                  mutable_array_ref indices, const options& opt) {
+  request r = make(kind::extreme, opt);
+  r.eop = op;
+  r.nans = nans;
+  axis_call(op == extreme_op::min ? "min (axis)" : "max (axis)", kind::extreme, x, axis, values, &indices, r, opt);
+}
+
+void reduce_segments(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
+                     mutable_array_ref out, const options& opt) {
+  segment_call(sum_name(op, "sum (segments)"), kind::sum, x, offsets, segments, out, nullptr, make(kind::sum, opt), opt);
+}
+
+void mean_segments(array_ref x, const std::int64_t* offsets, std::int64_t segments, mutable_array_ref out,
+                   const options& opt) {
+  segment_call("mean (segments)", kind::mean, x, offsets, segments, out, nullptr, make(kind::mean, opt), opt);
+}
+
+void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::int64_t* offsets,
+                      std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
+                      const options& opt) {
+  request r = make(kind::extreme, opt);
+  r.eop = op;
+  r.nans = nans;
+  segment_call(op == extreme_op::min ? "min (segments)" : "max (segments)", kind::extreme, x, offsets, segments, values,
+               &indices, r, opt);
+}
+
+void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt) {
+  const char* fn = sum_name(op, "sum (strided)");
+  if (result == nullptr) fail(errc::null_pointer, fn, "result is a null pointer");
+  check_out_type(fn, kind::sum, x.type, result_type);
+  request r = make(kind::sum, opt);
+  r.out = result;
+  r.out_type = result_type;
+  if (x.size == 0) {  // the sum of nothing is +0
+    std::memset(result, 0, dtype_size(result_type));
+    strided_call(fn, x, r, opt);  // (still validates)
+    return;
+  }
+  strided_call(fn, x, r, opt);
+}
+
+void mean(strided_ref x, void* result, dtype result_type, const options& opt) {
+  const char* fn = "mean (strided)";
+  if (result == nullptr) fail(errc::null_pointer, fn, "result is a null pointer");
+  check_out_type(fn, kind::mean, x.type, result_type);
+  request r = make(kind::mean, opt);
+  r.out = result;
+  r.out_type = result_type;
+  strided_call(fn, x, r, opt);
+}
+
+void extreme(extreme_op op, nan_policy nans, strided_ref x, void* value, std::int64_t* index, const options& opt) {
+  const char* fn = op == extreme_op::min ? "min (strided)" : "max (strided)";
+  if (value == nullptr || index == nullptr) fail(errc::null_pointer, fn, "value or index is a null pointer");
+  request r = make(kind::extreme, opt);
+  r.eop = op;
+  r.nans = nans;
+  r.out = value;
+  r.out_type = x.type;
+  r.index = index;
+  strided_call(fn, x, r, opt);
+}
+
+}  // namespace tally

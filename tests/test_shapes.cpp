@@ -1,0 +1,423 @@
+// Strided views, reductions along an axis and segmented reductions (tally/shapes.hpp): every
+// test on both backends and every element type. Each output is checked against its own
+// elements copied out into a contiguous vector: exact sums and means bit for bit against the
+// 1-D CPU exact path (itself checked against MPFR in test_exact.cpp / test_mean.cpp), integer
+// sums against an exact 128-bit sum, fast sums against the first-order bound of any float64
+// summation order, (n - 1) * 2^-53 * sum|x| (+ half an ulp for float32), and min/max/argmin/
+// argmax against a sequential scan. On the CUDA backend exact floating sums and floating
+// means must be refused (errc::invalid_argument), as documented.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace tt {
+namespace {
+
+using tally::nan_policy;
+
+// Test data: wide-ranging values (int64: uniform in +-2^40, so no sum here leaves int64).
+template <class T> std::vector<T> data(std::int64_t n, std::uint64_t seed) {
+  return random_values<T>(n, std::is_same_v<T, std::int64_t> ? dist::uniform : dist::wide, seed);
+}
+
+// The elements of each output, in order.
+template <class T> using runs = std::vector<std::vector<T>>;
+
+class Shapes : public Typed {
+ protected:
+  tally::options cpu_opt() const {
+    tally::options o;
+    o.backend = backend::cpu;
+    return o;
+  }
+  bool cuda() const { return b() == backend::cuda; }
+
+  // What a 1-D call gives for one output (the reference of every check below).
+  template <class T> static tally::located<T> scan(const std::vector<T>& x, bool mx, bool skip) {
+    tally::located<T> r{mx ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), -1};
+    if constexpr (!std::numeric_limits<T>::is_integer)
+      r.value = mx ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    bool nan_seen = false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      T v = x[i];
+      if (v != v) {
+        nan_seen = true;
+        if (!skip) return {v, static_cast<std::int64_t>(i)};
+        continue;
+      }
+      if (r.index < 0 || (mx ? v > r.value : v < r.value)) r = {v, static_cast<std::int64_t>(i)};
+    }
+    if constexpr (!std::numeric_limits<T>::is_integer)
+      if (r.index < 0 && nan_seen) r.value = std::numeric_limits<T>::quiet_NaN();
+    return r;
+  }
+
+  // Checks sums (exact and fast), means and the four extremes of `want` (per-output elements)
+  // computed by `sum(acc, out)`, `mean(out)` and `ext(op, nans, values, indices)` on this backend.
+  template <class T, class Sum, class Mean, class Ext>
+  void check_all(const runs<T>& want, Sum&& sum, Mean&& mean, Ext&& ext) {
+    const std::size_t m = want.size();
+    using R = tally::result_t<T>;
+    // sums
+    for (auto acc : {tally::accuracy::exact, tally::accuracy::fast}) {
+      SCOPED_TRACE(acc == tally::accuracy::exact ? "exact sum" : "fast sum");
+      buffer<R> out(b(), m, R(7));
+      if (is_float_v<T> && acc == tally::accuracy::exact && cuda()) {
+        EXPECT_TRUE(throws_tally([&] { sum(acc, out); }, errc::invalid_argument, {"not available on the cuda backend"}));
+        continue;
+      }
+      sum(acc, out);
+      std::vector<R> got = out.read();
+      for (std::size_t o = 0; o < m; ++o) {
+        SCOPED_TRACE("output " + std::to_string(o) + " of " + std::to_string(m) + ", length " + std::to_string(want[o].size()));
+        if constexpr (is_float_v<T>) {
+          tally::options c = cpu_opt();
+          c.accuracy = tally::accuracy::exact;
+          R exact = tally::sum<T>(want[o], c);
+          if (acc == tally::accuracy::exact) {
+            ASSERT_TRUE(same_bits(got[o], exact));
+          } else {
+            if (!std::isfinite(exact)) {  // NaN and infinities: IEEE in any order
+              ASSERT_TRUE(same_bits(got[o], exact));
+              continue;
+            }
+            long double mag = 0, e = tally::sum<T, double>(want[o], c);  // (+ half an ulp of float64)
+            for (T v : want[o]) mag += std::fabs(static_cast<long double>(v));
+            long double bound = (static_cast<long double>(want[o].size()) + 1) * std::ldexp(1.0L, -53) * mag +
+                                std::ldexp(std::fabs(e), -53);
+            if (std::is_same_v<T, float> && std::fabs(e) + bound > 0)  // + half an ulp of float32
+              bound += std::ldexp(1.0L, std::ilogb(std::fabs(e) + bound) - 24);
+            ASSERT_LE(std::fabs(static_cast<long double>(got[o]) - e), bound) << "fast sum " << got[o] << " exact " << exact;
+            if (want[o].empty()) ASSERT_TRUE(same_bits(got[o], R(0)));
+          }
+        } else {
+          exact_int e = exact_sum(want[o].data(), static_cast<std::int64_t>(want[o].size()));
+          ASSERT_TRUE(e.fits) << "test data must not overflow here";
+          ASSERT_EQ(got[o], e.value);
+        }
+      }
+    }
+    // means (float64 results; float32 data also as float32)
+    {
+      SCOPED_TRACE("mean");
+      buffer<double> out(b(), m, 7.0);
+      if (is_float_v<T> && cuda()) {
+        EXPECT_TRUE(throws_tally([&] { mean(out); }, errc::invalid_argument, {"not available on the cuda backend"}));
+      } else {
+        mean(out);
+        std::vector<double> got = out.read();
+        for (std::size_t o = 0; o < m; ++o) {
+          SCOPED_TRACE("output " + std::to_string(o));
+          double w = tally::mean<T, double>(want[o], cpu_opt());
+          ASSERT_TRUE(same_bits(got[o], w));
+        }
+      }
+    }
+    // extremes
+    for (bool mx : {false, true})
+      for (bool skip : {false, true}) {
+        SCOPED_TRACE(std::string(mx ? "max" : "min") + (skip ? " (omit NaN)" : ""));
+        buffer<T> values(b(), m, T(5));
+        buffer<std::int64_t> idx(b(), m, std::int64_t(-7));
+        ext(mx ? tally::extreme_op::max : tally::extreme_op::min, skip ? nan_policy::omit : nan_policy::propagate, values, idx);
+        std::vector<T> gv = values.read();
+        std::vector<std::int64_t> gi = idx.read();
+        for (std::size_t o = 0; o < m; ++o) {
+          SCOPED_TRACE("output " + std::to_string(o) + ", length " + std::to_string(want[o].size()));
+          auto w = scan(want[o], mx, skip);
+          ASSERT_EQ(gi[o], w.index);
+          ASSERT_TRUE(same_bits(gv[o], w.value));
+        }
+      }
+  }
+
+  // A (rows, cols) matrix with the given strides inside a buffer of `span` elements starting
+  // at element `origin`: the per-output element lists for both axes, and the checks.
+  template <class T>
+  void check_matrix(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs, std::uint64_t seed,
+                    std::vector<T> fill = {}) {
+    // Addresses reach origin + i*rs + j*cs; pick origin so all are >= 0.
+    std::int64_t lo = 0, hi = 0;
+    if (rows > 0 && cols > 0) {
+      lo = std::min<std::int64_t>(0, (rows - 1) * rs) + std::min<std::int64_t>(0, (cols - 1) * cs);
+      hi = std::max<std::int64_t>(0, (rows - 1) * rs) + std::max<std::int64_t>(0, (cols - 1) * cs);
+    }
+    std::int64_t origin = -lo, span = hi - lo + 1;
+    std::vector<T> mem = fill.empty() ? data<T>(span, seed) : fill;
+    if constexpr (std::is_same_v<T, std::int32_t>) {
+      // mostly small, so fast paths and ties are exercised; some near the int32 limits
+      for (std::size_t i = 0; i < mem.size() && fill.empty(); ++i)
+        if (i % 5) mem[i] = static_cast<T>(static_cast<std::int64_t>(mem[i]) % 7);
+    }
+    auto bm = put(mem);
+    const T* base = bm.data() + origin;
+    tally::matrix<T> x{base, rows, cols, rs, cs};
+    for (int axis : {0, 1}) {
+      SCOPED_TRACE("shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ") strides (" + std::to_string(rs) +
+                   ", " + std::to_string(cs) + ") axis " + std::to_string(axis));
+      std::int64_t m = axis == 0 ? cols : rows, len = axis == 0 ? rows : cols;
+      runs<T> want(static_cast<std::size_t>(m));
+      for (std::int64_t o = 0; o < m; ++o)
+        for (std::int64_t k = 0; k < len; ++k) {
+          std::int64_t i = axis == 0 ? k : o, j = axis == 0 ? o : k;
+          want[static_cast<std::size_t>(o)].push_back(mem[static_cast<std::size_t>(origin + i * rs + j * cs)]);
+        }
+      using R = tally::result_t<T>;
+      check_all<T>(
+          want,
+          [&](tally::accuracy acc, buffer<R>& out) {
+            tally::options o = opt();
+            o.accuracy = acc;
+            tally::sum_along<T, R>(x, axis, out.out(), o);
+          },
+          [&](buffer<double>& out) { tally::mean_along<T, double>(x, axis, out.out(), opt()); },
+          [&](tally::extreme_op op, nan_policy nans, buffer<T>& v, buffer<std::int64_t>& i) {
+            tally::extreme_axis(op, nans, x.ref(), axis, tally::detail::mref(v.out()), tally::detail::mref(i.out()), opt());
+          });
+    }
+  }
+
+  template <class T> void check_segments(const std::vector<T>& x, const std::vector<std::int64_t>& off) {
+    SCOPED_TRACE("segments: " + std::to_string(off.size() - 1) + ", elements " + std::to_string(x.size()));
+    auto bx = put(x);
+    auto bo = put(off);
+    runs<T> want(off.size() - 1);
+    for (std::size_t s = 0; s + 1 < off.size(); ++s)
+      want[s].assign(x.begin() + off[s], x.begin() + off[s + 1]);
+    using R = tally::result_t<T>;
+    check_all<T>(
+        want,
+        [&](tally::accuracy acc, buffer<R>& out) {
+          tally::options o = opt();
+          o.accuracy = acc;
+          tally::segment_sum<T, R>(bx.in(), bo.in(), out.out(), o);
+        },
+        [&](buffer<double>& out) { tally::segment_mean<T, double>(bx.in(), bo.in(), out.out(), opt()); },
+        [&](tally::extreme_op op, nan_policy nans, buffer<T>& v, buffer<std::int64_t>& i) {
+          tally::extreme_segments(op, nans, tally::detail::ref(bx.in()), bo.data(), bo.size() - 1,
+                                  tally::detail::mref(v.out()), tally::detail::mref(i.out()), opt());
+        });
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, Shapes,
+                         ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
+                                            ::testing::Values(dtype::float32, dtype::float64, dtype::int32, dtype::int64)),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(Shapes, RowMajorColumnMajorPaddedAndNegativeStrides) {
+  with_type(t(), [&]<class T>() {
+    struct S { std::int64_t r, c; };
+    for (S s : {S{37, 53}, S{1, 1}, S{2, 3}, S{300, 300}}) {
+      check_matrix<T>(s.r, s.c, s.c, 1, 1);             // row-major
+      check_matrix<T>(s.r, s.c, 1, s.r, 2);             // column-major
+      check_matrix<T>(s.r, s.c, s.c + 5, 1, 3);         // padded rows
+      check_matrix<T>(s.r, s.c, -s.c, -1, 4);           // both strides negative
+      check_matrix<T>(s.r, s.c, 2 * s.c, 2, 5);         // every other element
+    }
+  });
+}
+
+TEST_P(Shapes, EmptyAndLengthOneAxes) {
+  with_type(t(), [&]<class T>() {
+    for (auto [r, c] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 5}, {5, 0}, {0, 0}, {1, 1000}, {1000, 1},
+                                                                          {100000, 1}, {1, 100000}}) {
+      check_matrix<T>(r, c, c, 1, 6);
+      check_matrix<T>(r, c, 1, r, 7);
+    }
+  });
+}
+
+TEST_P(Shapes, LongRowsAndTallColumnsSplitAcrossPiecesAndBlocks) {
+  with_type(t(), [&]<class T>() {
+    check_matrix<T>(3, 70001, 70001, 1, 8);   // rows longer than a CPU piece and a GPU tile
+    check_matrix<T>(70001, 3, 3, 1, 9);       // tall: columns split into row chunks
+    check_matrix<T>(5000, 70, 70, 1, 10);     // column mode with several tiles of rows
+  });
+}
+
+TEST_P(Shapes, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
+  with_type(t(), [&]<class T>() {
+    // no segments; only empty segments
+    check_segments<T>({}, {0});
+    check_segments<T>({}, {0, 0, 0, 0});
+    // uneven, with empty ones at the start, middle and end
+    std::mt19937_64 g(11);
+    std::vector<std::int64_t> off{0, 0};
+    for (int s = 0; s < 300; ++s) off.push_back(off.back() + (s % 7 == 0 ? 0 : static_cast<std::int64_t>(g() % (s % 50 == 1 ? 20000 : 40))));
+    off.push_back(off.back());
+    check_segments<T>(data<T>(off.back(), 12), off);
+    // one segment of 3,000,000 elements among 3000 tiny ones (lengths 0..3), in the middle
+    std::vector<std::int64_t> o2{0};
+    for (int s = 0; s < 3001; ++s) o2.push_back(o2.back() + (s == 1500 ? 3000000 : s % 4));
+    std::vector<T> x = random_values<T>(o2.back(), dist::narrow, 13);
+    check_segments<T>(x, o2);
+  });
+}
+
+TEST_P(Shapes, StridedViews) {
+  with_type(t(), [&]<class T>() {
+    std::vector<T> mem = random_values<T>(100003, dist::narrow, 14);
+    auto bm = put(mem);
+    auto check = [&](std::int64_t first, std::int64_t n, std::int64_t stride) {
+      SCOPED_TRACE("first " + std::to_string(first) + " n " + std::to_string(n) + " stride " + std::to_string(stride));
+      std::vector<T> w;
+      for (std::int64_t k = 0; k < n; ++k) w.push_back(mem[static_cast<std::size_t>(first + k * stride)]);
+      tally::strided<T> v{bm.data() + first, n, stride};
+      tally::options ex = opt(), fa = opt();
+      fa.accuracy = tally::accuracy::fast;
+      tally::options c = cpu_opt();
+      if constexpr (is_float_v<T>) {
+        if (cuda()) {
+          EXPECT_TRUE(throws_tally([&] { return tally::sum_strided<T>(v, ex); }, errc::invalid_argument));
+          EXPECT_TRUE(throws_tally([&] { return tally::mean_strided<T>(v, ex); }, errc::invalid_argument));
+        } else {
+          EXPECT_TRUE(same_bits(tally::sum_strided<T>(v, ex), tally::sum<T>(w, c)));
+          EXPECT_TRUE(same_bits(tally::mean_strided<T>(v, ex), tally::mean<T>(w, c)));
+        }
+        // narrow data: integers below 2^21, any order of float64 additions is exact
+        EXPECT_TRUE(same_bits(tally::sum_strided<T>(v, fa), tally::sum<T>(w, c)));
+      } else {
+        EXPECT_EQ(tally::sum_strided<T>(v, ex), tally::sum<T>(w, c));
+        EXPECT_TRUE(same_bits(tally::mean_strided<T>(v, ex), tally::mean<T>(w, c)));
+      }
+      for (bool mx : {false, true}) {
+        auto got = mx ? tally::extreme_strided<T, true>(v, nan_policy::propagate, opt())
+                      : tally::extreme_strided<T, false>(v, nan_policy::propagate, opt());
+        auto want = scan(w, mx, false);
+        EXPECT_EQ(got.index, want.index);
+        EXPECT_TRUE(same_bits(got.value, want.value));
+      }
+    };
+    check(0, 100003, 1);
+    check(0, (100003 + 6) / 7, 7);      // every 7th element
+    check(5, 333, 300);                 // column 5 of a row-major (333, 300) matrix
+    check(100002, 100003, -1);          // reversed
+    check(17, 1000, 0);                 // one element 1000 times
+    check(3, 0, 9);                     // empty
+    check(99999, 20000, -5);
+  });
+}
+
+TEST_P(Shapes, Int32PartialSumsPassTwoToTheThirtyOneAndInt64OverflowNamesTheOutput) {
+  if (t() == dtype::float32 || t() == dtype::float64) GTEST_SKIP() << "integer test";
+  with_type(t(), [&]<class T>() {
+    if constexpr (std::is_integral_v<T>) {
+      // (3, 5000) of int32 max / int64 near max: row sums pass 2^31 (int32) exactly.
+      const std::int64_t rows = 3, cols = 5000;
+      std::vector<T> x(static_cast<std::size_t>(rows * cols), std::numeric_limits<std::int32_t>::max());
+      for (std::int64_t j = 0; j < cols; ++j) x[static_cast<std::size_t>(cols + j)] = std::numeric_limits<std::int32_t>::min();
+      auto bx = put(x);
+      buffer<std::int64_t> out(b(), rows, 0);
+      tally::sum_along<T>(tally::matrix<T>::row_major(bx.data(), rows, cols), 1, out.out(), opt());
+      std::vector<std::int64_t> want = {cols * std::int64_t(INT32_MAX), cols * std::int64_t(INT32_MIN), cols * std::int64_t(INT32_MAX)};
+      EXPECT_EQ(out.read(), want);
+      if constexpr (sizeof(T) == 8) {
+        std::vector<T> y = {1, 2, 3, INT64_MAX, 1, INT64_MIN, -1, 5};
+        auto by = put(y);
+        auto bo = put(std::vector<std::int64_t>{0, 3, 5, 8});
+        buffer<std::int64_t> so(b(), 3, 0);
+        EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(by.in(), bo.in(), so.out(), opt()); }, errc::overflow,
+                                 {"output 1", "int64"}));
+        // an excursion past int64 that comes back is fine
+        std::vector<T> z = {INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN, 7};
+        auto bz = put(z);
+        auto bo2 = put(std::vector<std::int64_t>{0, 5});
+        buffer<std::int64_t> zo(b(), 1, 0);
+        tally::segment_sum<T>(bz.in(), bo2.in(), zo.out(), opt());
+        EXPECT_EQ(zo.read()[0], 5);
+      }
+    }
+  });
+}
+
+TEST_P(Shapes, TiesAcrossBlockBoundariesAndNanRules) {
+  with_type(t(), [&]<class T>() {
+    // One long segment and one long column with ties placed past piece / tile / chunk bounds.
+    const std::int64_t n = 300007;
+    std::vector<T> x(static_cast<std::size_t>(n), T(1));
+    for (std::int64_t i : {299999, 200000, 65537, 40000, 8192 * 3 + 1}) x[static_cast<std::size_t>(i)] = T(9);
+    for (std::int64_t i : {123457, 32768, 32769}) x[static_cast<std::size_t>(i)] = T(-9);
+    auto bx = put(x);
+    auto bo = put(std::vector<std::int64_t>{0, 5, n});
+    buffer<T> v(b(), 2, T(0));
+    buffer<std::int64_t> i(b(), 2, std::int64_t(0));
+    tally::segment_extreme<T, true>(bx.in(), bo.in(), v.out(), i.out(), nan_policy::propagate, opt());
+    EXPECT_EQ(i.read()[1], 8192 * 3 + 1 - 5);
+    tally::segment_extreme<T, false>(bx.in(), bo.in(), v.out(), i.out(), nan_policy::propagate, opt());
+    EXPECT_EQ(i.read()[1], 32768 - 5);
+    // the same data as a (n, 1) column of a (n, 1) matrix, axis 0
+    buffer<std::int64_t> ci(b(), 1, std::int64_t(0));
+    buffer<T> cv(b(), 1, T(0));
+    tally::extreme_along<T, true>(tally::matrix<T>::row_major(bx.data(), n, 1), 0, cv.out(), ci.out(), nan_policy::propagate, opt());
+    EXPECT_EQ(ci.read()[0], 8192 * 3 + 1);
+    if constexpr (is_float_v<T>) {
+      const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+      // rows: NaN in the middle; all NaN; all +inf; -0.0 then +0.0
+      std::vector<T> m = {1, nan, 7, nan, 2,  nan, nan, nan, nan, nan,  inf, inf, inf, inf, inf,  T(-0.0), T(0.0), T(0.0), T(-0.0), T(0.0)};
+      check_matrix<T>(4, 5, 5, 1, 0, m);
+      auto bm = put(m);
+      buffer<T> mv(b(), 4, T(0));
+      buffer<std::int64_t> mi(b(), 4, std::int64_t(0));
+      tally::extreme_along<T, false>(tally::matrix<T>::row_major(bm.data(), 4, 5), 1, mv.out(), mi.out(), nan_policy::propagate, opt());
+      EXPECT_EQ(mi.read(), (std::vector<std::int64_t>{1, 5 - 5, 0, 0}));
+      EXPECT_TRUE(std::isnan(mv.read()[0]));
+      EXPECT_TRUE(same_bits(mv.read()[2], inf));
+      EXPECT_TRUE(same_bits(mv.read()[3], T(-0.0)));
+      tally::extreme_along<T, true>(tally::matrix<T>::row_major(bm.data(), 4, 5), 1, mv.out(), mi.out(), nan_policy::omit, opt());
+      EXPECT_EQ(mi.read(), (std::vector<std::int64_t>{2, -1, 0, 0}));
+      EXPECT_TRUE(std::isnan(mv.read()[1]));
+    }
+  });
+}
+
+TEST_P(Shapes, BadArgumentsAreClearErrors) {
+  with_type(t(), [&]<class T>() {
+    using R = tally::result_t<T>;
+    std::vector<T> xv(12, T(1));
+    auto bx = put(xv);
+    auto x = tally::matrix<T>::row_major(bx.data(), 3, 4);
+    buffer<R> out3(b(), 3, R(0)), out4(b(), 4, R(0));
+    EXPECT_TRUE(throws_tally([&] { tally::sum_along<T>(x, 2, out3.out(), opt()); }, errc::invalid_argument, {"axis"}));
+    EXPECT_TRUE(throws_tally([&] { tally::sum_along<T>(x, 1, out4.out(), opt()); }, errc::length_mismatch, {"4 elements", "3 results"}));
+    EXPECT_TRUE(throws_tally([&] { tally::sum_along<T>(x, 0, out3.out(), opt()); }, errc::length_mismatch));
+    EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::dot, x.ref(), 1, tally::detail::mref(out3.out()), opt()); },
+                             errc::invalid_argument, {"reduce_op::sum"}));
+    auto neg = x;
+    neg.rows = -1;
+    EXPECT_TRUE(throws_tally([&] { tally::sum_along<T>(neg, 1, out3.out(), opt()); }, errc::invalid_argument, {"negative"}));
+    auto huge = x;
+    huge.row_stride = std::int64_t(1) << 61;
+    EXPECT_TRUE(throws_tally([&] { tally::sum_along<T>(huge, 1, out3.out(), opt()); }, errc::invalid_argument, {"overflow"}));
+    buffer<std::int32_t> wrong(b(), 3, 0);
+    EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, x.ref(), 1, tally::detail::mref(wrong.out()), opt()); },
+                             errc::invalid_argument, {"cannot produce"}));
+    EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::max, nan_policy::propagate, x.ref(), 1, {}, {}, opt()); },
+                             errc::null_pointer, {"neither"}));
+    // offsets: first not 0, decreasing, last not x's length
+    buffer<R> so(b(), 3, R(0));
+    for (auto [off, where] : std::vector<std::pair<std::vector<std::int64_t>, std::string>>{
+             {{1, 4, 8, 12}, "0"}, {{0, 8, 4, 12}, "2"}, {{0, 4, 8, 11}, "3"}}) {
+      auto bo = put(off);
+      EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), opt()); }, errc::invalid_argument,
+                               {"offsets"}))
+          << "offsets case " << where;
+    }
+    // host offsets for device data (or the reverse) is a memory error, not a crash
+    if (cuda()) {
+      std::vector<std::int64_t> host_off{0, 4, 8, 12};
+      EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), tally::view<const std::int64_t>(host_off), so.out(), opt()); },
+                               errc::wrong_memory));
+    }
+  });
+}
+
+}  // namespace
+}  // namespace tt
