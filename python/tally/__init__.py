@@ -31,7 +31,6 @@ C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the C
 without a GPU (cuda_error, no_gpu): RuntimeError. ``axis=`` other than None, and mean/norm of
 CUDA arrays: NotImplementedError in this version.
 """
-from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
 
