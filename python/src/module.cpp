@@ -1,12 +1,15 @@
-// tally._tally: the compiled layer of the Python module. Thin: it maps NumPy (DLPack) arrays
-// onto tally::array_ref and tally::error onto Python exceptions; python/tally/__init__.py
-// holds the documented API.
+// tally._tally: the compiled layer of the Python module. Thin: it maps DLPack arrays (NumPy,
+// CuPy, PyTorch, anything nanobind's device-agnostic ndarray accepts, and objects that only
+// have __cuda_array_interface__) onto tally::array_ref, a stream handle onto options.stream,
+// and tally::error onto Python exceptions. python/tally/__init__.py holds the documented API;
+// python/tally/_arrays.py prepares the arrays (flattening, stream choice, DLPack export).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tally/core.hpp"
 
@@ -14,10 +17,16 @@ namespace nb = nanobind;
 
 namespace {
 
-using host_array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
-using host_out = nb::ndarray<nb::c_contig, nb::device::cpu>;
+// Any device, any dtype, any strides: checked below, so the messages are tally's own.
+using in_array = nb::ndarray<nb::ro>;
+using out_array = nb::ndarray<>;
 
-tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn) {
+// DLPack device types (dlpack.h): kDLCPU, kDLCUDA, kDLCUDAHost (pinned), kDLCUDAManaged.
+constexpr int kCPU = 1, kCUDA = 2, kCUDAHost = 3, kCUDAManaged = 13;
+
+std::string prefix(const char* fn) { return std::string("tally.") + fn + ": "; }
+
+tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn, const char* name) {
   using code = nb::dlpack::dtype_code;
   if (t.lanes == 1) {
     if (t.code == static_cast<std::uint8_t>(code::Float) && t.bits == 32) return tally::dtype::float32;
@@ -25,54 +34,90 @@ tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn) {
     if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 32) return tally::dtype::int32;
     if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 64) return tally::dtype::int64;
   }
-  throw nb::type_error((std::string("tally.") + fn +
-                        ": unsupported dtype (float32, float64, int32 and int64 are supported)")
-                           .c_str());
+  throw nb::type_error((prefix(fn) + name + " has an unsupported dtype (float32, float64, int32 and int64 are supported)").c_str());
 }
 
-tally::array_ref ref(const host_array& a, const char* fn) {
-  return {a.data(), static_cast<std::int64_t>(a.size()), dtype_of(a.dtype(), fn), tally::memory::host};
+// Where a DLPack array lives, as tally's memory kind; TypeError for devices tally cannot read.
+tally::memory memory_of(int device_type, const char* fn, const char* name) {
+  switch (device_type) {
+    case kCPU:
+    case kCUDAHost: return tally::memory::host;
+    case kCUDA: return tally::memory::device;
+    case kCUDAManaged: return tally::memory::unknown;  // the runtime says: readable by both sides
+    default:
+      throw nb::type_error((prefix(fn) + name + " is on DLPack device type " + std::to_string(device_type) +
+                            "; tally reads CPU and CUDA memory only").c_str());
+  }
 }
 
-tally::options options(const std::string& accuracy, const std::string& backend, const char* fn) {
+// The C++ layer reads contiguous 1-D data: any shape is accepted if it is dense in C order
+// (the Python layer flattens, copying in the array's own library when it has to).
+template <class A> std::int64_t dense_size(const A& a, const char* fn, const char* name) {
+  std::int64_t expect = 1, n = 1;
+  for (std::size_t i = 0; i < a.ndim(); ++i) n *= static_cast<std::int64_t>(a.shape(i));
+  if (n > 1)
+    for (std::size_t i = a.ndim(); i-- > 0;) {
+      if (a.shape(i) != 1 && a.stride(i) != expect)
+        throw nb::value_error((prefix(fn) + name + " is not C-contiguous (the C++ layer has no strides yet)").c_str());
+      expect *= static_cast<std::int64_t>(a.shape(i));
+    }
+  return n;
+}
+
+tally::array_ref ref(const in_array& a, const char* fn, const char* name) {
+  std::int64_t n = dense_size(a, fn, name);
+  return {a.data(), n, dtype_of(a.dtype(), fn, name), memory_of(a.device_type(), fn, name)};
+}
+
+tally::options options(const std::string& accuracy, const std::string& backend, std::uintptr_t stream,
+                       const char* fn) {
   tally::options o;
   if (accuracy == "exact") o.accuracy = tally::accuracy::exact;
   else if (accuracy == "fast") o.accuracy = tally::accuracy::fast;
-  else throw nb::value_error((std::string("tally.") + fn + ": accuracy must be 'exact' or 'fast', not '" + accuracy + "'").c_str());
+  else throw nb::value_error((prefix(fn) + "accuracy must be 'exact' or 'fast', not '" + accuracy + "'").c_str());
   if (backend == "auto") o.backend = tally::backend::automatic;
   else if (backend == "cpu") o.backend = tally::backend::cpu;
   else if (backend == "cuda") o.backend = tally::backend::cuda;
-  else throw nb::value_error((std::string("tally.") + fn + ": backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'").c_str());
+  else throw nb::value_error((prefix(fn) + "backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'").c_str());
+  // A CUDA stream handle as an integer (cupy's Stream.ptr, torch's Stream.cuda_stream): 0 is
+  // the legacy default stream, 2 cudaStreamPerThread.
+  o.stream = reinterpret_cast<tally::stream_t>(stream);
   return o;
 }
 
-nb::object reduce(tally::reduce_op op, const host_array& x, const host_array* y, const std::string& out,
-                  const std::string& accuracy, const std::string& backend) {
+nb::object scalar(const unsigned char* buf, tally::dtype t) {
+  switch (t) {
+    case tally::dtype::float32: return nb::float_(static_cast<double>(*reinterpret_cast<const float*>(buf)));
+    case tally::dtype::float64: return nb::float_(*reinterpret_cast<const double*>(buf));
+    case tally::dtype::int32: return nb::int_(*reinterpret_cast<const std::int32_t*>(buf));
+    case tally::dtype::int64: return nb::int_(*reinterpret_cast<const std::int64_t*>(buf));
+  }
+  return nb::none();
+}
+
+nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, const std::string& out,
+                  const std::string& accuracy, const std::string& backend, std::uintptr_t stream) {
   const char* fn = op == tally::reduce_op::sum ? "sum" : "dot";
-  tally::array_ref rx = ref(x, fn), ry = y ? ref(*y, fn) : tally::array_ref{};
+  tally::array_ref rx = ref(x, fn, "x"), ry = y ? ref(*y, fn, "y") : tally::array_ref{};
   tally::dtype rt = tally::result_dtype(op, rx.type);
   if (out == "float32") rt = tally::dtype::float32;
   else if (out == "float64") rt = tally::dtype::float64;
   else if (out == "int64") rt = tally::dtype::int64;
-  else if (!out.empty()) throw nb::type_error((std::string("tally.") + fn + ": unsupported result dtype '" + out + "'").c_str());
-  tally::options o = options(accuracy, backend, fn);
+  else if (!out.empty()) throw nb::type_error((prefix(fn) + "unsupported result dtype '" + out + "'").c_str());
+  tally::options o = options(accuracy, backend, stream, fn);
   alignas(8) unsigned char buf[8] = {};
   {
     nb::gil_scoped_release unlocked;  // the reduction may run for a while; other threads go on
     tally::reduce(op, rx, ry, buf, rt, o);
   }
-  switch (rt) {
-    case tally::dtype::float32: return nb::float_(static_cast<double>(*reinterpret_cast<float*>(buf)));
-    case tally::dtype::float64: return nb::float_(*reinterpret_cast<double*>(buf));
-    default: return nb::int_(*reinterpret_cast<std::int64_t*>(buf));
-  }
+  return scalar(buf, rt);
 }
 
 // (value, index) of the min or max: the value as a Python float or int, index -1 when none.
-nb::tuple extreme(bool mx, bool skip_nan, const host_array& x, const std::string& backend) {
+nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
   const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
-  tally::array_ref rx = ref(x, fn);
-  tally::options o = options("exact", backend, fn);
+  tally::array_ref rx = ref(x, fn, "x");
+  tally::options o = options("exact", backend, stream, fn);
   alignas(8) unsigned char buf[8] = {};
   std::int64_t index = -1;
   {
@@ -80,62 +125,129 @@ nb::tuple extreme(bool mx, bool skip_nan, const host_array& x, const std::string
     tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
                    skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
   }
-  nb::object v;
-  switch (rx.type) {
-    case tally::dtype::float32: v = nb::float_(static_cast<double>(*reinterpret_cast<float*>(buf))); break;
-    case tally::dtype::float64: v = nb::float_(*reinterpret_cast<double*>(buf)); break;
-    case tally::dtype::int32: v = nb::int_(*reinterpret_cast<std::int32_t*>(buf)); break;
-    case tally::dtype::int64: v = nb::int_(*reinterpret_cast<std::int64_t*>(buf)); break;
-  }
-  return nb::make_tuple(v, index);
+  return nb::make_tuple(scalar(buf, rx.type), index);
 }
 
-// mean / norm2: one float32 or float64 result on the CPU backend, as a Python float.
-template <class F> double float_result(F&& f, const host_array& x, const std::string& out, const char* fn) {
-  tally::array_ref rx = ref(x, fn);
+// out = x + y. Floating data in device memory: enqueued on `stream` (tally::add_async) and
+// not waited for, like the array library's own `+`. Integers (whose overflow is reported) and
+// host data: blocking.
+void add(const in_array& x, const in_array& y, const out_array& out, const std::string& backend, std::uintptr_t stream) {
+  tally::options o = options("exact", backend, stream, "add");
+  tally::array_ref rx = ref(x, "add", "x"), ry = ref(y, "add", "y");
+  in_array out_ro(out);
+  tally::array_ref ro_ = ref(out_ro, "add", "out");
+  tally::mutable_array_ref ro{out.data(), ro_.size, ro_.type, ro_.where};
+  bool floating = rx.type == tally::dtype::float32 || rx.type == tally::dtype::float64;
+  nb::gil_scoped_release unlocked;
+  if (floating && ro.where == tally::memory::device && o.backend != tally::backend::cpu)
+    tally::add_async(rx, ry, ro, nullptr, o);
+  else
+    tally::add(rx, ry, ro, o);
+}
+
+// mean / norm2: one float32 or float64 result, as a Python float.
+template <class F>
+double float_result(F&& f, const in_array& x, const std::string& out, const std::string& backend,
+                    std::uintptr_t stream, const char* fn) {
+  tally::array_ref rx = ref(x, fn, "x");
   tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+  tally::options o = options("exact", backend, stream, fn);
   alignas(8) unsigned char buf[8] = {};
   {
     nb::gil_scoped_release unlocked;
-    f(rx, buf, rt, tally::options{tally::backend::cpu});
+    f(rx, buf, rt, o);
   }
   return rt == tally::dtype::float32 ? static_cast<double>(*reinterpret_cast<float*>(buf)) : *reinterpret_cast<double*>(buf);
+}
+
+// An ndarray over an object that only has __cuda_array_interface__ (version 2 or 3): device
+// memory, zero copy, keeping `obj` alive. Byte strides become element strides; the `stream`
+// entry is the Python layer's business.
+nb::object from_cuda_array_interface(nb::handle obj) {
+  nb::dict cai = nb::borrow<nb::dict>(obj.attr("__cuda_array_interface__"));
+  const char* fn = "cuda_array_interface";
+  if (cai.contains("mask") && !cai["mask"].is_none())
+    throw nb::value_error("tally: masked __cuda_array_interface__ arrays are not supported");
+  std::string typestr = nb::cast<std::string>(cai["typestr"]);
+  if (typestr.size() < 3 || (typestr[0] != '<' && typestr[0] != '|'))
+    throw nb::type_error(("tally: __cuda_array_interface__ typestr '" + typestr +
+                          "' is not little-endian or native; unsupported dtype").c_str());
+  nb::dlpack::dtype dt;
+  int bytes = std::stoi(typestr.substr(2));
+  dt.bits = static_cast<std::uint8_t>(8 * bytes);
+  dt.lanes = 1;
+  using code = nb::dlpack::dtype_code;
+  switch (typestr[1]) {
+    case 'f': dt.code = static_cast<std::uint8_t>(code::Float); break;
+    case 'i': dt.code = static_cast<std::uint8_t>(code::Int); break;
+    case 'u': dt.code = static_cast<std::uint8_t>(code::UInt); break;
+    case 'b': dt.code = static_cast<std::uint8_t>(code::Bool); break;
+    case 'c': dt.code = static_cast<std::uint8_t>(code::Complex); break;
+    default:
+      throw nb::type_error(("tally: __cuda_array_interface__ typestr '" + typestr + "': unsupported dtype").c_str());
+  }
+  nb::tuple data = nb::borrow<nb::tuple>(cai["data"]);
+  auto ptr = nb::cast<std::uintptr_t>(data[0]);
+  bool readonly = nb::cast<bool>(data[1]);
+  nb::tuple shape_t = nb::borrow<nb::tuple>(cai["shape"]);
+  std::vector<std::size_t> shape;
+  for (nb::handle s : shape_t) shape.push_back(nb::cast<std::size_t>(s));
+  std::vector<std::int64_t> strides;
+  bool has_strides = cai.contains("strides") && !cai["strides"].is_none();
+  if (has_strides)
+    for (nb::handle s : nb::borrow<nb::tuple>(cai["strides"])) {
+      auto b = nb::cast<std::int64_t>(s);
+      if (b % bytes != 0)
+        throw nb::value_error(("tally." + std::string(fn) + ": stride of " + std::to_string(b) +
+                               " bytes is not a multiple of the element size").c_str());
+      strides.push_back(b / bytes);
+    }
+  const std::int64_t* sp = has_strides ? strides.data() : nullptr;
+  if (readonly)
+    return nb::cast(nb::ndarray<nb::ro>(reinterpret_cast<const void*>(ptr), shape.size(), shape.data(), obj, sp, dt, kCUDA, 0));
+  return nb::cast(nb::ndarray<>(reinterpret_cast<void*>(ptr), shape.size(), shape.data(), obj, sp, dt, kCUDA, 0));
 }
 
 }  // namespace
 
 NB_MODULE(_tally, m) {
   m.doc() = "tally's compiled layer; use the functions of the tally package";
+  // tally::errc -> Python exception (documented in python/tally/__init__.py).
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const tally::error& e) {
       switch (e.code()) {
         case tally::errc::overflow: PyErr_SetString(PyExc_OverflowError, e.what()); break;
+        case tally::errc::wrong_memory: PyErr_SetString(PyExc_TypeError, e.what()); break;
         case tally::errc::cuda_error:
         case tally::errc::no_gpu: PyErr_SetString(PyExc_RuntimeError, e.what()); break;
-        default: PyErr_SetString(PyExc_ValueError, e.what()); break;
+        default: PyErr_SetString(PyExc_ValueError, e.what()); break;  // invalid_argument, length_mismatch,
+                                                                       // null_pointer, empty_input
       }
     }
   });
-  m.def("sum", [](const host_array& x, const std::string& out, const std::string& accuracy,
-                  const std::string& backend) { return reduce(tally::reduce_op::sum, x, nullptr, out, accuracy, backend); },
-        nb::arg("x"), nb::arg("out_dtype") = "", nb::arg("accuracy") = "exact", nb::arg("backend") = "auto");
-  m.def("dot", [](const host_array& x, const host_array& y, const std::string& out, const std::string& accuracy,
-                  const std::string& backend) { return reduce(tally::reduce_op::dot, x, &y, out, accuracy, backend); },
-        nb::arg("x"), nb::arg("y"), nb::arg("out_dtype") = "", nb::arg("accuracy") = "exact", nb::arg("backend") = "auto");
-  m.def("add", [](const host_array& x, const host_array& y, host_out out, const std::string& backend) {
-          tally::options o = options("exact", backend, "add");
-          tally::array_ref rx = ref(x, "add"), ry = ref(y, "add");
-          tally::mutable_array_ref ro{out.data(), static_cast<std::int64_t>(out.size()), dtype_of(out.dtype(), "add"), tally::memory::host};
-          nb::gil_scoped_release unlocked;
-          tally::add(rx, ry, ro, o);
+  m.def("sum", [](const in_array& x, const std::string& out, const std::string& accuracy, const std::string& backend,
+                  std::uintptr_t stream) { return reduce(tally::reduce_op::sum, x, nullptr, out, accuracy, backend, stream); },
+        nb::arg("x"), nb::arg("out_dtype") = "", nb::arg("accuracy") = "exact", nb::arg("backend") = "auto",
+        nb::arg("stream") = 0);
+  m.def("dot", [](const in_array& x, const in_array& y, const std::string& out, const std::string& accuracy,
+                  const std::string& backend, std::uintptr_t stream) {
+          return reduce(tally::reduce_op::dot, x, &y, out, accuracy, backend, stream);
         },
-        nb::arg("x"), nb::arg("y"), nb::arg("out"), nb::arg("backend") = "auto");
-  m.def("mean", [](const host_array& x, const std::string& out) { return float_result(tally::mean, x, out, "mean"); },
-        nb::arg("x"), nb::arg("out_dtype") = "float64");
-  m.def("norm2", [](const host_array& x, const std::string& out) { return float_result(tally::norm2, x, out, "norm"); },
-        nb::arg("x"), nb::arg("out_dtype") = "float64");
-  m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto");
+        nb::arg("x"), nb::arg("y"), nb::arg("out_dtype") = "", nb::arg("accuracy") = "exact", nb::arg("backend") = "auto",
+        nb::arg("stream") = 0);
+  m.def("add", &add, nb::arg("x"), nb::arg("y"), nb::arg("out"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("mean", [](const in_array& x, const std::string& out, const std::string& backend, std::uintptr_t stream) {
+          return float_result(tally::mean, x, out, backend, stream, "mean");
+        },
+        nb::arg("x"), nb::arg("out_dtype") = "float64", nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("norm2", [](const in_array& x, const std::string& out, const std::string& backend, std::uintptr_t stream) {
+          return float_result(tally::norm2, x, out, backend, stream, "norm");
+        },
+        nb::arg("x"), nb::arg("out_dtype") = "float64", nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto",
+        nb::arg("stream") = 0);
+  m.def("from_cuda_array_interface", &from_cuda_array_interface, nb::arg("obj"));
   m.def("cuda_available", &tally::cuda_available);
 }

@@ -1,50 +1,59 @@
-"""tally: parallel reductions with exact (correctly rounded) results, for NumPy arrays.
+"""tally: parallel reductions with exact (correctly rounded) results, for NumPy, CuPy and
+PyTorch arrays.
 
     >>> import numpy as np, tally
     >>> x = np.full(2**24 + 1, 1.0, dtype=np.float32)
     >>> tally.sum(x, dtype=np.float64)      # numpy's float32 sum would give 16777216.0
     16777217.0
 
-This version of the Python module runs on the CPU backend over NumPy arrays (any shape,
-read flattened in C order): sum, dot, add, min, max, argmin, argmax and their nan forms.
-GPU arrays (CuPy, PyTorch) are not accepted yet.
-"""
-from __future__ import annotations
+Arrays (any shape, read flattened in C order; element types float32, float64, int32, int64):
 
-from typing import Literal, Optional, Union
+- NumPy arrays (and lists, scalars) and CPU torch tensors run on the CPU backend (OpenMP).
+- CuPy arrays and CUDA torch tensors run on the CUDA backend, zero copy (DLPack), on the
+  library's *current* stream: ``cupy.cuda.get_current_stream()``,
+  ``torch.cuda.current_stream(x.device)``. Other DLPack producers with CUDA data run on the
+  legacy default stream; objects that only have ``__cuda_array_interface__`` on the stream it
+  names. The arrays of one call must all be CUDA arrays or all host arrays.
+- C-contiguous arrays are never copied. Other layouts (``x[::3]``, ``x.T``) are copied to a
+  contiguous array in their own library (numpy / cupy / torch, on the current stream) before
+  the call, since the C++ layer reads contiguous data only in this version; sum, mean, norm
+  and min/max read any dense layout (``x.T``, Fortran order) in place. ``add``'s ``out`` is
+  never copied (it must be C-contiguous).
+
+Results: Python ``float`` / ``int`` for reductions (the call blocks until the value is on the
+host); ``add`` returns an array of the input's library (NumPy in, NumPy out; CuPy in, CuPy
+out; torch in, torch out), or ``out``.
+
+Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
+(wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
+length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
+C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
+without a GPU (cuda_error, no_gpu): RuntimeError. ``axis=`` other than None, and mean/norm of
+CUDA arrays: NotImplementedError in this version.
+"""
+
+from typing import Any, Literal, Optional, Union
 
 import numpy as np
 
 from . import _tally
+from ._arrays import check_axis, empty_like, finish, prepare, prepare_out, dtype_name
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
            "nanargmax", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
-_SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
 
 
-def _host(a, fn: str) -> np.ndarray:
-    """A C-contiguous NumPy view (or copy) of `a`, or TypeError for GPU arrays and bad dtypes."""
-    if hasattr(a, "__cuda_array_interface__") or getattr(getattr(a, "device", None), "type", "cpu") == "cuda":
-        raise TypeError(f"tally.{fn}: GPU arrays are not supported by this version of the Python module")
-    arr = np.asarray(a)
-    if arr.dtype.type not in _SUPPORTED:
-        raise TypeError(f"tally.{fn}: unsupported dtype {arr.dtype} (float32, float64, int32 and int64 are supported)")
-    if not arr.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
-        arr = arr.astype(arr.dtype.newbyteorder("="))
-    return np.require(arr, requirements="C")  # keeps 0-d arrays 0-d
-
-
-def _out_dtype(dtype, a: np.ndarray, fn: str) -> str:
+def _out_dtype(dtype, name: str, fn: str) -> str:
     if dtype is None:
         return ""
-    name = np.dtype(dtype).name
-    floating = a.dtype.kind == "f"
-    if (floating and name not in ("float32", "float64")) or (not floating and name != "int64"):
+    out = dtype_name(dtype)
+    floating = name.startswith("float")
+    if (floating and out not in ("float32", "float64")) or (not floating and out != "int64"):
         allowed = "float32 or float64" if floating else "int64"
-        raise TypeError(f"tally.{fn}: a {a.dtype} {fn} can give {allowed}, not {name}")
-    return name
+        raise TypeError(f"tally.{fn}: a {name} {fn} can give {allowed}, not {out}")
+    return out
 
 
 def _accuracy(accuracy, fn: str) -> str:
@@ -54,161 +63,214 @@ def _accuracy(accuracy, fn: str) -> str:
 
 
 def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Union[float, int]:
-    """Sum of all elements of `x` (any shape, read flattened).
+    """Sum of all elements of `x`.
 
-    x: array-like of float32, float64, int32 or int64 (NumPy; lists are converted).
-    dtype: result type; float32 or float64 for floating x (default: x's type), int64 for
-        integer x (the default). float32 data with dtype=float64 give the correctly rounded
-        float64 sum.
-    accuracy: "exact" (default): the exact sum rounded once to `dtype`, to nearest, ties to
-        even (correctly rounded: the same bits on every backend); "fast": a float64
-        accumulator tree with the error bound documented in include/tally/tally.hpp.
-    Returns a Python float (floating x) or int (integer x). The sum of nothing is 0.
-    Integer sums are exact; OverflowError when the exact sum does not fit in int64.
-    Raises TypeError for unsupported dtypes or GPU arrays, ValueError for bad arguments,
-    NotImplementedError for `axis` (whole-array reductions only, for now).
+    x: array of shape (n,) or any shape (read flattened), element type float32, float64,
+        int32 or int64: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on the current
+        stream), CPU torch, any DLPack or __cuda_array_interface__ array, or a list.
+    dtype: result / accumulator type: float32 or float64 for floating x (default: x's type;
+        float32 data with dtype=float64 give the correctly rounded float64 sum), int64 for
+        integer x (the default; accumulated exactly in 128 bits).
+    accuracy: "exact" (default): the exact sum rounded once to `dtype`, to nearest with ties to
+        even: correctly rounded, so the same bits on every backend, GPU, launch shape and thread
+        count (float32 in float64 exponent bins: Demmel, Hida, SIAM J. Sci. Comput. 25(4),
+        2003; float64 by error-free extraction into anchored levels: Demmel, Nguyen, IEEE
+        Trans. Computers 64(7), 2015; a Kulisch superaccumulator behind them). "fast": a
+        float64 accumulator tree, within the error bound documented in tally.hpp; the bits may
+        differ between backends.
+    axis: None only (NotImplementedError otherwise, in this version).
+
+    Returns a Python float (floating x) or int (integer x). Empty x: 0.0 (0 for integers);
+    a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until the value is
+    on the host (after the work queued before it on the stream).
+    Raises TypeError (unsupported dtype), ValueError (bad accuracy), OverflowError (the exact
+    integer sum does not fit in int64).
     """
-    if axis is not None:
-        raise NotImplementedError("tally.sum: axis reductions are not supported yet")
-    a = _host(x, "sum")
-    return _tally.sum(a.reshape(-1), _out_dtype(dtype, a, "sum"), _accuracy(accuracy, "sum"), "cpu")
+    check_axis(axis, "sum")
+    a = prepare(x, "sum", order_free=True)
+    out = _out_dtype(dtype, a.dtype, "sum")
+    acc = _accuracy(accuracy, "sum")
+    backend, stream = finish(a)
+    return _tally.sum(a.view, out, acc, backend, stream)
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
-    """Dot product sum(x[i] * y[i]) of two arrays with the same number of elements.
+    """Dot product: the sum of x[i] * y[i] over the flattened arrays.
 
-    x, y: array-likes of one dtype (float32, float64, int32 or int64), flattened.
-    dtype, accuracy: as in `sum`; in exact mode every product is exact too, so the result is
-        the correctly rounded exact dot product at any condition number.
-    Raises ValueError when the lengths or dtypes differ; OverflowError for an int64
-    overflow of the exact integer result; TypeError for unsupported dtypes.
+    x, y: arrays of n elements each (any shapes with the same element count, read flattened
+        in C order), of one element type (float32, float64, int32 or int64), both host or both
+        CUDA arrays (the CUDA call runs on x's library's current stream).
+    dtype, accuracy: as in `sum`. In exact mode every product is exact too (TwoProduct: Ogita,
+        Rump, Oishi, SIAM J. Sci. Comput. 26(6), 2005), so the result is the correctly rounded
+        exact dot product at any condition number; integer dot products are exact (192-bit
+        accumulator for int64).
+
+    Returns a Python float or int; 0.0 (0) for empty inputs. Blocks until the value is on the
+    host. Deterministic in exact mode (the same bits everywhere).
+    Raises ValueError when the lengths or element types differ, TypeError for unsupported
+    dtypes or host and CUDA arrays mixed, OverflowError when the exact integer result does
+    not fit in int64.
     """
-    a, b = _host(x, "dot"), _host(y, "dot")
+    a, b = prepare(x, "dot", "x"), prepare(y, "dot", "y")
     if a.dtype != b.dtype:
         raise ValueError(f"tally.dot: element type mismatch: x is {a.dtype}, y is {b.dtype}")
     if a.size != b.size:
         raise ValueError(f"tally.dot: length mismatch: x has {a.size} elements, y has {b.size}")
-    return _tally.dot(a.reshape(-1), b.reshape(-1), _out_dtype(dtype, a, "dot"), _accuracy(accuracy, "dot"), "cpu")
+    out = _out_dtype(dtype, a.dtype, "dot")
+    acc = _accuracy(accuracy, "dot")
+    backend, stream = finish(a, b)
+    return _tally.dot(a.view, b.view, out, acc, backend, stream)
 
 
-def add(x, y, *, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """Element-wise x + y of two arrays of the same shape and dtype; returns `out`.
+def add(x, y, *, out: Optional[Any] = None) -> Any:
+    """Element-wise x + y; returns `out`, or a new array of x's library, shape and dtype.
 
-    out: optional C-contiguous array of the same shape and dtype (may be x or y: in place).
-    Integer overflow raises OverflowError (out then holds wrapped values).
+    x, y: arrays of one shape (no broadcasting) and one element type (float32, float64, int32,
+        int64), both host or both CUDA arrays.
+    out: optional C-contiguous array of that shape and dtype, written in place (it may be x
+        or y itself; partial overlap is a ValueError). Without it the result is a new NumPy,
+        CuPy or torch array (CuPy / torch: on x's device, allocated on the current stream);
+        other array types need out=.
+
+    Floating CUDA arrays: the add is queued on the current stream and not waited for, like the
+    library's own `+`. Integer CUDA arrays and host arrays: blocks until done. Each element is
+    correctly rounded (IEEE addition), so the result is the same on every backend.
+    Raises ValueError (shape or dtype mismatch, bad out), TypeError (unsupported dtype, mixed
+    host and CUDA arrays), OverflowError (an integer element overflowed; out then holds
+    wrapped values).
     """
-    a, b = _host(x, "add"), _host(y, "add")
-    if a.shape != b.shape:
-        raise ValueError(f"tally.add: shape mismatch: x has shape {a.shape}, y has shape {b.shape}")
+    a, b = prepare(x, "add", "x"), prepare(y, "add", "y")
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"tally.add: shape mismatch: x has shape {tuple(a.shape)}, y has shape {tuple(b.shape)}")
     if a.dtype != b.dtype:
         raise ValueError(f"tally.add: element type mismatch: x is {a.dtype}, y is {b.dtype}")
-    if out is None:
-        out = np.empty_like(a)
-    elif not isinstance(out, np.ndarray):
-        raise TypeError(f"tally.add: out must be a NumPy array, not {type(out).__name__}")
-    elif out.shape != a.shape or out.dtype != a.dtype or not out.flags.c_contiguous:
-        raise ValueError("tally.add: out must be C-contiguous with the shape and dtype of x")
-    elif not out.flags.writeable:
-        raise ValueError("tally.add: out is read-only")
-    _tally.add(a.reshape(-1), b.reshape(-1), out.reshape(-1), "cpu")
-    return out
+    result = out if out is not None else empty_like(a)
+    o = prepare_out(result, a)
+    backend, stream = finish(a, b, o)
+    _tally.add(a.view, b.view, o.view, backend, stream)
+    return result
 
 
-def mean(x, *, dtype=None) -> float:
-    """Arithmetic mean of all elements of `x`: the exact sum divided by the count, correctly
-    rounded to `dtype` (one rounding: the same bits whatever the backend or thread count).
+def _host_only(a, fn: str) -> None:
+    if a.cuda:
+        raise NotImplementedError(f"tally.{fn}: CUDA arrays are not supported yet ({fn} runs on the CPU backend only "
+                                  "in this version); copy x to the host")
 
-    dtype: float32 or float64; by default x's type for floating x, float64 for integers
-        (NumPy's rule). The mean of nothing is NaN (NumPy warns and returns NaN).
-    Raises TypeError for unsupported dtypes or GPU arrays.
+
+def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
+    """Arithmetic mean of all elements of `x` (any shape, read flattened): the exact sum divided
+    by n, correctly rounded to `dtype` (one rounding: the same bits on every backend and thread
+    count; an exact long division of the superaccumulator).
+
+    x: float32, float64, int32 or int64 host array (CUDA arrays: NotImplementedError in this
+        version).
+    dtype: float32 or float64; default x's type for floating x, float64 for integers (NumPy's
+        rule). Empty x: NaN (NumPy warns and returns NaN). Blocks.
+    Raises TypeError for unsupported dtypes, NotImplementedError for axis or CUDA arrays.
     """
-    a = _host(x, "mean")
+    check_axis(axis, "mean")
+    a = prepare(x, "mean", order_free=True)
+    _host_only(a, "mean")
     if dtype is None:
-        out = "float32" if a.dtype == np.float32 else "float64"
+        out = "float32" if a.dtype == "float32" else "float64"
     else:
-        out = np.dtype(dtype).name
+        out = dtype_name(dtype)
         if out not in ("float32", "float64"):
             raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
-    return _tally.mean(a.reshape(-1), out)
+    finish(a)
+    return _tally.mean(a.view, out, "cpu")
 
 
-def norm(x, *, dtype=None) -> float:
+def norm(x, *, dtype=None, axis: Optional[int] = None) -> float:
     """Euclidean (L2) norm of all elements of `x`: the square root of the exact sum of squares,
-    correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer
-    x, which are converted exactly below 2^53). No overflow or underflow on the way:
-    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). The norm of nothing is 0.
+    correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer x,
+    which are converted to float64 first). No overflow or underflow on the way:
+    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). Empty x: 0.0. Host arrays
+    only in this version (CUDA arrays and axis: NotImplementedError). Blocks; deterministic.
+    Raises TypeError for unsupported dtypes.
     """
-    a = _host(x, "norm")
-    if a.dtype.kind != "f":
-        a = a.astype(np.float64)
-    out = np.dtype(dtype).name if dtype is not None else a.dtype.name
+    check_axis(axis, "norm")
+    a = prepare(x, "norm", order_free=True)
+    _host_only(a, "norm")
+    if not a.dtype.startswith("float"):
+        a = prepare(np.asarray(a.flat).astype(np.float64), "norm")
+    out = dtype_name(dtype) if dtype is not None else a.dtype
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
-    return _tally.norm2(a.reshape(-1), out)
+    finish(a)
+    return _tally.norm2(a.view, out, "cpu")
 
 
-def _extreme(x, is_max: bool, skip_nan: bool, fn: str):
-    a = _host(x, fn)
-    return _tally.extreme(is_max, skip_nan, a.reshape(-1), "cpu")
+def _extreme(x, is_max: bool, skip_nan: bool, fn: str, axis, order_free: bool):
+    check_axis(axis, fn)
+    a = prepare(x, fn, order_free=order_free)
+    backend, stream = finish(a)
+    value, index = _tally.extreme(is_max, skip_nan, a.view, backend, stream)
+    return value, index, a
 
 
-def _index(x, is_max: bool, skip_nan: bool, fn: str) -> int:
-    value, index = _extreme(x, is_max, skip_nan, fn)
+def _index(x, is_max: bool, skip_nan: bool, fn: str, axis) -> int:
+    _, index, a = _extreme(x, is_max, skip_nan, fn, axis, False)
     if index < 0:
-        raise ValueError(f"tally.{fn}: " + ("x is empty" if np.size(x) == 0 else "x holds only NaN")
+        raise ValueError(f"tally.{fn}: " + ("x is empty" if a.size == 0 else "x holds only NaN")
                          + ", so there is no index to return")
     return index
 
 
-def min(x) -> Union[float, int]:
-    """Smallest element of `x` (any shape, read flattened), of x's type (float or int).
+def min(x, *, axis: Optional[int] = None) -> Union[float, int]:
+    """Smallest element of `x` (any shape, read flattened; host or CUDA array), as a Python
+    float or int of x's type.
 
     NaN rule (NumPy's): a NaN anywhere gives NaN (see nanmin). Empty x gives +inf (integers:
-    the type's largest value; NumPy raises instead). Exact: comparisons only; the same answer
-    on every backend. Raises TypeError for unsupported dtypes or GPU arrays.
+    the type's largest value; NumPy raises instead). Exact (comparisons only) and
+    deterministic: the same answer on every backend. Blocks until the value is on the host.
+    Raises TypeError for unsupported dtypes, NotImplementedError for axis.
     """
-    return _extreme(x, False, False, "min")[0]
+    return _extreme(x, False, False, "min", axis, True)[0]
 
 
-def max(x) -> Union[float, int]:
+def max(x, *, axis: Optional[int] = None) -> Union[float, int]:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
     when empty. As `min` otherwise."""
-    return _extreme(x, True, False, "max")[0]
+    return _extreme(x, True, False, "max", axis, True)[0]
 
 
-def nanmin(x) -> Union[float, int]:
-    """Smallest element of `x` ignoring NaN; NaN when x holds nothing else; +inf when empty."""
-    return _extreme(x, False, True, "nanmin")[0]
+def nanmin(x, *, axis: Optional[int] = None) -> Union[float, int]:
+    """Smallest element of `x` ignoring NaN; NaN when x holds nothing else; +inf when empty.
+    As `min` otherwise."""
+    return _extreme(x, False, True, "nanmin", axis, True)[0]
 
 
-def nanmax(x) -> Union[float, int]:
-    """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty."""
-    return _extreme(x, True, True, "nanmax")[0]
+def nanmax(x, *, axis: Optional[int] = None) -> Union[float, int]:
+    """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
+    As `min` otherwise."""
+    return _extreme(x, True, True, "nanmax", axis, True)[0]
 
 
-def argmin(x) -> int:
-    """Index (flattened, C order) of the first smallest element of `x`, or of the first NaN
-    if x holds one (NumPy's rule). Ties go to the first index on every backend. Raises
-    ValueError when x is empty."""
-    return _index(x, False, False, "argmin")
+def argmin(x, *, axis: Optional[int] = None) -> int:
+    """Index (into the flattened array, C order) of the first smallest element of `x`, or of
+    the first NaN if x holds one (NumPy's rule). Ties go to the first index, on every backend
+    and launch shape. Host or CUDA array; blocks. Raises ValueError when x is empty,
+    TypeError for unsupported dtypes, NotImplementedError for axis."""
+    return _index(x, False, False, "argmin", axis)
 
 
-def argmax(x) -> int:
+def argmax(x, *, axis: Optional[int] = None) -> int:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
-    when x is empty."""
-    return _index(x, True, False, "argmax")
+    when x is empty. As `argmin` otherwise."""
+    return _index(x, True, False, "argmax", axis)
 
 
-def nanargmin(x) -> int:
+def nanargmin(x, *, axis: Optional[int] = None) -> int:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
-    holds only NaN."""
-    return _index(x, False, True, "nanargmin")
+    holds only NaN. As `argmin` otherwise."""
+    return _index(x, False, True, "nanargmin", axis)
 
 
-def nanargmax(x) -> int:
+def nanargmax(x, *, axis: Optional[int] = None) -> int:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
-    holds only NaN."""
-    return _index(x, True, True, "nanargmax")
+    holds only NaN. As `argmin` otherwise."""
+    return _index(x, True, True, "nanargmax", axis)
 
 
 def cuda_available() -> bool:

@@ -1,0 +1,252 @@
+"""How tally's Python functions take arrays: library detection, flattening, stream choice and
+zero-copy export to the compiled layer (tally._tally), which reads contiguous 1-D data.
+
+- NumPy arrays (and lists, scalars, anything np.asarray takes): the CPU backend.
+- CuPy arrays and torch tensors: exported with DLPack (``__dlpack__(stream=...)``) to the CPU
+  or CUDA backend by their device; CUDA work runs on the library's *current* stream
+  (cupy.cuda.get_current_stream(), torch.cuda.current_stream(device)), which is also the stream
+  passed to ``__dlpack__``, so the producer has nothing to synchronise and nothing races.
+- Other objects with ``__dlpack__`` and ``__dlpack_device__``: CUDA data on the legacy default
+  stream (DLPack stream 1: the producer orders its work before it).
+- Objects with only ``__cuda_array_interface__`` (v2/v3): zero copy through an ndarray made in
+  C++; the work runs on the stream the interface names (its ``stream`` entry), else on the
+  legacy default stream.
+
+Any shape is read flattened in C order. C-contiguous data is never copied; other layouts
+(``x[::3]``, ``x.T``) are made contiguous first *in the array's own library* (numpy / cupy /
+torch, on the current stream), except that reductions whose value does not depend on the
+order (sum, mean, norm, min, max) read any dense layout (a transpose, Fortran order) in place.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _tally
+
+SUPPORTED = ("float32", "float64", "int32", "int64")
+
+# DLPack device types
+_CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
+
+
+class Arg:
+    """One prepared input: `view` goes to _tally; `flat` keeps the (maybe copied) data alive."""
+
+    __slots__ = ("lib", "obj", "flat", "view", "dtype", "shape", "size", "cuda", "stream")
+
+    def __init__(self, lib, obj, flat, view, dtype, shape, size, cuda, stream):
+        self.lib, self.obj, self.flat, self.view = lib, obj, flat, view
+        self.dtype, self.shape, self.size, self.cuda, self.stream = dtype, shape, size, cuda, stream
+
+
+def library(x) -> str:
+    """'numpy', 'cupy', 'torch', 'dlpack' (another DLPack producer), 'cai' (only
+    __cuda_array_interface__) or 'other' (converted with np.asarray)."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return "numpy"
+    root = type(x).__module__.split(".", 1)[0]
+    if root == "cupy" and hasattr(x, "__dlpack__"):
+        return "cupy"
+    if root == "torch" and "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
+        return "torch"
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        return "dlpack"
+    if hasattr(x, "__cuda_array_interface__"):
+        return "cai"
+    return "other"
+
+
+def dtype_name(dt) -> str:
+    """A dtype-like (NumPy dtype, type or string; torch.dtype) as NumPy names it."""
+    s = str(dt)
+    if s.startswith("torch."):
+        return s[len("torch."):]
+    return np.dtype(dt).name
+
+
+def _check_dtype(name: str, fn: str, what: str) -> None:
+    if name not in SUPPORTED:
+        raise TypeError(f"tally.{fn}: {what} has unsupported dtype {name} "
+                        f"(float32, float64, int32 and int64 are supported)")
+
+
+def _dense_order(x, lib: str):
+    """x with its axes permuted into memory order when that makes it C-contiguous (a view),
+    else None. Used by reductions whose value does not depend on the element order."""
+    if lib == "torch":
+        strides = x.stride()
+    else:
+        strides = x.strides
+    if x.ndim < 2 or any(s < 0 for s in strides):
+        return None
+    perm = sorted(range(x.ndim), key=lambda i: -strides[i])
+    y = x.permute(*perm) if lib == "torch" else x.transpose(perm)
+    contiguous = y.is_contiguous() if lib == "torch" else y.flags.c_contiguous
+    return y if contiguous else None
+
+
+def _cupy_stream(x) -> int:
+    import cupy  # the input is a cupy array, so cupy is importable
+    try:
+        return int(cupy.cuda.get_current_stream(x.device.id).ptr)
+    except TypeError:  # CuPy without the device argument
+        with x.device:
+            return int(cupy.cuda.get_current_stream().ptr)
+
+
+def _dlpack_stream(ptr: int) -> int:
+    # DLPack's stream argument for CUDA: 1 is the legacy default stream (0 is not allowed).
+    return 1 if ptr == 0 else ptr
+
+
+def prepare(x, fn: str, what: str = "x", order_free: bool = False) -> Arg:
+    """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring)."""
+    lib = library(x)
+    if lib in ("numpy", "other"):
+        a = np.asarray(x)
+        _check_dtype(a.dtype.name, fn, what)
+        if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
+            a = a.astype(a.dtype.newbyteorder("="))
+        if not a.flags.c_contiguous:
+            d = _dense_order(a, "numpy") if order_free else None
+            a = d if d is not None else np.ascontiguousarray(a)
+        flat = a.reshape(-1)
+        return Arg("numpy", x, flat, flat, a.dtype.name, a.shape, flat.size, False, 0)
+
+    if lib == "cai":
+        nd = _tally.from_cuda_array_interface(x)
+        cai = x.__cuda_array_interface__
+        name = np.dtype(cai["typestr"]).name
+        _check_dtype(name, fn, what)
+        shape = tuple(cai["shape"])
+        size = int(np.prod(shape)) if shape else 1
+        s = cai.get("stream")
+        # the producer's stream (its data is ready there); None: ready for any stream
+        stream = None if s is None else (0 if s == 1 else int(s))
+        return Arg("cai", x, nd, nd, name, shape, size, True, stream)
+
+    if lib == "torch":
+        t = x.detach()  # DLPack refuses tensors that require grad; the data is the same
+        name = dtype_name(t.dtype)
+        _check_dtype(name, fn, what)
+        if not t.is_contiguous():
+            d = _dense_order(t, "torch") if order_free else None
+            t = d if d is not None else t.contiguous()
+        flat = t.reshape(-1)
+        cuda = flat.device.type == "cuda"
+        stream = 0
+        if cuda:
+            import torch
+            stream = int(torch.cuda.current_stream(flat.device).cuda_stream)
+        return Arg("torch", x, flat, None, name, tuple(x.shape), flat.numel(), cuda, stream)
+
+    if lib == "cupy":
+        import cupy
+        name = x.dtype.name
+        _check_dtype(name, fn, what)
+        a = x
+        if not a.flags.c_contiguous:
+            d = _dense_order(a, "cupy") if order_free else None
+            if d is not None:
+                a = d
+            else:
+                with a.device:
+                    a = cupy.ascontiguousarray(a)
+        flat = a.reshape(-1)
+        return Arg("cupy", x, flat, None, name, tuple(x.shape), flat.size, True, _cupy_stream(flat))
+
+    # another DLPack producer: no copies (we do not know its library), legacy default stream
+    dev_type, _ = x.__dlpack_device__()
+    cuda = int(dev_type) in (_CUDA, _CUDA_MANAGED)
+    shape = tuple(getattr(x, "shape", ()))
+    name = dtype_name(getattr(x, "dtype", "float64"))
+    return Arg("dlpack", x, x, None, name, shape, int(np.prod(shape)) if shape else 1, cuda, 0)
+
+
+def empty_like(a: Arg) -> Any:
+    """A new C-contiguous array of a's shape and dtype in a's library and on a's device (CuPy
+    and torch allocate on their current stream), or TypeError when a's library is unknown."""
+    if a.lib == "numpy":
+        return np.empty(a.shape, dtype=a.dtype)
+    if a.lib == "cupy":
+        import cupy
+        with a.obj.device:
+            return cupy.empty(a.shape, dtype=a.dtype)
+    if a.lib == "torch":
+        import torch
+        return torch.empty(a.shape, dtype=a.obj.dtype, device=a.obj.device)
+    raise TypeError("tally.add: the inputs are not NumPy, CuPy or torch arrays, so tally cannot make the "
+                    "result array: pass out=")
+
+
+def prepare_out(out, x: Arg) -> Arg:
+    """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype) or ValueError."""
+    lib = library(out)
+    if lib == "other":
+        raise TypeError(f"tally.add: out must be an array, not {type(out).__name__}")
+    if lib == "numpy" and not out.flags.writeable:
+        raise ValueError("tally.add: out is read-only")
+    shape = tuple(out.shape)
+    name = np.dtype(out.__cuda_array_interface__["typestr"]).name if lib == "cai" else dtype_name(out.dtype)
+    if shape != tuple(x.shape) or name != x.dtype:
+        raise ValueError(f"tally.add: out has shape {shape} and dtype {name}; "
+                         f"it must have x's shape {tuple(x.shape)} and dtype {x.dtype}")
+    if lib == "numpy":
+        ok = out.flags.c_contiguous
+    elif lib == "cupy":
+        ok = out.flags.c_contiguous
+    elif lib == "torch":
+        ok = out.is_contiguous()
+    else:
+        ok = True  # checked by _tally
+    if not ok:
+        raise ValueError("tally.add: out must be C-contiguous (tally writes it in place, never through a copy)")
+    if lib == "numpy":
+        flat = out.reshape(-1)
+        return Arg(lib, out, flat, flat, name, shape, flat.size, False, 0)
+    if lib == "cai":
+        nd = _tally.from_cuda_array_interface(out)
+        return Arg(lib, out, nd, nd, name, shape, x.size, True, 0)
+    if lib == "torch":
+        if out.requires_grad:
+            raise ValueError("tally.add: out requires grad; tally does not record autograd history")
+        flat = out.reshape(-1)
+        return Arg(lib, out, flat, None, name, shape, flat.numel(), flat.device.type == "cuda", x.stream)
+    if lib == "cupy":
+        flat = out.reshape(-1)
+        return Arg(lib, out, flat, None, name, shape, flat.size, True, x.stream)
+    dev_type, _ = out.__dlpack_device__()
+    cuda = int(dev_type) in (_CUDA, _CUDA_MANAGED)
+    return Arg(lib, out, out, None, name, shape, x.size, cuda, x.stream)
+
+
+def finish(*args: Arg) -> tuple:
+    """Exports every argument for one call and returns (backend, stream): 'cuda' when all are
+    CUDA data, 'cpu' when none is (mixing is a TypeError). The call runs on the first CUDA
+    argument's stream, and every DLPack producer is told that stream (``__dlpack__(stream=)``),
+    so each orders its pending work before the call and nothing races; an argument that only
+    has __cuda_array_interface__ naming another stream is a ValueError (tally does not
+    synchronise streams itself)."""
+    kinds = {a.cuda for a in args}
+    if len(kinds) > 1:
+        raise TypeError("tally: the arrays of one call must all be CUDA arrays or all host arrays; "
+                        "these are mixed (copy them to one side)")
+    cuda = args[0].cuda
+    stream = next((a.stream for a in args if a.lib != "dlpack" and a.stream is not None), 0) if cuda else 0
+    for a in args:
+        if a.view is not None:
+            if a.lib == "cai" and a.stream is not None and a.stream != stream:
+                raise ValueError(f"tally: an array's __cuda_array_interface__ names stream {a.stream:#x}, but the "
+                                 f"call runs on stream {stream:#x}; synchronise them first")
+            continue
+        a.view = a.flat.__dlpack__(stream=_dlpack_stream(stream)) if cuda else a.flat.__dlpack__()
+    return ("cuda" if cuda else "cpu"), stream
+
+
+def check_axis(axis: Optional[int], fn: str) -> None:
+    if axis is not None:
+        raise NotImplementedError(f"tally.{fn}: axis={axis!r}: axis reductions are not supported by this version "
+                                  "of the Python module (whole-array reductions only; axis=None)")
