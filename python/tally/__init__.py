@@ -28,8 +28,8 @@ Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA ar
 (wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
-without a GPU (cuda_error, no_gpu): RuntimeError. ``axis=`` other than None, and mean/norm of
-CUDA arrays: NotImplementedError in this version.
+without a GPU (cuda_error, no_gpu): RuntimeError. ``axis=`` other than None:
+NotImplementedError in this version.
 """
 
 from typing import Any, Literal, Optional, Union
@@ -151,54 +151,47 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     return result
 
 
-def _host_only(a, fn: str) -> None:
-    if a.cuda:
-        raise NotImplementedError(f"tally.{fn}: CUDA arrays are not supported yet ({fn} runs on the CPU backend only "
-                                  "in this version); copy x to the host")
-
-
 def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
     """Arithmetic mean of all elements of `x` (any shape, read flattened): the exact sum divided
     by n, correctly rounded to `dtype` (one rounding: the same bits on every backend and thread
     count; an exact long division of the superaccumulator).
 
-    x: float32, float64, int32 or int64 host array (CUDA arrays: NotImplementedError in this
-        version).
+    x: float32, float64, int32 or int64 array: NumPy (CPU backend), CuPy or CUDA torch (CUDA
+        backend, on the array library's current stream).
     dtype: float32 or float64; default x's type for floating x, float64 for integers (NumPy's
         rule). Empty x: NaN (NumPy warns and returns NaN). Blocks.
-    Raises TypeError for unsupported dtypes, NotImplementedError for axis or CUDA arrays.
+    Raises TypeError for unsupported dtypes, NotImplementedError for axis.
     """
     check_axis(axis, "mean")
     a = prepare(x, "mean", order_free=True)
-    _host_only(a, "mean")
     if dtype is None:
         out = "float32" if a.dtype == "float32" else "float64"
     else:
         out = dtype_name(dtype)
         if out not in ("float32", "float64"):
             raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
-    finish(a)
-    return _tally.mean(a.view, out, "cpu")
+    backend, stream = finish(a)
+    return _tally.mean(a.view, out, backend, stream)
 
 
 def norm(x, *, dtype=None, axis: Optional[int] = None) -> float:
     """Euclidean (L2) norm of all elements of `x`: the square root of the exact sum of squares,
     correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer x,
     which are converted to float64 first). No overflow or underflow on the way:
-    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). Empty x: 0.0. Host arrays
-    only in this version (CUDA arrays and axis: NotImplementedError). Blocks; deterministic.
+    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). Empty x: 0.0. NumPy, CuPy
+    or CUDA torch arrays (axis: NotImplementedError). Blocks; the same bits on every backend.
     Raises TypeError for unsupported dtypes.
     """
     check_axis(axis, "norm")
     a = prepare(x, "norm", order_free=True)
-    _host_only(a, "norm")
-    if not a.dtype.startswith("float"):
-        a = prepare(np.asarray(a.flat).astype(np.float64), "norm")
+    if not a.dtype.startswith("float"):  # integers: converted to float64 in their own library
+        f = a.flat
+        a = prepare(f.double() if hasattr(f, "double") else f.astype("float64"), "norm")
     out = dtype_name(dtype) if dtype is not None else a.dtype
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
-    finish(a)
-    return _tally.norm2(a.view, out, "cpu")
+    backend, stream = finish(a)
+    return _tally.norm2(a.view, out, backend, stream)
 
 
 def _extreme(x, is_max: bool, skip_nan: bool, fn: str, axis, order_free: bool):

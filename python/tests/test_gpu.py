@@ -145,12 +145,26 @@ def test_work_on_a_non_default_stream(lib):
     lib.sync()
 
 
+def test_mean_and_norm_same_bits_as_cpu(lib):
+    rng = np.random.default_rng(11)
+    for n in (1, 1000, 1_000_003):
+        h = rng.standard_normal(n) * np.exp2(rng.integers(-40, 40, n))
+        for dt in (np.float64, np.float32):
+            hx = h.astype(dt)
+            x = lib.array(hx)
+            assert tally.mean(x) == tally.mean(hx)
+            assert tally.norm(x) == tally.norm(hx)
+            assert tally.mean(x, dtype=np.float64) == tally.mean(hx, dtype=np.float64)
+        hi = rng.integers(-2**40, 2**40, n)
+        assert tally.mean(lib.array(hi)) == tally.mean(hi)
+        assert tally.norm(lib.array(hi[:1000] % 1000)) == tally.norm(hi[:1000] % 1000)
+    assert tally.norm(lib.array(np.array([1e200, 1e200]))) == math.sqrt(2.0) * 1e200
+
+
 def test_mixed_and_unsupported(lib):
     x = lib.array(np.ones(4))
     with pytest.raises(TypeError, match="CUDA arrays or all host arrays"):
         tally.dot(x, np.ones(4))
-    with pytest.raises(NotImplementedError, match="CUDA arrays are not supported yet"):
-        tally.mean(x)
     with pytest.raises(TypeError, match="unsupported dtype"):
         tally.sum(lib.array(np.ones(4, dtype=np.float16)))
 
