@@ -6,6 +6,8 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <string>
 
 #include "tally/core.hpp"
@@ -20,14 +22,38 @@ using host_out = nb::ndarray<nb::c_contig, nb::device::cpu>;
 tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn) {
   using code = nb::dlpack::dtype_code;
   if (t.lanes == 1) {
-    if (t.code == static_cast<std::uint8_t>(code::Float) && t.bits == 32) return tally::dtype::float32;
-    if (t.code == static_cast<std::uint8_t>(code::Float) && t.bits == 64) return tally::dtype::float64;
-    if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 32) return tally::dtype::int32;
-    if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 64) return tally::dtype::int64;
+    auto is = [&](code c, int bits) { return t.code == static_cast<std::uint8_t>(c) && t.bits == bits; };
+    if (is(code::Float, 32)) return tally::dtype::float32;
+    if (is(code::Float, 64)) return tally::dtype::float64;
+    if (is(code::Float, 16)) return tally::dtype::float16;
+    if (is(code::Bfloat, 16)) return tally::dtype::bfloat16;
+    if (is(code::Int, 8)) return tally::dtype::int8;
+    if (is(code::Int, 16)) return tally::dtype::int16;
+    if (is(code::Int, 32)) return tally::dtype::int32;
+    if (is(code::Int, 64)) return tally::dtype::int64;
+    if (is(code::UInt, 8)) return tally::dtype::uint8;
+    if (is(code::UInt, 16)) return tally::dtype::uint16;
+    if (is(code::UInt, 32)) return tally::dtype::uint32;
+    if (is(code::UInt, 64)) return tally::dtype::uint64;
+    if (is(code::Bool, 8)) return tally::dtype::bool_;
   }
   throw nb::type_error((std::string("tally.") + fn +
-                        ": unsupported dtype (float32, float64, int32 and int64 are supported)")
+                        ": unsupported dtype (float16, float32, float64, int8-int64, uint8-uint64 and bool are supported)")
                            .c_str());
+}
+
+// One element of type t at p as a Python number (the 16-bit floats as their exact value).
+nb::object py_value(tally::dtype t, const void* p) {
+  return tally::visit(t, [&](auto tag) -> nb::object {
+    using T = typename decltype(tag)::type;
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>)
+      return nb::float_(static_cast<double>(tally::to_float(v)));
+    else if constexpr (std::is_floating_point_v<T>) return nb::float_(static_cast<double>(v));
+    else if constexpr (std::is_same_v<T, bool>) return nb::bool_(v);
+    else return nb::int_(v);
+  });
 }
 
 tally::array_ref ref(const host_array& a, const char* fn) {
@@ -54,6 +80,7 @@ nb::object reduce(tally::reduce_op op, const host_array& x, const host_array* y,
   if (out == "float32") rt = tally::dtype::float32;
   else if (out == "float64") rt = tally::dtype::float64;
   else if (out == "int64") rt = tally::dtype::int64;
+  else if (out == "uint64") rt = tally::dtype::uint64;
   else if (!out.empty()) throw nb::type_error((std::string("tally.") + fn + ": unsupported result dtype '" + out + "'").c_str());
   tally::options o = options(accuracy, backend, fn);
   alignas(8) unsigned char buf[8] = {};
@@ -61,11 +88,7 @@ nb::object reduce(tally::reduce_op op, const host_array& x, const host_array* y,
     nb::gil_scoped_release unlocked;  // the reduction may run for a while; other threads go on
     tally::reduce(op, rx, ry, buf, rt, o);
   }
-  switch (rt) {
-    case tally::dtype::float32: return nb::float_(static_cast<double>(*reinterpret_cast<float*>(buf)));
-    case tally::dtype::float64: return nb::float_(*reinterpret_cast<double*>(buf));
-    default: return nb::int_(*reinterpret_cast<std::int64_t*>(buf));
-  }
+  return py_value(rt, buf);
 }
 
 // (value, index) of the min or max: the value as a Python float or int, index -1 when none.
@@ -80,14 +103,7 @@ nb::tuple extreme(bool mx, bool skip_nan, const host_array& x, const std::string
     tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
                    skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
   }
-  nb::object v;
-  switch (rx.type) {
-    case tally::dtype::float32: v = nb::float_(static_cast<double>(*reinterpret_cast<float*>(buf))); break;
-    case tally::dtype::float64: v = nb::float_(*reinterpret_cast<double*>(buf)); break;
-    case tally::dtype::int32: v = nb::int_(*reinterpret_cast<std::int32_t*>(buf)); break;
-    case tally::dtype::int64: v = nb::int_(*reinterpret_cast<std::int64_t*>(buf)); break;
-  }
-  return nb::make_tuple(v, index);
+  return nb::make_tuple(py_value(rx.type, buf), index);
 }
 
 // mean / norm2: one float32 or float64 result on the CPU backend, as a Python float.

@@ -21,7 +21,9 @@ __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax"
            "nanargmax", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
-_SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
+_SUPPORTED = (np.float32, np.float64, np.int32, np.int64, np.float16, np.int8, np.int16, np.uint8, np.uint16,
+              np.uint32, np.uint64, np.bool_)
+_SUPPORTED_TEXT = "float16, float32, float64, int8-int64, uint8-uint64 and bool are supported"
 
 
 def _host(a, fn: str) -> np.ndarray:
@@ -30,7 +32,7 @@ def _host(a, fn: str) -> np.ndarray:
         raise TypeError(f"tally.{fn}: GPU arrays are not supported by this version of the Python module")
     arr = np.asarray(a)
     if arr.dtype.type not in _SUPPORTED:
-        raise TypeError(f"tally.{fn}: unsupported dtype {arr.dtype} (float32, float64, int32 and int64 are supported)")
+        raise TypeError(f"tally.{fn}: unsupported dtype {arr.dtype} ({_SUPPORTED_TEXT})")
     if not arr.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return np.require(arr, requirements="C")  # keeps 0-d arrays 0-d
@@ -41,8 +43,9 @@ def _out_dtype(dtype, a: np.ndarray, fn: str) -> str:
         return ""
     name = np.dtype(dtype).name
     floating = a.dtype.kind == "f"
-    if (floating and name not in ("float32", "float64")) or (not floating and name != "int64"):
-        allowed = "float32 or float64" if floating else "int64"
+    integer = "uint64" if a.dtype.kind == "u" else "int64"  # (bool: int64, the count of trues)
+    if (floating and name not in ("float32", "float64")) or (not floating and name != integer):
+        allowed = "float32 or float64" if floating else integer
         raise TypeError(f"tally.{fn}: a {a.dtype} {fn} can give {allowed}, not {name}")
     return name
 
@@ -124,7 +127,7 @@ def mean(x, *, dtype=None) -> float:
     """
     a = _host(x, "mean")
     if dtype is None:
-        out = "float32" if a.dtype == np.float32 else "float64"
+        out = "float32" if a.dtype in (np.float32, np.float16) else "float64"
     else:
         out = np.dtype(dtype).name
         if out not in ("float32", "float64"):
@@ -141,7 +144,7 @@ def norm(x, *, dtype=None) -> float:
     a = _host(x, "norm")
     if a.dtype.kind != "f":
         a = a.astype(np.float64)
-    out = np.dtype(dtype).name if dtype is not None else a.dtype.name
+    out = np.dtype(dtype).name if dtype is not None else ("float64" if a.dtype == np.float64 else "float32")
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
     return _tally.norm2(a.reshape(-1), out)
