@@ -307,8 +307,8 @@ void mean(array_ref x, void* result, dtype result_type, const options& opt) {
 
 void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
   if (!is_floating(x.type))
-    throw error(errc::invalid_argument, std::string("tally::norm2: x must be floating (float32, float64, float16 or"
-                                                    " bfloat16), not ") + dtype_name(x.type));
+    throw error(errc::invalid_argument, std::string("tally::norm2: x must be floating (float16, bfloat16, float32 or"
+                                                    " float64), not ") + dtype_name(x.type));
   if (!prepare_cpu_only("norm2", x, result, result_type, opt))  // the norm of nothing is +0
     return put_float(result, result_type, 0.0);
   cpu::norm2(x.type, result_type, x.data, x.size, result);
