@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "backends.hpp"
 #include "tally/core.hpp"
@@ -11,17 +12,17 @@
 namespace tally {
 
 const char* dtype_name(dtype t) noexcept {
-  switch (t) {
-    case dtype::float32: return "float32";
-    case dtype::float64: return "float64";
-    case dtype::int32: return "int32";
-    case dtype::int64: return "int64";
-  }
-  return "?";
+  static constexpr const char* names[dtype_count] = {"float32", "float64", "int32",  "int64",  "float16",
+                                                     "bfloat16", "int8",  "int16",  "uint8",  "uint16",
+                                                     "uint32",  "uint64",  "bool"};
+  int i = static_cast<int>(t);
+  return i >= 0 && i < dtype_count ? names[i] : "?";
 }
 
 std::size_t dtype_size(dtype t) noexcept {
-  return (t == dtype::float32 || t == dtype::int32) ? 4 : 8;
+  int i = static_cast<int>(t);
+  if (i < 0 || i >= dtype_count) return 0;
+  return visit(t, [](auto tag) { return sizeof(typename decltype(tag)::type); });
 }
 
 const char* backend_name(backend b) noexcept {
@@ -34,7 +35,9 @@ const char* backend_name(backend b) noexcept {
 }
 
 dtype result_dtype(reduce_op, dtype t) noexcept {
-  return t == dtype::int32 ? dtype::int64 : t;
+  if (t == dtype::float32 || t == dtype::float64) return t;
+  if (t == dtype::float16 || t == dtype::bfloat16) return dtype::float32;
+  return is_unsigned(t) ? dtype::uint64 : dtype::int64;
 }
 
 bool cuda_available() noexcept { return cuda::available(); }
@@ -134,7 +137,7 @@ void same_length(const char* fn, const arg& a, const arg& b) {
 void overflow_error(const char* fn, dtype t) {
   throw error(errc::overflow, std::string("tally::") + fn + ": the exact " + dtype_name(t) +
                                   " result does not fit in " +
-                                  (std::string(fn) == "add" ? dtype_name(t) : "int64") + " (integer overflow)");
+                                  (std::string(fn) == "add" ? dtype_name(t) : is_unsigned(t) ? "uint64" : "int64") + " (integer overflow)");
 }
 
 // Partial overlap of out with an input is an error; exact aliasing (in place) is allowed.
@@ -174,13 +177,17 @@ namespace {
 // The result types a reduction may produce: float32/float64 for floating inputs, int64 for
 // integer inputs.
 void check_result_type(reduce_op op, dtype in, dtype out) {
-  bool floating = in == dtype::float32 || in == dtype::float64;
-  bool ok = floating ? (out == dtype::float32 || out == dtype::float64) : out == dtype::int64;
+  if (dtype_size(in) == 0)
+    throw error(errc::invalid_argument, std::string("tally::") + op_name(op) + ": unknown element type value " +
+                                            std::to_string(static_cast<int>(in)));
+  bool floating = is_floating(in);
+  dtype integer = is_unsigned(in) ? dtype::uint64 : dtype::int64;
+  bool ok = floating ? (out == dtype::float32 || out == dtype::float64) : out == integer;
   if (!ok)
     throw error(errc::invalid_argument, std::string("tally::") + op_name(op) + ": a " +
                                             dtype_name(in) + " " + op_name(op) + " cannot produce a " +
                                             dtype_name(out) + " result (" +
-                                            (floating ? "float32 or float64" : "int64") + " only)");
+                                            (floating ? "float32 or float64" : dtype_name(integer)) + " only)");
 }
 }  // namespace
 
@@ -225,6 +232,9 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, i
 
 namespace {
 prepared prepare_add(array_ref x, array_ref y, mutable_array_ref out, arg& ao, backend requested) {
+  if (static_cast<int>(x.type) > static_cast<int>(dtype::int64))
+    throw error(errc::invalid_argument, std::string("tally::add: ") + dtype_name(x.type) +
+                                            " is not supported by add in this version (float32, float64, int32, int64)");
   arg ax{x.data, x.size, x.type, x.where, "x"};
   arg ay{y.data, y.size, y.type, y.where, "y"};
   check("add", ax);
@@ -297,8 +307,9 @@ void mean(array_ref x, void* result, dtype result_type, const options& opt) {
 }
 
 void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
-  if (x.type != dtype::float32 && x.type != dtype::float64)
-    throw error(errc::invalid_argument, std::string("tally::norm2: x must be float32 or float64, not ") + dtype_name(x.type));
+  if (!is_floating(x.type))
+    throw error(errc::invalid_argument, std::string("tally::norm2: x must be floating (float16, bfloat16, float32 or"
+                                                    " float64), not ") + dtype_name(x.type));
   backend b;
   int device;
   if (!prepare_float_result("norm2", x, result, result_type, opt, b, device))  // the norm of nothing is +0
@@ -326,16 +337,15 @@ void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int6
     bool all_nan = x.size > 0;  // (no index with elements present: every one was a NaN)
     auto put = [&](auto v) { std::memcpy(value, &v, sizeof v); };
     bool mx = op == extreme_op::max;
-    switch (x.type) {
-      case dtype::float32:
-        put(all_nan ? std::numeric_limits<float>::quiet_NaN() : (mx ? -1 : 1) * std::numeric_limits<float>::infinity());
-        break;
-      case dtype::float64:
-        put(all_nan ? std::numeric_limits<double>::quiet_NaN() : (mx ? -1 : 1) * std::numeric_limits<double>::infinity());
-        break;
-      case dtype::int32: put(mx ? std::numeric_limits<std::int32_t>::lowest() : std::numeric_limits<std::int32_t>::max()); break;
-      case dtype::int64: put(mx ? std::numeric_limits<std::int64_t>::lowest() : std::numeric_limits<std::int64_t>::max()); break;
-    }
+    visit(x.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      constexpr float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+      float f = all_nan ? nan : (mx ? -inf : inf);
+      if constexpr (std::is_same_v<T, float16>) put(to_float16(f));
+      else if constexpr (std::is_same_v<T, bfloat16>) put(to_bfloat16(f));
+      else if constexpr (std::is_floating_point_v<T>) put(static_cast<T>(f));
+      else put(mx ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+    });
   } else {
     *index = i;
   }

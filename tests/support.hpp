@@ -195,6 +195,7 @@ template <class F> void with_type(dtype t, F&& f) {
     case dtype::float64: return f.template operator()<double>();
     case dtype::int32: return f.template operator()<std::int32_t>();
     case dtype::int64: return f.template operator()<std::int64_t>();
+    default: break;  // the other element types: tests/test_types.cpp
   }
 }
 

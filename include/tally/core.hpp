@@ -27,14 +27,16 @@ struct mutable_array_ref {
 /// The reductions of this layer.
 enum class reduce_op : int { sum, dot };
 
-/// Result type of `op` over elements of type `t`: float32 -> float32, float64 -> float64,
-/// int32/int64 -> int64.
+/// Result type of `op` over elements of type `t` (docs/types.md): float32 -> float32,
+/// float64 -> float64, float16/bfloat16 -> float32, signed integers and bool -> int64,
+/// unsigned integers -> uint64.
 dtype result_dtype(reduce_op op, dtype t) noexcept;
 
 /// Blocking reduction. `y` is read only for `dot` (same length and type as `x`).
 /// Writes one value of `result_type` to host memory at `result`. Floating inputs may ask for
 /// a float32 or float64 result (float32 data summed into a correctly rounded float64, say);
-/// integer inputs give int64. Throws tally::error (see tally.hpp for the cases).
+/// integer inputs give `result_dtype` (int64 or uint64). Throws tally::error (see tally.hpp
+/// for the cases).
 void reduce(reduce_op op, array_ref x, array_ref y, void* result, dtype result_type,
             const options& opt = {});
 /// The same with the default result type, `result_dtype(op, x.type)`.
@@ -80,7 +82,8 @@ enum class nan_policy : int { propagate, omit };
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt = {});
 
-/// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length).
+/// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length; float32,
+/// float64, int32 or int64 in this version, otherwise errc::invalid_argument).
 void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt = {});
 
 /// Asynchronous element-wise add on the CUDA backend (device memory; no synchronisation).

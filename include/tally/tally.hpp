@@ -6,7 +6,9 @@
 //   double d = tally::dot<double>({px, n}, {py, n});  // CUDA backend if px, py are device memory
 //
 // Shapes: every input is a contiguous 1-D view, shape (n,), n >= 0, 64-bit n.
-// Element types: float, double, int32_t, int64_t.
+// Element types: float, double, int32_t, int64_t, and tally::float16, tally::bfloat16, int8_t,
+// int16_t, uint8_t, uint16_t, uint32_t, uint64_t, bool (accumulators and results of every
+// operation: docs/types.md).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +32,13 @@ template <class T> mutable_array_ref mref(view<T> v) {
 /// Sum of the n elements of x.
 ///
 /// - Shapes: x (n,). Any n >= 0, any alignment of x.data.
-/// - Types: T in {float, double, int32_t, int64_t}. Result Out, by default `result_t<T>`:
-///   float -> float, double -> double, int32_t/int64_t -> int64_t; floating T may ask for
+/// - Types: T in {float, double, int32_t, int64_t, float16, bfloat16, int8_t, int16_t, uint8_t,
+///   uint16_t, uint32_t, uint64_t, bool}. Result Out, by default `result_t<T>`: float ->
+///   float, double -> double, float16/bfloat16 -> float, signed integers and bool -> int64_t
+///   (a bool sum counts the trues), unsigned integers -> uint64_t; floating T may ask for
 ///   Out = float or double (sum<float, double>: float32 data, correctly rounded float64 sum).
+///   16-bit floats are never accumulated in 16 bits (docs/types.md): exact mode sums float16
+///   in 128-bit fixed point (units of 2^-24) and bfloat16 as float32 data; fast mode in float64.
 /// - Accuracy, opt.accuracy = accuracy::exact (default): the exact sum of the inputs rounded
 ///   once to Out, to nearest, ties to even (correctly rounded), whatever n, the data's
 ///   condition number or exponent range. No intermediate overflows (1e308 + 1e308 - 1e308 is
@@ -42,7 +48,8 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   Oishi 2005), both backed by a Kulisch superaccumulator; docs/exact.md.
 /// - accuracy::fast: a float64 accumulator tree (float32 data convert exactly) with the
 ///   error bound below, rounded to Out at the end.
-/// - Integer inputs accumulate exactly in 128-bit integers, so no partial sum ever wraps.
+/// - Integer inputs accumulate exactly in 128-bit integers (64-bit where n makes that exact),
+///   so no partial sum ever wraps.
 /// - Empty input: returns 0 (+0.0).
 /// - Floating special values follow IEEE: a NaN gives NaN, +inf and -inf together give NaN,
 ///   a sum of negative zeros is -0.0.
@@ -62,14 +69,14 @@ template <class T> mutable_array_ref mref(view<T> v) {
 /// - Blocking: returns when the value is in host memory (the CUDA backend synchronises
 ///   `opt.stream`).
 /// - Errors (tally::error): errc::null_pointer (null data, n > 0); errc::invalid_argument
-///   (n < 0); errc::overflow (an integer sum outside int64: the exact sum is computed, so an
+///   (n < 0); errc::overflow (an integer sum outside int64, or uint64 for unsigned T: the exact sum is computed, so an
 ///   intermediate excursion past int64 that comes back is not an error); errc::wrong_memory
 ///   (host data forced onto the CUDA backend or device data onto the CPU backend);
 ///   errc::no_gpu (CUDA backend requested, no GPU or CPU-only build); errc::cuda_error.
 template <class T, class Out = result_t<T>> Out sum(view<const T> x, const options& opt = {}) {
-  static_assert(std::is_integral_v<T> ? std::is_same_v<Out, std::int64_t>
-                                      : (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
-                "tally::sum: Out is float or double for floating T, int64_t for integer T");
+  static_assert(is_floating_element_v<T> ? (std::is_same_v<Out, float> || std::is_same_v<Out, double>)
+                                           : std::is_same_v<Out, result_t<T>>,
+                "tally::sum: Out is float or double for floating T, result_t<T> (int64_t or uint64_t) for integer T");
   Out r{};
   reduce(reduce_op::sum, detail::ref(x), {}, &r, dtype_of<Out>(), opt);
   return r;
@@ -91,9 +98,9 @@ template <class T, class Out = result_t<T>> Out sum(view<const T> x, const optio
 /// - Blocking, determinism and the other errors: as `sum`.
 template <class T, class Out = result_t<T>>
 Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
-  static_assert(std::is_integral_v<T> ? std::is_same_v<Out, std::int64_t>
-                                      : (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
-                "tally::dot: Out is float or double for floating T, int64_t for integer T");
+  static_assert(is_floating_element_v<T> ? (std::is_same_v<Out, float> || std::is_same_v<Out, double>)
+                                           : std::is_same_v<Out, result_t<T>>,
+                "tally::dot: Out is float or double for floating T, result_t<T> (int64_t or uint64_t) for integer T");
   Out r{};
   reduce(reduce_op::dot, detail::ref(x), detail::ref(y), &r, dtype_of<Out>(), opt);
   return r;
@@ -103,11 +110,12 @@ Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
 /// Out (the same bits on every backend and thread count; accumulator: the exact-mode
 /// superaccumulator, then an exact long division by n; docs/exact.md).
 ///
-/// - Shapes: x (n,). Types: T in {float, double, int32_t, int64_t}; Out float or double,
-///   by default T for floating T and double for integers (NumPy's rule).
+/// - Shapes: x (n,). Types: every element type; Out float or double, by default `mean_t<T>`:
+///   float for float, float16 and bfloat16, double for double and every integer type and bool.
+///   (float16: the exact 128-bit fixed-point sum; integers: their exact 128-bit sum.)
 /// - Empty input: NaN. A NaN input gives NaN; +inf and -inf together NaN; one infinity it.
 /// - Blocking; both backends, the same bits on each. Errors as `sum`.
-template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+template <class T, class Out = mean_t<T>>
 Out mean(view<const T> x, const options& opt = {}) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::mean: Out is float or double");
   Out r{};
@@ -115,14 +123,15 @@ Out mean(view<const T> x, const options& opt = {}) {
   return r;
 }
 
-/// Euclidean norm sqrt(sum x[i]^2) of float or double x, correctly rounded to Out (default
-/// T): the square root of the exact sum of squares (exact products and sum, docs/exact.md),
+/// Euclidean norm sqrt(sum x[i]^2) of floating x (float, double, float16, bfloat16; the
+/// 16-bit floats as their exact float32 values), correctly rounded to Out (default: double
+/// for double, float otherwise): the square root of the exact sum of squares (exact products and sum, docs/exact.md),
 /// rounded once, so elements near the ends of the range (1e200, 1e-200) give the right
 /// norm with no overflow or underflow on the way. Empty x: +0; NaN: NaN; an infinity: +inf.
 /// Blocking; both backends, the same bits on each; errors as `sum`.
-template <class T, class Out = T> Out norm2(view<const T> x, const options& opt = {}) {
-  static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
-                "tally::norm2: float or double data, float or double result");
+template <class T, class Out = mean_t<T>> Out norm2(view<const T> x, const options& opt = {}) {
+  static_assert(is_floating_element_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::norm2: floating data, float or double result");
   Out r{};
   tally::norm2(detail::ref(x), &r, dtype_of<Out>(), opt);
   return r;
@@ -136,15 +145,16 @@ template <class T> struct located {
 
 /// Minimum (MAX = false) or maximum of x and the index of its first occurrence.
 ///
-/// - Shapes: x (n,), any n >= 0, any alignment. Types: T in {float, double, int32_t,
-///   int64_t}; the value has x's type (no accumulator: comparisons are exact).
+/// - Shapes: x (n,), any n >= 0, any alignment. Types: every element type; the value has
+///   x's type (no accumulator: comparisons are exact; float16 and bfloat16 are compared as
+///   their exact float32 values, and a NaN result is the type's canonical quiet NaN).
 /// - NaN (NumPy's rule): nans = nan_policy::propagate (min, max, argmin, argmax) returns NaN
 ///   and the first NaN's index if x holds a NaN; nan_policy::omit (nanmin, nanmax, ...)
 ///   skips NaNs.
 /// - Ties: the first index wins, whatever the backend, thread count or launch shape; -0.0 and
 ///   +0.0 compare equal, so whichever comes first is returned, with its own sign.
 /// - Empty input: {+inf (min) or -inf (max), -1}; for integers the type's highest or lowest
-///   value. Only NaNs with nan_policy::omit: {NaN, -1}.
+///   value (bool: true for min, false for max). Only NaNs with nan_policy::omit: {NaN, -1}.
 /// - Blocking; errors as `sum` (errc::null_pointer, invalid_argument, wrong_memory, no_gpu,
 ///   cuda_error).
 template <class T, bool MAX>
@@ -195,7 +205,8 @@ template <class T> std::int64_t nanargmax(view<const T> x, const options& opt = 
 /// Element-wise out[i] = x[i] + y[i], i in [0, n).
 ///
 /// - Shapes: x, y, out (n,), all the same length (errc::length_mismatch otherwise).
-/// - Types: T for all three. Floating adds are IEEE round-to-nearest in T. Integer adds that
+/// - Types: T for all three, float, double, int32_t or int64_t (other element types:
+///   errc::invalid_argument in this version). Floating adds are IEEE round-to-nearest in T. Integer adds that
 ///   overflow T throw errc::overflow after the call (out then holds wrapped values).
 /// - Aliasing: out may be exactly x or exactly y (in place); any other overlap of out with an
 ///   input is errc::invalid_argument.

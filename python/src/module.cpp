@@ -8,6 +8,8 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -29,12 +31,22 @@ std::string prefix(const char* fn) { return std::string("tally.") + fn + ": "; }
 tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn, const char* name) {
   using code = nb::dlpack::dtype_code;
   if (t.lanes == 1) {
-    if (t.code == static_cast<std::uint8_t>(code::Float) && t.bits == 32) return tally::dtype::float32;
-    if (t.code == static_cast<std::uint8_t>(code::Float) && t.bits == 64) return tally::dtype::float64;
-    if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 32) return tally::dtype::int32;
-    if (t.code == static_cast<std::uint8_t>(code::Int) && t.bits == 64) return tally::dtype::int64;
+    auto is = [&](code c, int bits) { return t.code == static_cast<std::uint8_t>(c) && t.bits == bits; };
+    if (is(code::Float, 32)) return tally::dtype::float32;
+    if (is(code::Float, 64)) return tally::dtype::float64;
+    if (is(code::Float, 16)) return tally::dtype::float16;
+    if (is(code::Bfloat, 16)) return tally::dtype::bfloat16;
+    if (is(code::Int, 8)) return tally::dtype::int8;
+    if (is(code::Int, 16)) return tally::dtype::int16;
+    if (is(code::Int, 32)) return tally::dtype::int32;
+    if (is(code::Int, 64)) return tally::dtype::int64;
+    if (is(code::UInt, 8)) return tally::dtype::uint8;
+    if (is(code::UInt, 16)) return tally::dtype::uint16;
+    if (is(code::UInt, 32)) return tally::dtype::uint32;
+    if (is(code::UInt, 64)) return tally::dtype::uint64;
+    if (is(code::Bool, 8)) return tally::dtype::bool_;
   }
-  throw nb::type_error((prefix(fn) + name + " has an unsupported dtype (float32, float64, int32 and int64 are supported)").c_str());
+  throw nb::type_error((prefix(fn) + name + " has an unsupported dtype (float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported)").c_str());
 }
 
 // Where a DLPack array lives, as tally's memory kind; TypeError for devices tally cannot read.
@@ -48,6 +60,20 @@ tally::memory memory_of(int device_type, const char* fn, const char* name) {
       throw nb::type_error((prefix(fn) + name + " is on DLPack device type " + std::to_string(device_type) +
                             "; tally reads CPU and CUDA memory only").c_str());
   }
+}
+
+// One element of type t at p as a Python number (the 16-bit floats as their exact value).
+nb::object py_value(tally::dtype t, const void* p) {
+  return tally::visit(t, [&](auto tag) -> nb::object {
+    using T = typename decltype(tag)::type;
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>)
+      return nb::float_(static_cast<double>(tally::to_float(v)));
+    else if constexpr (std::is_floating_point_v<T>) return nb::float_(static_cast<double>(v));
+    else if constexpr (std::is_same_v<T, bool>) return nb::bool_(v);
+    else return nb::int_(v);
+  });
 }
 
 // The C++ layer reads contiguous 1-D data: any shape is accepted if it is dense in C order
@@ -85,16 +111,6 @@ tally::options options(const std::string& accuracy, const std::string& backend, 
   return o;
 }
 
-nb::object scalar(const unsigned char* buf, tally::dtype t) {
-  switch (t) {
-    case tally::dtype::float32: return nb::float_(static_cast<double>(*reinterpret_cast<const float*>(buf)));
-    case tally::dtype::float64: return nb::float_(*reinterpret_cast<const double*>(buf));
-    case tally::dtype::int32: return nb::int_(*reinterpret_cast<const std::int32_t*>(buf));
-    case tally::dtype::int64: return nb::int_(*reinterpret_cast<const std::int64_t*>(buf));
-  }
-  return nb::none();
-}
-
 nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, const std::string& out,
                   const std::string& accuracy, const std::string& backend, std::uintptr_t stream) {
   const char* fn = op == tally::reduce_op::sum ? "sum" : "dot";
@@ -103,6 +119,7 @@ nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, con
   if (out == "float32") rt = tally::dtype::float32;
   else if (out == "float64") rt = tally::dtype::float64;
   else if (out == "int64") rt = tally::dtype::int64;
+  else if (out == "uint64") rt = tally::dtype::uint64;
   else if (!out.empty()) throw nb::type_error((prefix(fn) + "unsupported result dtype '" + out + "'").c_str());
   tally::options o = options(accuracy, backend, stream, fn);
   alignas(8) unsigned char buf[8] = {};
@@ -110,7 +127,7 @@ nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, con
     nb::gil_scoped_release unlocked;  // the reduction may run for a while; other threads go on
     tally::reduce(op, rx, ry, buf, rt, o);
   }
-  return scalar(buf, rt);
+  return py_value(rt, buf);
 }
 
 // (value, index) of the min or max: the value as a Python float or int, index -1 when none.
@@ -125,7 +142,7 @@ nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& 
     tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
                    skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
   }
-  return nb::make_tuple(scalar(buf, rx.type), index);
+  return nb::make_tuple(py_value(rx.type, buf), index);
 }
 
 // out = x + y. Floating data in device memory: enqueued on `stream` (tally::add_async) and

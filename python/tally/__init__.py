@@ -49,9 +49,10 @@ def _out_dtype(dtype, name: str, fn: str) -> str:
     if dtype is None:
         return ""
     out = dtype_name(dtype)
-    floating = name.startswith("float")
-    if (floating and out not in ("float32", "float64")) or (not floating and out != "int64"):
-        allowed = "float32 or float64" if floating else "int64"
+    floating = name.startswith("float") or name == "bfloat16"
+    integer = "uint64" if name.startswith("uint") else "int64"  # (bool: int64, the count of trues)
+    if (floating and out not in ("float32", "float64")) or (not floating and out != integer):
+        allowed = "float32 or float64" if floating else integer
         raise TypeError(f"tally.{fn}: a {name} {fn} can give {allowed}, not {out}")
     return out
 
@@ -165,7 +166,7 @@ def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
     check_axis(axis, "mean")
     a = prepare(x, "mean", order_free=True)
     if dtype is None:
-        out = "float32" if a.dtype == "float32" else "float64"
+        out = "float32" if a.dtype in ("float32", "float16", "bfloat16") else "float64"
     else:
         out = dtype_name(dtype)
         if out not in ("float32", "float64"):
@@ -187,7 +188,7 @@ def norm(x, *, dtype=None, axis: Optional[int] = None) -> float:
     if not a.dtype.startswith("float"):  # integers: converted to float64 in their own library
         f = a.flat
         a = prepare(f.double() if hasattr(f, "double") else f.astype("float64"), "norm")
-    out = dtype_name(dtype) if dtype is not None else a.dtype
+    out = dtype_name(dtype) if dtype is not None else ("float64" if a.dtype == "float64" else "float32")
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
     backend, stream = finish(a)

@@ -26,7 +26,8 @@ import numpy as np
 
 from . import _tally
 
-SUPPORTED = ("float32", "float64", "int32", "int64")
+SUPPORTED = ("float32", "float64", "int32", "int64", "float16", "bfloat16", "int8", "int16", "uint8", "uint16", "uint32",
+             "uint64", "bool")
 
 # DLPack device types
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
@@ -70,7 +71,7 @@ def dtype_name(dt) -> str:
 def _check_dtype(name: str, fn: str, what: str) -> None:
     if name not in SUPPORTED:
         raise TypeError(f"tally.{fn}: {what} has unsupported dtype {name} "
-                        f"(float32, float64, int32 and int64 are supported)")
+                        f"(float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported)")
 
 
 def _dense_order(x, lib: str):

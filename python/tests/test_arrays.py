@@ -111,8 +111,8 @@ def test_add_out_and_library():
 
 
 def test_error_mapping():
-    with pytest.raises(TypeError, match="unsupported dtype float16"):
-        tally.sum(np.ones(3, dtype=np.float16))
+    with pytest.raises(TypeError, match="unsupported dtype complex64"):
+        tally.sum(np.ones(3, dtype=np.complex64))
     with pytest.raises(TypeError, match="unsupported dtype complex128"):
         tally.dot(np.ones(3, dtype=complex), np.ones(3, dtype=complex))
     with pytest.raises(ValueError, match="length mismatch: x has 3 elements, y has 4"):
@@ -165,8 +165,8 @@ def test_cuda_array_interface_object_is_read_as_device_memory():
     assert "device memory" in str(e.value) or "CUDA" in str(e.value)
     with pytest.raises(TypeError, match="unsupported dtype"):
         tally.sum(CAIOnly(a, typestr=">f8"))
-    with pytest.raises(TypeError, match="unsupported dtype float16"):
-        tally.sum(CAIOnly(np.ones(4, dtype=np.float16)))
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        tally.sum(CAIOnly(np.ones(4, dtype=np.complex64)))
     with pytest.raises(ValueError, match="not C-contiguous"):
         tally.sum(CAIOnly(np.ones(4), strides=(16,)))
     with pytest.raises(TypeError, match="CUDA arrays or all host arrays"):

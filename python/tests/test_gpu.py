@@ -166,7 +166,10 @@ def test_mixed_and_unsupported(lib):
     with pytest.raises(TypeError, match="CUDA arrays or all host arrays"):
         tally.dot(x, np.ones(4))
     with pytest.raises(TypeError, match="unsupported dtype"):
-        tally.sum(lib.array(np.ones(4, dtype=np.float16)))
+        tally.sum(lib.array(np.ones(4, dtype=np.complex64)))
+    # float16 and small integers read on the GPU as well (docs/types.md)
+    assert tally.sum(lib.array(np.ones(2049, dtype=np.float16))) == 2049.0
+    assert tally.sum(lib.array(np.ones(256, dtype=np.uint8))) == 256
 
 
 def test_torch_requires_grad_and_cpu_tensors():

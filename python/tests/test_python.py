@@ -31,7 +31,7 @@ def test_known_values():
 
 def test_errors():
     with pytest.raises(TypeError):
-        tally.sum(np.ones(3, dtype=np.float16))
+        tally.sum(np.ones(3, dtype=np.complex64))
     with pytest.raises(ValueError):
         tally.dot(np.ones(3), np.ones(4))
     with pytest.raises(OverflowError):
@@ -143,3 +143,26 @@ def test_norm_does_not_overflow():
     assert tally.norm(np.zeros(0)) == 0.0
     x = np.random.default_rng(4).standard_normal(1000)
     assert abs(tally.norm(x) - math.sqrt(math.fsum(v * v for v in x.tolist()))) <= 2 * math.ulp(tally.norm(x))
+
+
+def test_float16_int8_uint64_bool():
+    from fractions import Fraction
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 2**16, 5000, dtype=np.uint16).view(np.float16)
+    h = h[np.isfinite(h)]
+    exact = sum(Fraction(float(v)) for v in h)
+    assert tally.sum(h) == float(np.float32(float(exact)))          # float32 by default
+    assert tally.sum(h, dtype=np.float64) == float(exact)           # float(Fraction) rounds once, as tally
+    assert tally.mean(h) == float(np.float32(float(exact / h.size)))
+    assert tally.max(h) == float(h.max()) and tally.argmin(h) == int(np.argmin(h))
+    i8 = np.ones(2**16 + 1, dtype=np.int8)
+    assert tally.sum(i8) == 2**16 + 1 and tally.dot(i8, i8) == 2**16 + 1
+    assert tally.min(np.array([5, -128, 7], dtype=np.int8)) == -128
+    u = np.array([2**64 - 2, 1], dtype=np.uint64)
+    assert tally.sum(u) == 2**64 - 1 and tally.max(u) == 2**64 - 2
+    with pytest.raises(OverflowError):
+        tally.sum(np.array([2**64 - 1, 1], dtype=np.uint64))
+    b = np.arange(1000) % 7 == 0
+    assert tally.sum(b) == int(b.sum()) and tally.argmax(b) == 0 and tally.argmin(b) == 1
+    assert tally.mean(b) == float(np.mean(b))
+    assert tally.sum(np.ones(256, dtype=np.uint8)) == 256

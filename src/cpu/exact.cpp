@@ -13,8 +13,10 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tally/ops/exact.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -368,20 +370,31 @@ void fold_chunk(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigne
 
 // The exact sum (or dot product) of x[0, n) as superaccumulator digits `total` (zero on
 // entry) and special-value flags.
-template <class L, class T, bool Dot>
+// S: the storage type of the elements, T or a 16-bit float (ops::half_in, ops::bhalf_in),
+// whose chunks are first converted exactly to float32 (T) in a per-thread buffer.
+template <class L, class T, bool Dot, class S = T>
 void state(const void* xv, const void* yv, std::int64_t n, std::int64_t* total, unsigned& flags) {
   constexpr int D = L::digits;
-  const T* x = static_cast<const T*>(xv);
-  const T* y = static_cast<const T*>(yv);
+  constexpr bool convert = !std::is_same_v<S, T>;
+  const S* x = static_cast<const S*>(xv);
+  const S* y = static_cast<const S*>(yv);
   std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel if (n >= kParallelMin)
   {
     std::int64_t d[D] = {};
     unsigned f = 0;
+    std::vector<T> cx(convert ? kChunk : 0), cy(convert && Dot ? kChunk : 0);
 #pragma omp for schedule(static)
     for (std::int64_t c = 0; c < chunks; ++c) {
       std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
-      fold_chunk<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, f);
+      if constexpr (convert) {
+        for (std::int64_t i = 0; i < len; ++i) cx[i] = static_cast<T>(x[b + i]);
+        if constexpr (Dot)
+          for (std::int64_t i = 0; i < len; ++i) cy[i] = static_cast<T>(y[b + i]);
+        fold_chunk<L, T, Dot>(cx.data(), Dot ? cy.data() : nullptr, len, d, f);
+      } else {
+        fold_chunk<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, f);
+      }
       ex::normalize<D>(d);  // keeps every digit small whatever the number of chunks
     }
 #pragma omp critical(tally_exact_merge)
@@ -392,35 +405,48 @@ void state(const void* xv, const void* yv, std::int64_t n, std::int64_t* total, 
   }
 }
 
-template <class L, class T, bool Dot, class Out>
+template <class L, class T, bool Dot, class Out, class S>
 void run(const void* xv, const void* yv, std::int64_t n, void* result) {
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
-  state<L, T, Dot>(xv, yv, n, total, flags);
+  state<L, T, Dot, S>(xv, yv, n, total, flags);
   Out r = ex::round_to<L, Out>(total, flags);
   std::memcpy(result, &r, sizeof r);
 }
 
-template <class L, class T, class Out> void run_mean(const void* x, std::int64_t n, void* result) {
+template <class L, class T, class Out, class S> void run_mean(const void* x, std::int64_t n, void* result) {
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
-  state<L, T, false>(x, nullptr, n, total, flags);
+  state<L, T, false, S>(x, nullptr, n, total, flags);
   Out r = ex::divide_round<Out>(total, L::digits, L::base, flags, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
 
-template <class L, class T, bool Dot>
+template <class L, class T, bool Dot, class S>
 void run_out(dtype out, const void* x, const void* y, std::int64_t n, void* result) {
-  if (out == dtype::float32) run<L, T, Dot, float>(x, y, n, result);
-  else run<L, T, Dot, double>(x, y, n, result);
+  if (out == dtype::float32) run<L, T, Dot, float, S>(x, y, n, result);
+  else run<L, T, Dot, double, S>(x, y, n, result);
 }
 
-template <class L, class T, class Out> void run_norm2(const void* x, std::int64_t n, void* result) {
+template <class L, class T, class Out, class S> void run_norm2(const void* x, std::int64_t n, void* result) {
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
-  state<L, T, true>(x, x, n, total, flags);  // the exact sum of squares: dot(x, x)
+  state<L, T, true, S>(x, x, n, total, flags);  // the exact sum of squares: dot(x, x)
   Out r = ex::sqrt_round<Out>(total, L::digits, L::base, flags);
   std::memcpy(result, &r, sizeof r);
+}
+
+// Calls f(type_identity<T>, type_identity<S>) for floating t: T the float type whose exact
+// machinery runs (float for float32 and both 16-bit floats, whose values are all float32
+// values), S the storage type read.
+template <class F> void with_exact_types(dtype t, F&& f) {
+  tally::visit(t, [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    if constexpr (is_floating_element_v<E>) {
+      using T = std::conditional_t<std::is_same_v<E, double>, double, float>;
+      f(std::type_identity<T>{}, std::type_identity<ops::storage_t<E>>{});
+    }
+  });
 }
 
 }  // namespace
@@ -439,19 +465,23 @@ void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, uns
 }
 
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
-  if (t == dtype::float32)
-    return out == dtype::float64 ? run_norm2<ex::f32_dot_layout, float, double>(x, n, result)
-                                 : run_norm2<ex::f32_dot_layout, float, float>(x, n, result);
-  return out == dtype::float32 ? run_norm2<ex::f64_dot_layout, double, float>(x, n, result)
-                               : run_norm2<ex::f64_dot_layout, double, double>(x, n, result);
+  with_exact_types(t, [&](auto tt, auto st) {
+    using T = typename decltype(tt)::type;
+    using S = typename decltype(st)::type;
+    using L = std::conditional_t<std::is_same_v<T, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
+    if (out == dtype::float64) run_norm2<L, T, double, S>(x, n, result);
+    else run_norm2<L, T, float, S>(x, n, result);
+  });
 }
 
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
-  if (t == dtype::float32)
-    return out == dtype::float64 ? run_mean<ex::f32_sum_layout, float, double>(x, n, result)
-                                 : run_mean<ex::f32_sum_layout, float, float>(x, n, result);
-  return out == dtype::float32 ? run_mean<ex::f64_sum_layout, double, float>(x, n, result)
-                               : run_mean<ex::f64_sum_layout, double, double>(x, n, result);
+  with_exact_types(t, [&](auto tt, auto st) {
+    using T = typename decltype(tt)::type;
+    using S = typename decltype(st)::type;
+    using L = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+    if (out == dtype::float64) run_mean<L, T, double, S>(x, n, result);
+    else run_mean<L, T, float, S>(x, n, result);
+  });
 }
 
 void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y, std::int64_t n,
@@ -461,13 +491,13 @@ void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y
     return;
   }
   bool dot = op == reduce_op::dot;
-  if (t == dtype::float32) {
-    if (dot) run_out<ex::f32_dot_layout, float, true>(out, x, y, n, result);
-    else run_out<ex::f32_sum_layout, float, false>(out, x, y, n, result);
-  } else {
-    if (dot) run_out<ex::f64_dot_layout, double, true>(out, x, y, n, result);
-    else run_out<ex::f64_sum_layout, double, false>(out, x, y, n, result);
-  }
+  with_exact_types(t, [&](auto tt, auto st) {
+    using T = typename decltype(tt)::type;
+    using S = typename decltype(st)::type;
+    constexpr bool f32 = std::is_same_v<T, float>;
+    if (dot) run_out<std::conditional_t<f32, ex::f32_dot_layout, ex::f64_dot_layout>, T, true, S>(out, x, y, n, result);
+    else run_out<std::conditional_t<f32, ex::f32_sum_layout, ex::f64_sum_layout>, T, false, S>(out, x, y, n, result);
+  });
 }
 
 }  // namespace tally::cpu

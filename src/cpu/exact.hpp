@@ -6,10 +6,12 @@
 #include "tally/core.hpp"
 
 namespace tally::cpu {
-/// Correctly rounded sum / dot of float32 or float64 data, written as `out` to result.
+// Floating data: float32, float64, float16 or bfloat16 (the 16-bit floats are converted
+// exactly to float32, chunk by chunk, and take the float32 path).
+/// Correctly rounded sum / dot of floating data, written as `out` to result.
 void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y, std::int64_t n,
                   void* result);
-/// Correctly rounded mean (exact sum / n, n > 0) of float32 or float64 data, as `out`.
+/// Correctly rounded mean (exact sum / n, n > 0) of floating data, as `out`.
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Correctly rounded L2 norm (square root of the exact sum of squares), n > 0, as `out`.
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backends.hpp"
 #include "tally/ops/extremes.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -44,30 +46,32 @@ template <class R, class T> void run(const void* xv, std::int64_t n, void* value
   }
   int status = 0;
   auto r = R::finalize(total, status);
-  std::memcpy(value, &r.value, sizeof(T));
+  if constexpr (ops::is_half_v<T>) {  // the float32 value of a 16-bit float (or +-inf, NaN): exact back
+    std::uint16_t b = std::is_same_v<T, ops::half_in> ? to_float16(r.value).bits : to_bfloat16(r.value).bits;
+    std::memcpy(value, &b, sizeof b);
+  } else {
+    std::memcpy(value, &r.value, sizeof(T));
+  }
   index = r.index;
 }
 
+// T: the storage type read; the 16-bit floats are compared as their exact float32 values.
 template <class T> void run_t(extreme_op op, nan_policy nans, const void* x, std::int64_t n, void* value,
                               std::int64_t& index) {
   using namespace ops;
+  using E = std::conditional_t<is_half_v<T>, float, T>;
   bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
-  if (mx && skip) run<extreme_reducer<T, true, true>, T>(x, n, value, index);
-  else if (mx) run<extreme_reducer<T, true, false>, T>(x, n, value, index);
-  else if (skip) run<extreme_reducer<T, false, true>, T>(x, n, value, index);
-  else run<extreme_reducer<T, false, false>, T>(x, n, value, index);
+  if (mx && skip) run<extreme_reducer<E, true, true>, T>(x, n, value, index);
+  else if (mx) run<extreme_reducer<E, true, false>, T>(x, n, value, index);
+  else if (skip) run<extreme_reducer<E, false, true>, T>(x, n, value, index);
+  else run<extreme_reducer<E, false, false>, T>(x, n, value, index);
 }
 
 }  // namespace
 
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
              std::int64_t& index) {
-  switch (t) {
-    case dtype::float32: return run_t<float>(op, nans, x, n, value, index);
-    case dtype::float64: return run_t<double>(op, nans, x, n, value, index);
-    case dtype::int32: return run_t<std::int32_t>(op, nans, x, n, value, index);
-    case dtype::int64: return run_t<std::int64_t>(op, nans, x, n, value, index);
-  }
+  tally::visit(t, [&](auto tag) { run_t<ops::storage_t<typename decltype(tag)::type>>(op, nans, x, n, value, index); });
 }
 
 }  // namespace tally::cpu

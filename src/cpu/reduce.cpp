@@ -9,12 +9,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backends.hpp"
 #include "cpu/exact.hpp"
+#include "cpu/small.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/reducers.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -149,8 +152,9 @@ void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int&
 }
 
 // Mean of integers: the exact 128-bit sum divided by n, correctly rounded (ops::exact).
+// (Unsigned sums are below n * 2^64 < 2^127, so they fit the signed 128-bit value.)
 template <class T, class Out> void int_mean(const void* xv, std::int64_t n, void* result) {
-  ops::i128 s = total_of<ops::sum_reducer<T>, T, false>(static_cast<const T*>(xv), nullptr, n);
+  ops::i128 s = static_cast<ops::i128>(total_of<ops::sum_reducer<T>, T, false>(static_cast<const T*>(xv), nullptr, n));
   Out r = ops::exact::divide_round_int<Out>(s, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
@@ -175,51 +179,52 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
             std::int64_t n, void* result, int& status) {
   status = 0;
   bool dot = op == reduce_op::dot;
-  bool floating = t == dtype::float32 || t == dtype::float64;
-  if (floating && acc == accuracy::exact) return reduce_exact(op, t, out, x, y, n, result);
-  switch (t) {
-    case dtype::float32:
-      if (out == dtype::float64)
-        return dot ? reduce_t<ops::with_result<ops::dot_reducer<float>, double>, float, true>(x, y, n, result, status)
-                   : reduce_t<ops::with_result<ops::sum_reducer<float>, double>, float, false>(x, y, n, result, status);
-      return dot ? reduce_t<ops::dot_reducer<float>, float, true>(x, y, n, result, status)
-                 : reduce_t<ops::sum_reducer<float>, float, false>(x, y, n, result, status);
-    case dtype::float64:
-      if (out == dtype::float32)
-        return dot ? reduce_t<ops::with_result<ops::dot_reducer<double>, float>, double, true>(x, y, n, result, status)
-                   : reduce_t<ops::with_result<ops::sum_reducer<double>, float>, double, false>(x, y, n, result, status);
-      return dot ? reduce_t<ops::dot_reducer<double>, double, true>(x, y, n, result, status)
-                 : reduce_t<ops::sum_reducer<double>, double, false>(x, y, n, result, status);
-    case dtype::int32:
-      return dot ? reduce_t<ops::dot_reducer<std::int32_t>, std::int32_t, true>(x, y, n, result, status)
-                 : reduce_t<ops::sum_reducer<std::int32_t>, std::int32_t, false>(x, y, n, result, status);
-    case dtype::int64:
-      return dot ? reduce_t<ops::dot_reducer<std::int64_t>, std::int64_t, true>(x, y, n, result, status)
-                 : reduce_t<ops::sum_reducer<std::int64_t>, std::int64_t, false>(x, y, n, result, status);
+  if (is_floating(t) && acc == accuracy::exact) {
+    if (t == dtype::float16 && !dot) return f16_exact(x, n, out, false, result);  // fixed point
+    return reduce_exact(op, t, out, x, y, n, result);
   }
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_floating_element_v<T>) {
+      // Fast mode: float64 accumulators; the 16-bit floats are read as their exact float32
+      // values (ops::storage_t) by the float32 reducers.
+      using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      using S = ops::storage_t<T>;
+      if (out == dtype::float64)
+        dot ? reduce_t<ops::with_result<ops::dot_reducer<F>, double>, S, true>(x, y, n, result, status)
+            : reduce_t<ops::with_result<ops::sum_reducer<F>, double>, S, false>(x, y, n, result, status);
+      else
+        dot ? reduce_t<ops::with_result<ops::dot_reducer<F>, float>, S, true>(x, y, n, result, status)
+            : reduce_t<ops::with_result<ops::sum_reducer<F>, float>, S, false>(x, y, n, result, status);
+    } else {
+      dot ? reduce_t<ops::dot_reducer<T>, T, true>(x, y, n, result, status)
+          : reduce_t<ops::sum_reducer<T>, T, false>(x, y, n, result, status);
+    }
+  });
 }
 
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
-  switch (t) {
-    case dtype::float32:
-    case dtype::float64: return mean_exact(t, out, x, n, result);
-    case dtype::int32:
-      return out == dtype::float32 ? int_mean<std::int32_t, float>(x, n, result) : int_mean<std::int32_t, double>(x, n, result);
-    case dtype::int64:
-      return out == dtype::float32 ? int_mean<std::int64_t, float>(x, n, result) : int_mean<std::int64_t, double>(x, n, result);
-  }
+  if (t == dtype::float16) return f16_exact(x, n, out, true, result);
+  if (is_floating(t)) return mean_exact(t, out, x, n, result);
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_floating_element_v<T>) {
+      if (out == dtype::float32) int_mean<T, float>(x, n, result);
+      else int_mean<T, double>(x, n, result);
+    }
+  });
 }
 
 void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result) { norm2_exact(t, out, x, n, result); }
 
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status) {
   status = 0;
-  switch (t) {
-    case dtype::float32: return add_t<float>(x, y, out, n, status);
-    case dtype::float64: return add_t<double>(x, y, out, n, status);
-    case dtype::int32: return add_t<std::int32_t>(x, y, out, n, status);
-    case dtype::int64: return add_t<std::int64_t>(x, y, out, n, status);
-  }
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
+                  std::is_same_v<T, std::int64_t>)
+      add_t<T>(x, y, out, n, status);
+  });
 }
 
 }  // namespace tally::cpu

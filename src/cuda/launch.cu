@@ -13,9 +13,11 @@
 #include "cuda/check.hpp"
 #include "cuda/exact.cuh"
 #include "cuda/kernels.cuh"
+#include "cuda/small.cuh"
 #include "cuda/tuning.hpp"
 #include "cuda/workspace.hpp"
 #include "tally/ops/extremes.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cuda {
 namespace {
@@ -91,8 +93,9 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
 
 // Exact mode: float32 inputs use shared-memory bins, float64 inputs anchored levels in
 // registers fed through cp.async staging (src/cuda/exact.cuh); shapes from tally_tune_exact.
+// The 16-bit floats (ops::half_in, ops::bhalf_in: exact float32 values) use the float32 bins.
 template <class T, bool DOT>
-using exact_acc = std::conditional_t<std::is_same_v<T, float>, exact::bins_acc<DOT, tuning::exact_block_threads>,
+using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<T>, exact::bins_acc<DOT, tuning::exact_block_threads>,
                                      exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels, 1,
                                                        DOT ? tuning::exact_dot_fast_levels : tuning::exact_sum_fast_levels>>;
 
@@ -127,6 +130,30 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
   TALLY_CUDA(cudaGetLastError());
 }
 
+// Exact float16 sums: the fixed-point kernel (src/cuda/small.cuh) when each thread's share
+// fits its int64 (always, below 2^23 elements per resident thread); otherwise reduce_kernel
+// with the same reducer accumulating every element in 128 bits.
+template <class Out>
+void launch_f16_sum(const ops::half_in* x, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  using R = ops::f16_exact_sum_reducer<Out>;
+  static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
+  constexpr int V = 8;
+  constexpr int U = tuning::reduce_unroll;
+  if (aligned_to(x, sizeof(ops::half_in))) {
+    std::int64_t head = std::min<std::int64_t>(head_count<ops::half_in, V>(x), n);
+    constexpr auto kernel = f16_sum_kernel<Out, V, kBlock, U>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
+    std::int64_t threads = static_cast<std::int64_t>(grid) * kBlock;
+    if ((n + threads - 1) / threads + 2 * V <= ops::f16_int64_terms) {
+      result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
+      kernel<<<grid, kBlock, 0, stream>>>(x, n, head, static_cast<ops::f16_fixed*>(ws.partials), ws.counter, res);
+      TALLY_CUDA(cudaGetLastError());
+      return;
+    }
+  }
+  launch_reduce<R, ops::half_in, false>(x, x, n, out, stream, ws);
+}
+
 template <class R, class T>
 void launch_indexed(const T* x, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
   static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes);
@@ -151,12 +178,13 @@ template <class T>
 void extreme_t(extreme_op op, nan_policy nans, const void* xv, std::int64_t n, sink out, cudaStream_t stream,
                workspace& ws) {
   using namespace ops;
+  using E = std::conditional_t<is_half_v<T>, float, T>;  // 16-bit floats compare as float32
   auto* x = static_cast<const T*>(xv);
   bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
-  if (mx && skip) launch_indexed<extreme_reducer<T, true, true>, T>(x, n, out, stream, ws);
-  else if (mx) launch_indexed<extreme_reducer<T, true, false>, T>(x, n, out, stream, ws);
-  else if (skip) launch_indexed<extreme_reducer<T, false, true>, T>(x, n, out, stream, ws);
-  else launch_indexed<extreme_reducer<T, false, false>, T>(x, n, out, stream, ws);
+  if (mx && skip) launch_indexed<extreme_reducer<E, true, true>, T>(x, n, out, stream, ws);
+  else if (mx) launch_indexed<extreme_reducer<E, true, false>, T>(x, n, out, stream, ws);
+  else if (skip) launch_indexed<extreme_reducer<E, false, true>, T>(x, n, out, stream, ws);
+  else launch_indexed<extreme_reducer<E, false, false>, T>(x, n, out, stream, ws);
 }
 
 template <class T>
@@ -197,39 +225,50 @@ void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, sink o
       launch_reduce<ops::int64_sum_reducer_short, T, false>(xt, xt, n, out, stream, ws);
     else
       launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
+  } else if constexpr (sizeof(T) <= 4 && !std::is_same_v<T, std::int32_t>) {
+    // 8/16-bit integers, uint32 and bool: widened into one 64-bit word where n allows.
+    if (n < ops::small_sum_reducer_short<T>::max_n)
+      launch_reduce<ops::small_sum_reducer_short<T>, T, false>(xt, xt, n, out, stream, ws);
+    else
+      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
   } else {
     launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
   }
 }
 
-// Floating inputs: fast (float64 tree) or exact, to a float32 or float64 result.
+// Floating inputs: fast (float64 tree) or exact, to a float32 or float64 result. T is the
+// storage type (float, double, ops::half_in, ops::bhalf_in); the 16-bit floats are read as
+// their exact float32 values (float32 reducers, float32 bins), except exact float16 sums,
+// which take the fixed-point kernel.
 template <class T, class Out>
 void reduce_float(reduce_op op, accuracy acc, const void* x, const void* y, std::int64_t n,
                   sink out, cudaStream_t stream, workspace& ws) {
+  using F = std::conditional_t<ops::is_half_v<T>, float, T>;
   auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<const T*>(y);
   bool dot = op == reduce_op::dot;
   if (acc == accuracy::exact) {
     if (dot) launch_exact<T, true, Out>(xt, yt, n, out, stream, ws);
+    else if constexpr (std::is_same_v<T, ops::half_in>) launch_f16_sum<Out>(xt, n, out, stream, ws);
     else launch_exact<T, false, Out>(xt, xt, n, out, stream, ws);
     return;
   }
-  if (dot) launch_reduce<ops::with_result<ops::dot_reducer<T>, Out>, T, true>(xt, yt, n, out, stream, ws);
-  else launch_reduce<ops::with_result<ops::sum_reducer<T>, Out>, T, false>(xt, xt, n, out, stream, ws);
+  if (dot) launch_reduce<ops::with_result<ops::dot_reducer<F>, Out>, T, true>(xt, yt, n, out, stream, ws);
+  else launch_reduce<ops::with_result<ops::sum_reducer<F>, Out>, T, false>(xt, xt, n, out, stream, ws);
 }
 
 void reduce_any(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,
                 std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
-  switch (t) {
-    case dtype::float32:
-      return o == dtype::float64 ? reduce_float<float, double>(op, acc, x, y, n, out, stream, ws)
-                                 : reduce_float<float, float>(op, acc, x, y, n, out, stream, ws);
-    case dtype::float64:
-      return o == dtype::float32 ? reduce_float<double, float>(op, acc, x, y, n, out, stream, ws)
-                                 : reduce_float<double, double>(op, acc, x, y, n, out, stream, ws);
-    case dtype::int32: return reduce_t<std::int32_t>(op, x, y, n, out, stream, ws);
-    case dtype::int64: return reduce_t<std::int64_t>(op, x, y, n, out, stream, ws);
-  }
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_floating_element_v<T>) {
+      using S = ops::storage_t<T>;
+      if (o == dtype::float64) reduce_float<S, double>(op, acc, x, y, n, out, stream, ws);
+      else reduce_float<S, float>(op, acc, x, y, n, out, stream, ws);
+    } else {
+      reduce_t<T>(op, x, y, n, out, stream, ws);
+    }
+  });
 }
 
 void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, int* status,
@@ -329,16 +368,19 @@ void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_
   std::lock_guard<std::mutex> lock(ws.blocking);
   unsigned ticket = ++ws.ticket;
   sink out{ws.host_result, ws.host_status, ws.host_done, ticket};
-  switch (t) {
-    case dtype::float32: extreme_t<float>(op, nans, x, n, out, stream, ws); break;
-    case dtype::float64: extreme_t<double>(op, nans, x, n, out, stream, ws); break;
-    case dtype::int32: extreme_t<std::int32_t>(op, nans, x, n, out, stream, ws); break;
-    case dtype::int64: extreme_t<std::int64_t>(op, nans, x, n, out, stream, ws); break;
-  }
+  tally::visit(t, [&](auto tag) { extreme_t<ops::storage_t<typename decltype(tag)::type>>(op, nans, x, n, out, stream, ws); });
   wait_for(ws.host_done, ticket, stream);
   std::atomic_thread_fence(std::memory_order_acquire);
-  // The sink holds an ops::extreme_value<T>: the value, then (8-byte aligned) the index.
-  std::memcpy(value_host, ws.host_result, dtype_size(t));
+  // The sink holds an ops::extreme_value<E>: the value, then (8-byte aligned) the index. The
+  // 16-bit floats' value is a float32 (one of theirs, or +-inf, NaN): converted back exactly.
+  if (t == dtype::float16 || t == dtype::bfloat16) {
+    float f;
+    std::memcpy(&f, ws.host_result, sizeof f);
+    std::uint16_t b = t == dtype::float16 ? to_float16(f).bits : to_bfloat16(f).bits;
+    std::memcpy(value_host, &b, sizeof b);
+  } else {
+    std::memcpy(value_host, ws.host_result, dtype_size(t));
+  }
   std::memcpy(&index, static_cast<const char*>(ws.host_result) + 8, sizeof index);
 }
 
@@ -400,21 +442,30 @@ template <class T, class Out> void norm2_float(const void* x, std::int64_t n, vo
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result, stream_t stream, int device) {
   device_guard guard(device);
   workspace& ws = get_workspace(stream);
-  bool f64 = out == dtype::float64;
-  switch (t) {
-    case dtype::float32: return f64 ? mean_float<float, double>(x, n, result, stream, ws) : mean_float<float, float>(x, n, result, stream, ws);
-    case dtype::float64: return f64 ? mean_float<double, double>(x, n, result, stream, ws) : mean_float<double, float>(x, n, result, stream, ws);
-    case dtype::int32: return f64 ? mean_int<std::int32_t, double>(x, n, result, stream, ws) : mean_int<std::int32_t, float>(x, n, result, stream, ws);
-    case dtype::int64: return f64 ? mean_int<std::int64_t, double>(x, n, result, stream, ws) : mean_int<std::int64_t, float>(x, n, result, stream, ws);
-  }
+  tally::visit(t, [&](auto tag) {
+    using T = ops::storage_t<typename decltype(tag)::type>;
+    constexpr bool floating = std::is_floating_point_v<T> || ops::is_half_v<T>;
+    auto run = [&]<class Out>() {
+      if constexpr (floating) mean_float<T, Out>(x, n, result, stream, ws);
+      else mean_int<T, Out>(x, n, result, stream, ws);
+    };
+    if (out == dtype::float64) run.template operator()<double>();
+    else run.template operator()<float>();
+  });
 }
 
 void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result, stream_t stream, int device) {
   device_guard guard(device);
   workspace& ws = get_workspace(stream);
-  bool f64 = out == dtype::float64;
-  if (t == dtype::float32) return f64 ? norm2_float<float, double>(x, n, result, stream, ws) : norm2_float<float, float>(x, n, result, stream, ws);
-  return f64 ? norm2_float<double, double>(x, n, result, stream, ws) : norm2_float<double, float>(x, n, result, stream, ws);
+  tally::visit(t, [&](auto tag) {
+    using T = ops::storage_t<typename decltype(tag)::type>;
+    if constexpr (std::is_floating_point_v<T> || ops::is_half_v<T>) {
+      if (out == dtype::float64) norm2_float<T, double>(x, n, result, stream, ws);
+      else norm2_float<T, float>(x, n, result, stream, ws);
+    } else {
+      throw error(errc::invalid_argument, "tally::norm2: integer data (the dispatcher converts them)");
+    }
+  });
 }
 
 }  // namespace tally::cuda

@@ -19,8 +19,16 @@ template <class T, int V> __device__ __forceinline__ vec<T, V> load(const vec<T,
   } else if constexpr (sizeof(vec<T, V>) == 8) {
     int2 w = __ldg(reinterpret_cast<const int2*>(p));
     r = *reinterpret_cast<vec<T, V>*>(&w);
+  } else if constexpr (sizeof(vec<T, V>) == 4) {  // (1-, 2- and 4-byte loads through integer
+    unsigned w = __ldg(reinterpret_cast<const unsigned*>(p));  // types: bool and the 16-bit
+    __builtin_memcpy(&r, &w, sizeof r);                          // float storage have no __ldg)
+  } else if constexpr (sizeof(vec<T, V>) == 2) {
+    unsigned short w = __ldg(reinterpret_cast<const unsigned short*>(p));
+    __builtin_memcpy(&r, &w, sizeof r);
   } else {
-    r.v[0] = __ldg(reinterpret_cast<const T*>(p));
+    static_assert(sizeof(vec<T, V>) == 1);
+    unsigned char w = __ldg(reinterpret_cast<const unsigned char*>(p));
+    __builtin_memcpy(&r, &w, sizeof r);
   }
   return r;
 }

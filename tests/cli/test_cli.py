@@ -423,8 +423,8 @@ def test_truncated_header(tmp_path):
 
 
 @pytest.mark.parametrize("arr", [
-    np.zeros(3, dtype="<f2"), np.zeros(3, dtype="?"), np.zeros(3, dtype="<c16"),
-    np.array([1, "a", None], dtype=object), np.zeros(3, dtype="<u4"), np.zeros(3, dtype="i2"),
+    np.zeros(3, dtype="<c16"), np.zeros(3, dtype="<f16"), np.zeros(3, dtype="M8[s]"),
+    np.array([1, "a", None], dtype=object),
     np.zeros(3, dtype=[("a", "<f8"), ("b", "<i4")]), np.array(["ab"]),
 ])
 def test_unsupported_dtype(tmp_path, arr):
@@ -903,3 +903,83 @@ def test_axis_errors(tmp_path):
     assert r.returncode == 2
     big = save(tmp_path, "big.npy", np.full((2, 3), 2**62, dtype=np.int64))
     bad("sum", big, "--axis", 1, code=1, words=["overflow", "output 0"])
+
+
+# ---- the element types added after the first four (docs/types.md) ---------------------------
+
+@pytest.mark.parametrize("dt", ["<i1", "<i2", "|u1", "<u2", "<u4", "<u8", ">u2", ">i2", "|b1"])
+def test_small_integer_sum_dot_min_max(tmp_path, dt):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(np.dtype(dt).newbyteorder("=")) if dt != "|b1" else None
+    if info is None:
+        a = rng.integers(0, 2, 10007).astype(bool)
+    else:
+        hi = min(int(info.max), 2**40) + 1
+        a = rng.integers(int(info.min), hi, 10007, dtype=np.int64).astype(dt)
+    p = save(tmp_path, "a.npy", a)
+    exact = sum(int(v) for v in a)
+    r = js("sum", p)
+    assert int(r["value"]) == exact
+    assert r["dtype"] == ("uint64" if dt[1] == "u" else "int64")
+    assert int(ok("max", p)) == int(a.max())
+    assert int(ok("argmin", p)) == int(np.argmin(a))
+    if dt[1] != "u" or dt in ("|u1", "<u2", ">u2"):
+        assert int(ok("dot", p, p)) == sum(int(v) * int(v) for v in a)
+    assert float(ok("mean", p)) == float(np.mean(a.astype(np.float64))) or abs(float(ok("mean", p)) - exact / a.size) <= 1e-15 * abs(exact / a.size)
+
+
+def test_uint8_ones_do_not_wrap(tmp_path):
+    p = save(tmp_path, "ones.npy", np.ones(256, dtype=np.uint8))
+    assert ok("sum", p) == "256"
+    q = save(tmp_path, "i8.npy", np.ones(2**16 + 1, dtype=np.int8))
+    assert ok("sum", q) == str(2**16 + 1)
+
+
+def test_uint64_overflow_is_an_error(tmp_path):
+    p = save(tmp_path, "u.npy", np.array([2**64 - 1, 1], dtype=np.uint64))
+    bad("sum", p, code=1, words=["overflow", "uint64"])
+    q = save(tmp_path, "v.npy", np.array([2**64 - 2, 1], dtype=np.uint64))
+    assert ok("sum", q) == str(2**64 - 1)
+
+
+def test_bool_sum_counts_trues(tmp_path):
+    a = np.arange(1000) % 3 == 0
+    p = save(tmp_path, "b.npy", a)
+    assert ok("sum", p) == str(int(a.sum()))
+    assert ok("argmax", p) == "0"
+    assert ok("argmin", p) == "1"
+
+
+@pytest.mark.parametrize("order", ["<f2", ">f2"])
+def test_float16_sum_is_the_exact_sum_rounded(tmp_path, order):
+    rng = np.random.default_rng(8)
+    bits = rng.integers(0, 2**16, 20000, dtype=np.uint16)
+    a = bits.view(np.float16)
+    a = a[np.isfinite(a)].astype(order)
+    p = save(tmp_path, "h.npy", a)
+    from fractions import Fraction
+    exact = sum(Fraction(float(v)) for v in a)
+    r = js("sum", p)
+    assert r["dtype"] == "float32"
+    assert np.float32(float(r["value"])) == np.float32(float(exact))  # float(Fraction) rounds once
+    m = js("mean", p)
+    assert np.float32(float(m["value"])) == np.float32(float(exact / a.size))
+    assert np.float16(float(ok("max", p))) == a.max()
+    assert int(ok("argmin", p)) == int(np.argmin(a))
+
+
+def test_float16_nan_and_skip_nan(tmp_path):
+    a = np.array([1.0, np.nan, 3.0, -2.0, 3.0], dtype=np.float16)
+    p = save(tmp_path, "n.npy", a)
+    assert ok("max", p) == "nan"
+    assert ok("argmax", p) == "1"
+    assert float(ok("max", p, "--skip-nan")) == 3.0
+    assert ok("argmax", p, "--skip-nan") == "2"
+    assert ok("sum", p) == "nan"
+
+
+def test_mixed_small_types_promote(tmp_path):
+    a = save(tmp_path, "a.npy", np.array([200, 100], dtype=np.uint8))
+    b = save(tmp_path, "b.npy", np.array([-3, 2], dtype=np.int8))
+    r = js("dot", a, b)
+    assert r["dtype"] == "int64" and r["value"] == -400

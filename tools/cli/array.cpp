@@ -22,23 +22,38 @@ host_array make_array(tally::dtype t, std::vector<std::int64_t> shape) {
   std::size_t n = 1;
   for (std::int64_t d : shape) n *= static_cast<std::size_t>(d);
   host_array a{std::move(shape), {}};
-  switch (t) {
-    case tally::dtype::float32: a.data = std::vector<float>(n); break;
-    case tally::dtype::float64: a.data = std::vector<double>(n); break;
-    case tally::dtype::int32: a.data = std::vector<std::int32_t>(n); break;
-    case tally::dtype::int64: a.data = std::vector<std::int64_t>(n); break;
-  }
+  tally::visit(t, [&](auto tag) {
+    a.data.emplace<static_cast<std::size_t>(tally::dtype_of<typename decltype(tag)::type>())>(n);
+  });
   return a;
 }
 
 tally::dtype promote(tally::dtype a, tally::dtype b) noexcept {
   using tally::dtype;
   if (a == b) return a;
-  bool fa = a == dtype::float32 || a == dtype::float64;
-  bool fb = b == dtype::float32 || b == dtype::float64;
-  if (fa != fb) return dtype::float64;  // an integer with a float: float64 (as NumPy)
-  return fa ? dtype::float64 : dtype::int64;
+  if (a == dtype::bool_) return b;
+  if (b == dtype::bool_) return a;
+  if (tally::is_floating(a) || tally::is_floating(b)) return dtype::float64;
+  bool ua = tally::is_unsigned(a), ub = tally::is_unsigned(b);
+  if (ua && ub) return dtype::uint64;
+  if ((a == dtype::uint64 && !ub) || (b == dtype::uint64 && !ua)) return dtype::float64;
+  return dtype::int64;
 }
+
+namespace {
+// An element as a plain C++ number (the 16-bit floats as their exact float, bool as 0/1).
+template <class T> auto number(T x) {
+  if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(x);
+  else if constexpr (std::is_same_v<T, bool8>) return static_cast<int>(x.v != 0);
+  else return x;
+}
+template <class To, class N> To from_number(N v) {
+  if constexpr (std::is_same_v<To, tally::float16>) return tally::to_float16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<To, tally::bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<To, bool8>) return bool8{static_cast<std::uint8_t>(v != 0)};
+  else return static_cast<To>(v);
+}
+}  // namespace
 
 host_array convert(host_array a, tally::dtype t) {
   if (a.type() == t) return a;
@@ -46,7 +61,7 @@ host_array convert(host_array a, tally::dtype t) {
   std::visit(
       [](const auto& from, auto& to) {
         using To = typename std::decay_t<decltype(to)>::value_type;
-        for (std::size_t i = 0; i < from.size(); ++i) to[i] = static_cast<To>(from[i]);
+        for (std::size_t i = 0; i < from.size(); ++i) to[i] = from_number<To>(number(from[i]));
       },
       a.data, out.data);
   return out;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -10,9 +11,22 @@
 
 namespace tally_cli {
 
+/// NumPy's bool as stored: one byte, 0 or 1 (std::vector<bool> has no data()).
+struct bool8 {
+  std::uint8_t v;
+};
+
 /// The elements; the alternative's index equals the tally::dtype value.
 using buffer = std::variant<std::vector<float>, std::vector<double>, std::vector<std::int32_t>,
-                            std::vector<std::int64_t>>;
+                            std::vector<std::int64_t>, std::vector<tally::float16>,
+                            std::vector<tally::bfloat16>, std::vector<std::int8_t>,
+                            std::vector<std::int16_t>, std::vector<std::uint8_t>,
+                            std::vector<std::uint16_t>, std::vector<std::uint32_t>,
+                            std::vector<std::uint64_t>, std::vector<bool8>>;
+static_assert(std::variant_size_v<buffer> == tally::dtype_count);
+
+/// The element type a host_array stores for tally element type T.
+template <class T> using stored_t = std::conditional_t<std::is_same_v<T, bool>, bool8, T>;
 
 /// A host array: NumPy shape ({} for 0-d) and elements in C (row-major) order.
 struct host_array {
@@ -31,7 +45,9 @@ struct host_array {
 /// An array of `n` zeros of type `t`, shape (n,) unless `shape` is given.
 host_array make_array(tally::dtype t, std::vector<std::int64_t> shape);
 
-/// NumPy's common type of two element types (f4+f8 -> f8, i4+i8 -> i8, int + f4 -> f8, ...).
+/// The common type of two element types: equal types stay; two floating types, a floating and
+/// an integer type, or uint64 with a signed type -> float64 (as NumPy for the last two); two
+/// unsigned types -> uint64; other integers -> int64; bool with another type -> that type.
 tally::dtype promote(tally::dtype a, tally::dtype b) noexcept;
 
 /// `a` with its elements converted to type `t` (as NumPy's astype does).

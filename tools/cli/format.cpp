@@ -67,6 +67,7 @@ std::string repr(float v) {
 }
 
 std::string repr(std::int64_t v) { return std::to_string(v); }
+std::string repr(std::uint64_t v) { return std::to_string(v); }
 
 std::string repr(const scalar& v) {
   return std::visit([](auto x) { return repr(x); }, v);

@@ -10,8 +10,8 @@
 
 namespace tally_cli {
 
-/// A result value: float32, float64 or int64.
-using scalar = std::variant<float, double, std::int64_t>;
+/// A result value: float32, float64, int64 or uint64.
+using scalar = std::variant<float, double, std::int64_t, std::uint64_t>;
 
 /// Python's repr of a float: shortest round-trip digits, exponent form when the decimal
 /// exponent is < -4 or >= 16 ("55.0", "0.1", "1e+16", "1.5e-05", "-0.0", "inf", "nan").
@@ -23,6 +23,7 @@ std::string repr(float v);
 
 /// Plain decimal.
 std::string repr(std::int64_t v);
+std::string repr(std::uint64_t v);
 
 /// The value as printed by default.
 std::string repr(const scalar& v);

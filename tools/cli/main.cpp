@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "array.hpp"
 #include "axis.hpp"
@@ -38,7 +39,8 @@ constexpr const char* kFooter = R"(Synopsis:
                                      give the index within the column or row
 
 Input files:
-  .npy (dtypes f4 f8 i4 i8, either byte order, C or Fortran order, any shape; read
+  .npy (dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order, C or Fortran
+  order, any shape; read
   flattened in C order), or CSV, plain or gzip-compressed, whose column is read as float64.
   A file is read as .npy when its name ends in .npy or it starts with the .npy magic,
   otherwise as CSV. The first CSV row (after --skip-rows) is a header when the column
@@ -49,9 +51,12 @@ Input files:
   first line holds counts and class names, not data or column names). Error messages
   number CSV rows by file line and columns from 1.
 
-Types: A and B are promoted to their common NumPy type (i4+f4 -> f8, ...); sum and dot
-of float32/float64 give float32/float64, of int32/int64 exactly int64 (overflow is an error).
-min and max give a value of the input's type; ties go to the first index.
+Types: A and B are promoted to a common type (equal types stay; i4+f4 -> f8, u1+u2 -> u8,
+i1+u1 -> i8, ...); sum and dot of float32/float64 give float32/float64, of float16 float32
+(never accumulated in 16 bits), of signed integers and bool exactly int64, of unsigned
+integers exactly uint64 (overflow is an error). mean: float32 for f2/f4, float64 otherwise.
+min and max give a value of the input's type; ties go to the first index. Accumulators and
+result types: docs/types.md.
 
 Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
 cuda); 2 usage or input error.)";
@@ -138,6 +143,7 @@ scalar read_scalar(tally::dtype t, const unsigned char* p) {
   auto get = [p](auto v) { std::memcpy(&v, p, sizeof v); return v; };
   if (t == tally::dtype::float32) return get(float{});
   if (t == tally::dtype::float64) return get(double{});
+  if (t == tally::dtype::uint64) return get(std::uint64_t{});
   return get(std::int64_t{});
 }
 
@@ -196,14 +202,17 @@ report run_extreme(const std::string& cmd, const settings& s) {
                                                   : "the input holds only NaN, so there is no index"));
     return {std::to_string(index), std::to_string(index), tally::dtype::int64, a.size(), be, secs};
   }
-  // The value has the input's type (int32 data gives an int32 value, printed exactly).
-  scalar v;
-  switch (a.type()) {
-    case tally::dtype::float32: { float f; std::memcpy(&f, value, 4); v = f; break; }
-    case tally::dtype::float64: { double d; std::memcpy(&d, value, 8); v = d; break; }
-    case tally::dtype::int32: { std::int32_t i; std::memcpy(&i, value, 4); v = std::int64_t{i}; break; }
-    case tally::dtype::int64: { std::int64_t i; std::memcpy(&i, value, 8); v = i; break; }
-  }
+  // The value has the input's type (int32 data gives an int32 value, printed exactly; the
+  // 16-bit floats print as their exact float32 value, bool as 0 or 1).
+  scalar v = tally::visit(a.type(), [&](auto tag) -> scalar {
+    using T = typename decltype(tag)::type;
+    T e;
+    std::memcpy(&e, value, sizeof e);
+    if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(e);
+    else if constexpr (std::is_floating_point_v<T>) return e;
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return e;
+    else return static_cast<std::int64_t>(e);
+  });
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
@@ -211,9 +220,9 @@ report run_extreme(const std::string& cmd, const settings& s) {
 /// Integer data are converted to float64 for the norm (exactly, below 2^53).
 report run_mean_norm(bool norm, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
-  if (norm && a.type() != tally::dtype::float32 && a.type() != tally::dtype::float64)
-    a = convert(std::move(a), tally::dtype::float64);
-  tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
+  if (norm && !tally::is_floating(a.type())) a = convert(std::move(a), tally::dtype::float64);
+  bool single = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16;
+  tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
   tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char result[8] = {};
   double secs = staged(be) ? mean_norm_on_gpu(norm, a.ref(), result, rt) : timed([&] {

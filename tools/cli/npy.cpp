@@ -163,18 +163,25 @@ const pyval* find(const pyval& d, const char* key) {
 /// Element type and byte order of a descr string such as '<f8'; throws for others.
 std::pair<tally::dtype, bool> parse_descr(const std::string& path, const pyval& d) {
   if (d.k != pyval::str)
-    fail(path, "unsupported dtype: structured arrays are not supported (tally reads f4, f8, i4, i8)");
+    fail(path, "unsupported dtype: structured arrays are not supported (tally reads f2, f4, f8, i1-i8, u1-u8, b1)");
   const std::string& s = d.text;
   auto unsupported = [&] {
-    fail(path, "unsupported dtype '" + s + "' (tally reads f4, f8, i4 and i8 arrays)");
+    fail(path, "unsupported dtype '" + s + "' (tally reads f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8 and b1"
+                                           " arrays; bfloat16 has no NumPy dtype)");
   };
-  if (s.size() != 3 || (s[0] != '<' && s[0] != '>' && s[0] != '=')) unsupported();
-  tally::dtype t;
-  if (s[1] == 'f' && s[2] == '4') t = tally::dtype::float32;
-  else if (s[1] == 'f' && s[2] == '8') t = tally::dtype::float64;
-  else if (s[1] == 'i' && s[2] == '4') t = tally::dtype::int32;
-  else if (s[1] == 'i' && s[2] == '8') t = tally::dtype::int64;
-  else unsupported();
+  if (s.size() != 3 || (s[0] != '<' && s[0] != '>' && s[0] != '=' && s[0] != '|')) unsupported();
+  static const struct {
+    const char* code;
+    tally::dtype type;
+  } known[] = {{"f2", tally::dtype::float16}, {"f4", tally::dtype::float32}, {"f8", tally::dtype::float64},
+               {"i1", tally::dtype::int8},    {"i2", tally::dtype::int16},   {"i4", tally::dtype::int32},
+               {"i8", tally::dtype::int64},   {"u1", tally::dtype::uint8},   {"u2", tally::dtype::uint16},
+               {"u4", tally::dtype::uint32},  {"u8", tally::dtype::uint64},  {"b1", tally::dtype::bool_}};
+  tally::dtype t{};
+  bool found = false;
+  for (const auto& k : known)
+    if (s.compare(1, 2, k.code) == 0) { t = k.type; found = true; }
+  if (!found) unsupported();
   bool file_big = s[0] == '>' || (s[0] == '=' && std::endian::native == std::endian::big);
   return {t, file_big != (std::endian::native == std::endian::big)};
 }
@@ -319,8 +326,11 @@ namespace {
 
 /// The header of a little-endian C-order array (format 1.0 when it fits, else 2.0).
 std::string make_header(const host_array& a) {
-  static const char* descr[] = {"<f4", "<f8", "<i4", "<i8"};
-  std::string dict = std::string("{'descr': '") + descr[static_cast<int>(a.type())] +
+  static const char* descr[tally::dtype_count] = {"<f4", "<f8", "<i4", "<i8", "<f2", nullptr, "|i1",
+                                                  "<i2", "|u1", "<u2", "<u4", "<u8", "|b1"};
+  const char* code = descr[static_cast<int>(a.type())];
+  if (!code) throw error("bfloat16 arrays cannot be written as .npy (NumPy has no bfloat16 dtype)");
+  std::string dict = std::string("{'descr': '") + code +
                      "', 'fortran_order': False, 'shape': " + shape_str(a.shape) + ", }";
   for (int major = 1; major <= 2; ++major) {
     std::size_t pre = major == 1 ? 10 : 12;  // magic, version, header length

@@ -17,7 +17,7 @@ class error : public std::runtime_error {
 /// True when the file at `path` starts with the .npy magic string.
 bool has_magic(const std::string& path);
 
-/// Reads a .npy file of dtype f4, f8, i4 or i8 (either byte order, C or Fortran order, any
+/// Reads a .npy file of dtype f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8 or b1 (either byte order, C or Fortran order, any
 /// shape) into a C-order host array in native byte order. Throws npy::error.
 host_array read(const std::string& path);
 

@@ -124,10 +124,15 @@ template <class I> struct int_sum_reducer {
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { return narrow_i64(a, status); }
 };
-/// The exact 128-bit integer sum itself, unnarrowed (what an integer mean divides by n).
-template <class I> struct int_total_reducer : int_sum_reducer<I> {
+/// The exact 128-bit integer sum itself, unnarrowed (what an integer mean divides by n): any
+/// integer or bool element type, below 2^63 elements (|sum| < 2^127).
+template <class I> struct int_total_reducer {
+  using acc_t = std::conditional_t<std::is_unsigned_v<I> && !std::is_same_v<I, bool>, u128, i128>;
   using result_t = i128;
-  static TALLY_HD result_t finalize(i128 a, int& status) { status = 0; return a; }
+  static TALLY_HD acc_t identity() { return 0; }
+  static TALLY_HD void accumulate(acc_t& a, I x) { a += static_cast<acc_t>(x); }
+  static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
+  static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return static_cast<i128>(a); }
 };
 template <> struct sum_reducer<std::int32_t> : int_sum_reducer<std::int32_t> {};
 template <> struct sum_reducer<std::int64_t> : int_sum_reducer<std::int64_t> {};
