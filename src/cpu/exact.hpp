@@ -13,4 +13,10 @@ void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y
 void mean_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Correctly rounded L2 norm (square root of the exact sum of squares), n > 0, as `out`.
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result);
+/// Adds the exact sum (op = sum) or dot product of float32/float64 x[0, n) (and y) to the
+/// superaccumulator digits d (layout ops::exact::{f32,f64}_{sum,dot}_layout of (op, t)) and
+/// ORs its special-value flags into `flags`, on the calling thread (no OpenMP inside); d is
+/// left carry-normalised. For callers that merge their own chunks (norm1, the variance).
+void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* d,
+                unsigned& flags);
 }  // namespace tally::cpu
