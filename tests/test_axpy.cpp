@@ -61,6 +61,7 @@ TEST_P(Axpy, MatchesTheElementwiseReference) {
 }
 
 TEST_P(Axpy, RoundedOnceAndSpecialValues) {
+  if (t() == dtype::int32 || t() == dtype::int64) GTEST_SKIP() << "floating types only (integers: IntegerOverflowAliasingAndErrors)";
   with_float_type(t(), [&]<class T>() {
     const T eps = std::numeric_limits<T>::epsilon();
     // (1 + eps) (1 - eps) - 1 = -eps^2: fused, not 0 as the separate product and sum give.
@@ -80,7 +81,9 @@ TEST_P(Axpy, RoundedOnceAndSpecialValues) {
     std::vector<T> big = {T(1e30f)};
     auto cb = put(big);
     tally::scale<T>(T(-1e30f), cb.out(), opt());
-    EXPECT_EQ(cb.read()[0], std::is_same_v<T, float> ? -inf : T(-1e60));
+    const T want = T(-1e30f) * T(1e30f);  // -inf for float32
+    EXPECT_EQ(cb.read()[0], want);
+    if constexpr (std::is_same_v<T, float>) EXPECT_EQ(want, -inf);
   });
 }
 

@@ -79,7 +79,9 @@ TEST_P(Moments, ExactIsCorrectlyRounded) {
       for (dist d : {dist::uniform, dist::wide, dist::narrow}) {
         auto x = random_values<T>(static_cast<std::int64_t>(n), d, 11 * n + int(d));
         EXPECT_TRUE((ok<T, Out>(x, 0))) << dist_name(d);
-        if (n > 1) EXPECT_TRUE((ok<T, Out>(x, 1, 1))) << dist_name(d);
+        if (n > 1) {
+          EXPECT_TRUE((ok<T, Out>(x, 1, 1))) << dist_name(d);
+        }
         EXPECT_TRUE((ok<T, float>(x, 0, 2))) << dist_name(d);
         EXPECT_TRUE((ok<T, Out>(x, -3))) << dist_name(d);
       }
@@ -175,9 +177,10 @@ TEST_P(Moments, ExactOnCudaIsAnErrorAndBadArguments) {
   auto bx = put(x);
   tally::array_ref r{bx.data(), 2, dtype::float64};
   double out = 0;
-  if (b() == backend::cuda)
+  if (b() == backend::cuda) {
     EXPECT_TRUE(throws_tally([&] { tally::var(r, 0, false, &out, dtype::float64, opt()); }, errc::invalid_argument,
                              {"not available on the cuda backend yet"}));
+  }
   EXPECT_TRUE(throws_tally([&] { tally::var(r, 0, false, nullptr, dtype::float64, opt()); }, errc::null_pointer, {"result"}));
   EXPECT_TRUE(throws_tally([&] { tally::var(r, 0, true, &out, dtype::int32, opt()); }, errc::invalid_argument, {"std", "float32 or float64"}));
   EXPECT_TRUE(throws_tally([&] { tally::var(r, std::numeric_limits<std::int64_t>::min(), false, &out, dtype::float64, opt()); },
