@@ -136,6 +136,63 @@ NB_MODULE(_tally, m) {
         nb::arg("x"), nb::arg("out_dtype") = "float64");
   m.def("norm2", [](const host_array& x, const std::string& out) { return float_result(tally::norm2, x, out, "norm"); },
         nb::arg("x"), nb::arg("out_dtype") = "float64");
+  // Issue 5 operations (norm1, norm_inf, var/std, count_nonzero, axpy, scale): CPU backend.
+  m.def("norm_ord", [](const host_array& x, const std::string& ord, const std::string& out, const std::string& accuracy) {
+          tally::options o = options(accuracy, "cpu", "norm");
+          tally::array_ref rx = ref(x, "norm");
+          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+          alignas(8) unsigned char buf[8] = {};
+          {
+            nb::gil_scoped_release unlocked;
+            if (ord == "1") tally::norm1(rx, buf, rt, o);
+            else if (ord == "inf") tally::norm_inf(rx, buf, rt, o);
+            else tally::norm2(rx, buf, rt, o);
+          }
+          return rt == tally::dtype::float32 ? static_cast<double>(*reinterpret_cast<float*>(buf)) : *reinterpret_cast<double*>(buf);
+        },
+        nb::arg("x"), nb::arg("ord"), nb::arg("out_dtype") = "float64", nb::arg("accuracy") = "exact");
+  m.def("var", [](const host_array& x, std::int64_t ddof, bool take_sqrt, const std::string& out, const std::string& accuracy) {
+          tally::options o = options(accuracy, "cpu", take_sqrt ? "std" : "var");
+          tally::array_ref rx = ref(x, take_sqrt ? "std" : "var");
+          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+          alignas(8) unsigned char buf[8] = {};
+          {
+            nb::gil_scoped_release unlocked;
+            tally::var(rx, ddof, take_sqrt, buf, rt, o);
+          }
+          return rt == tally::dtype::float32 ? static_cast<double>(*reinterpret_cast<float*>(buf)) : *reinterpret_cast<double*>(buf);
+        },
+        nb::arg("x"), nb::arg("ddof"), nb::arg("take_sqrt"), nb::arg("out_dtype") = "float64", nb::arg("accuracy") = "exact");
+  m.def("count_nonzero", [](const host_array& x) {
+          tally::array_ref rx = ref(x, "count_nonzero");
+          nb::gil_scoped_release unlocked;
+          return tally::count_nonzero(rx, tally::options{tally::backend::cpu});
+        },
+        nb::arg("x"));
+  // a_float is used for floating x, a_int for integer x (the Python layer converts a).
+  m.def("axpy", [](double a_float, std::int64_t a_int, const host_array& x, host_out y) {
+          tally::array_ref rx = ref(x, "axpy");
+          tally::mutable_array_ref ry{y.data(), static_cast<std::int64_t>(y.size()), dtype_of(y.dtype(), "axpy"), tally::memory::host};
+          float f = static_cast<float>(a_float);
+          auto i = static_cast<std::int32_t>(a_int);
+          const void* a = rx.type == tally::dtype::float32 ? static_cast<const void*>(&f)
+                          : rx.type == tally::dtype::float64 ? static_cast<const void*>(&a_float)
+                          : rx.type == tally::dtype::int32 ? static_cast<const void*>(&i) : static_cast<const void*>(&a_int);
+          nb::gil_scoped_release unlocked;
+          tally::axpy(a, rx, ry, tally::options{tally::backend::cpu});
+        },
+        nb::arg("a_float"), nb::arg("a_int"), nb::arg("x"), nb::arg("y"));
+  m.def("scale", [](double a_float, std::int64_t a_int, host_out x) {
+          tally::mutable_array_ref rx{x.data(), static_cast<std::int64_t>(x.size()), dtype_of(x.dtype(), "scale"), tally::memory::host};
+          float f = static_cast<float>(a_float);
+          auto i = static_cast<std::int32_t>(a_int);
+          const void* a = rx.type == tally::dtype::float32 ? static_cast<const void*>(&f)
+                          : rx.type == tally::dtype::float64 ? static_cast<const void*>(&a_float)
+                          : rx.type == tally::dtype::int32 ? static_cast<const void*>(&i) : static_cast<const void*>(&a_int);
+          nb::gil_scoped_release unlocked;
+          tally::scale(a, rx, tally::options{tally::backend::cpu});
+        },
+        nb::arg("a_float"), nb::arg("a_int"), nb::arg("x"));
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto");
   m.def("cuda_available", &tally::cuda_available);
 }

@@ -18,7 +18,7 @@ import numpy as np
 from . import _tally
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
-           "nanargmax", "cuda_available"]
+           "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
 _SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
@@ -132,19 +132,128 @@ def mean(x, *, dtype=None) -> float:
     return _tally.mean(a.reshape(-1), out)
 
 
-def norm(x, *, dtype=None) -> float:
-    """Euclidean (L2) norm of all elements of `x`: the square root of the exact sum of squares,
-    correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer
-    x, which are converted exactly below 2^53). No overflow or underflow on the way:
-    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). The norm of nothing is 0.
+def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact") -> float:
+    """Vector norm of all elements of `x` (read flattened), correctly rounded to `dtype`
+    (float32 or float64; default x's type, float64 for integer x, which are converted exactly
+    below 2^53).
+
+    ord=2 (default): Euclidean norm, the square root of the exact sum of squares, rounded once;
+        no overflow or underflow on the way: norm([1e200, 1e200]) is 1.414...e200
+        (numpy.linalg.norm: inf).
+    ord=1: sum |x|, the exact sum rounded once (accuracy="fast": a float64 accumulator).
+    ord=inf (np.inf or "inf"): max |x|, exact; NaN anywhere gives NaN.
+    The norm of nothing is 0. NaN gives NaN; an infinity gives inf.
+    Raises ValueError for another ord, TypeError for unsupported dtypes or GPU arrays.
     """
+    if isinstance(ord, str) and ord == "inf" or (not isinstance(ord, str) and ord == np.inf):
+        o = "inf"
+    elif not isinstance(ord, str) and ord in (1, 2):
+        o = str(int(ord))
+    else:
+        raise ValueError(f"tally.norm: ord must be 1, 2 or inf, not {ord!r}")
     a = _host(x, "norm")
     if a.dtype.kind != "f":
         a = a.astype(np.float64)
     out = np.dtype(dtype).name if dtype is not None else a.dtype.name
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
-    return _tally.norm2(a.reshape(-1), out)
+    return _tally.norm_ord(a.reshape(-1), o, out, _accuracy(accuracy, "norm"))
+
+
+def _var(x, ddof, dtype, accuracy, take_sqrt: bool) -> float:
+    fn = "std" if take_sqrt else "var"
+    a = _host(x, fn)
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
+        raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
+    if dtype is None:
+        out = "float32" if a.dtype == np.float32 else "float64"
+    else:
+        out = np.dtype(dtype).name
+        if out not in ("float32", "float64"):
+            raise TypeError(f"tally.{fn}: the result is float32 or float64, not {out}")
+    return _tally.var(a.reshape(-1), int(ddof), take_sqrt, out, _accuracy(accuracy, fn))
+
+
+def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact") -> float:
+    """Variance of all elements of `x` (read flattened): sum (x - mean)^2 / (n - ddof), NumPy's
+    ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from the exact sums of x and
+    x^2, formed exactly and rounded once (correctly rounded; no overflow or underflow on the
+    way). accuracy="fast": Welford/Chan in float64. dtype: float32 or float64 (default x's type
+    for floating x, float64 for integers). n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a
+    warning); NaN or an infinity in x gives NaN.
+    """
+    return _var(x, ddof, dtype, accuracy, False)
+
+
+def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact") -> float:
+    """Standard deviation: the square root of `var` (same arguments); in exact mode the correctly
+    rounded square root of the exact variance (one rounding in all)."""
+    return _var(x, ddof, dtype, accuracy, True)
+
+
+def count_nonzero(x) -> int:
+    """Number of elements of `x` that are not zero (NaN counts, -0.0 does not)."""
+    return int(_tally.count_nonzero(_host(x, "count_nonzero").reshape(-1)))
+
+
+def any(x) -> bool:
+    """Whether some element of `x` is nonzero (NaN is, -0.0 is not); False for an empty array."""
+    return count_nonzero(x) > 0
+
+
+def all(x) -> bool:
+    """Whether every element of `x` is nonzero (NaN is, -0.0 is not); True for an empty array."""
+    a = _host(x, "all")
+    return int(_tally.count_nonzero(a.reshape(-1))) == a.size
+
+
+def _scalar(a, dtype: np.dtype, fn: str):
+    """(a_float, a_int) for _tally.axpy/scale: a as x's dtype, or ValueError if it does not fit."""
+    if dtype.kind == "f":
+        return float(a), 0
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise TypeError(f"tally.{fn}: a must be an integer for {dtype} arrays, not {type(a).__name__}")
+    info = np.iinfo(dtype)
+    if not info.min <= int(a) <= info.max:
+        raise ValueError(f"tally.{fn}: a = {a} does not fit in {dtype}")
+    return 0.0, int(a)
+
+
+def _inplace(y, fn: str, name: str) -> np.ndarray:
+    if not isinstance(y, np.ndarray):
+        raise TypeError(f"tally.{fn}: {name} must be a NumPy array (it is updated in place), not {type(y).__name__}")
+    if y.dtype.type not in _SUPPORTED or not y.dtype.isnative:
+        raise TypeError(f"tally.{fn}: unsupported dtype {y.dtype} for {name} (native float32, float64, int32, int64)")
+    if not y.flags.c_contiguous:
+        raise ValueError(f"tally.{fn}: {name} must be C-contiguous")
+    if not y.flags.writeable:
+        raise ValueError(f"tally.{fn}: {name} is read-only")
+    return y
+
+
+def axpy(a, x, y) -> np.ndarray:
+    """y = a * x + y in place (BLAS axpy); returns y. x, y: arrays of one shape and dtype (y a
+    writable C-contiguous NumPy array). Floating: fma(a, x, y), rounded once. Integers: exact;
+    OverflowError if an element does not fit (y then holds the wrapped values). y may be x itself.
+    """
+    b = _inplace(y, "axpy", "y")
+    xa = _host(x, "axpy")
+    if xa.shape != b.shape:
+        raise ValueError(f"tally.axpy: shape mismatch: x has shape {xa.shape}, y has shape {b.shape}")
+    if xa.dtype != b.dtype:
+        raise ValueError(f"tally.axpy: element type mismatch: x is {xa.dtype}, y is {b.dtype}")
+    af, ai = _scalar(a, b.dtype, "axpy")
+    _tally.axpy(af, ai, xa.reshape(-1), b.reshape(-1))
+    return y
+
+
+def scale(a, x) -> np.ndarray:
+    """x = a * x in place (BLAS scal); returns x (a writable C-contiguous NumPy array).
+    Integers: exact; OverflowError if an element does not fit."""
+    b = _inplace(x, "scale", "x")
+    af, ai = _scalar(a, b.dtype, "scale")
+    _tally.scale(af, ai, b.reshape(-1))
+    return x
 
 
 def _extreme(x, is_max: bool, skip_nan: bool, fn: str):

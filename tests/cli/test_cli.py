@@ -826,3 +826,18 @@ def test_norm_exact_no_overflow(tmp_path):
     a = np.random.default_rng(9).standard_normal(5001)
     assert float(ok("norm", save(tmp_path, "a.npy", a))) == exact_norm(a)
     assert js("norm", save(tmp_path, "i.npy", np.array([3, 4], dtype=np.int32)))["value"] == 5.0
+
+
+def test_norm_ord(tmp_path):
+    from fractions import Fraction
+    a = np.array([1e200, -1e200, 3.0, -0.5, 1e-300])
+    p = save(tmp_path, "o.npy", a)
+    assert float(ok("norm", p, "--ord", "1")) == float(sum(Fraction(abs(float(v))) for v in a))
+    assert float(ok("norm", p, "--ord", "inf")) == 1e200
+    assert float(ok("norm", p, "--ord", "2")) == float(ok("norm", p))
+    f = save(tmp_path, "f.npy", np.array([-1.5, 2.5, np.nan], dtype=np.float32))
+    assert js("norm", f, "--ord", "inf")["dtype"] == "float32"
+    assert ok("norm", f, "--ord", "inf") == "nan"
+    assert float(ok("norm", save(tmp_path, "i.npy", np.array([3, -4], dtype=np.int32)), "--ord", "1")) == 7.0
+    r = run("norm", p, "--ord", "3")
+    assert r.returncode != 0 and "ord" in r.stderr.lower()

@@ -27,7 +27,7 @@ constexpr const char* kFooter = R"(Synopsis:
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
   tally mean FILE [options]          mean: the exact sum / n, correctly rounded (CPU)
-  tally norm FILE [options]          L2 norm: sqrt of the exact sum of squares, rounded once (CPU)
+  tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded (CPU)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -67,6 +67,7 @@ struct settings {
   std::string accuracy = "exact";
   bool json = false;
   bool skip_nan = false;  // min/max/argmin/argmax: the nan forms
+  std::string ord = "2";  // norm: 1, 2 or inf
 };
 
 /// What a command prints.
@@ -214,7 +215,11 @@ report run_mean_norm(bool norm, const settings& s) {
   tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
   alignas(8) unsigned char result[8] = {};
   double secs = timed([&] {
-    if (norm) tally::norm2(a.ref(), result, rt, {tally::backend::cpu});
+    tally::options o{tally::backend::cpu, nullptr,
+                     s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+    if (norm && s.ord == "1") tally::norm1(a.ref(), result, rt, o);
+    else if (norm && s.ord == "inf") tally::norm_inf(a.ref(), result, rt, o);
+    else if (norm) tally::norm2(a.ref(), result, rt, o);
     else tally::mean(a.ref(), result, rt, {tally::backend::cpu});
   });
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
@@ -291,8 +296,10 @@ int main(int argc, char** argv) {
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
   CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded (CPU backend)");
   add_options(mean, s, false);
-  CLI::App* norm = app.add_subcommand("norm", "Euclidean (L2) norm of FILE, correctly rounded (CPU backend)");
+  CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (CPU backend)");
   add_options(norm, s, false);
+  norm->add_option("--ord", s.ord, "which norm: 1 (sum |x|), 2 (Euclidean, default) or inf (max |x|)")
+      ->check(CLI::IsMember({"1", "2", "inf"}));
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax"}) {
     std::string what = std::string(name).starts_with("arg")
