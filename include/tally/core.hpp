@@ -91,6 +91,44 @@ void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt = {
 void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_device,
                const options& opt = {});
 
+// ---- norms, moments, logical reductions, scaled element-wise operations (dispatch_ops.cpp)
+
+/// Blocking L1 norm sum |x[i]| of floating x (float32 or float64) as `result_type` (float32 or
+/// float64). accuracy::exact (default): the exact sum of the |x[i]| rounded once (correctly
+/// rounded; same bits on every backend); accuracy::fast: a float64 accumulator (error bound
+/// of `sum`). Empty x: +0. NaN gives NaN, an infinity +inf. Integer x: errc::invalid_argument.
+void norm1(array_ref x, void* result, dtype result_type, const options& opt = {});
+
+/// Blocking max norm max |x[i]| of floating x as `result_type` (exact: no arithmetic; rounded
+/// only if result_type is narrower than x). NaN anywhere gives NaN. Empty x: +0.
+void norm_inf(array_ref x, void* result, dtype result_type, const options& opt = {});
+
+/// Blocking variance (take_sqrt false) or standard deviation (true) of x with NumPy's ddof:
+/// sum (x[i] - mean)^2 / (n - ddof), as `result_type` (float32 or float64). x: float32,
+/// float64, int32 or int64. Exact mode (default): (n S2 - S1^2) / (n (n - ddof)) from the exact
+/// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
+/// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
+/// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
+/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: errc::invalid_argument
+/// in this version.
+void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
+         const options& opt = {});
+
+/// Blocking number of nonzero elements of x (any dtype): NaN counts as nonzero, -0.0 as zero.
+std::int64_t count_nonzero(array_ref x, const options& opt = {});
+/// True when some element of x is nonzero (NaN is; -0.0 is not). Empty x: false.
+bool any(array_ref x, const options& opt = {});
+/// True when every element of x is nonzero (NaN is; -0.0 is not). Empty x: true.
+bool all(array_ref x, const options& opt = {});
+
+/// Blocking y[i] = a * x[i] + y[i]; `a` points to one host value of x's dtype; x and y of one
+/// dtype and length. Floating: one fused multiply-add per element (rounded once). Integers:
+/// exact, errc::overflow after the call if an element does not fit (y then holds wrapped
+/// values). y may be exactly x; any other overlap is errc::invalid_argument.
+void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt = {});
+/// Blocking x[i] = a * x[i] in place; `a` as in axpy; integer overflow as axpy.
+void scale(const void* a, mutable_array_ref x, const options& opt = {});
+
 /// True when this build has the CUDA backend and at least one GPU is usable.
 bool cuda_available() noexcept;
 

@@ -244,6 +244,101 @@ void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device
   tally::add_async(detail::ref(x), detail::ref(y), detail::mref(out), status_device, opt);
 }
 
+// ---- norms, moments, logical reductions, scaled element-wise operations ------------------
+
+/// L1 norm (asum) sum_i |x[i]| of float or double x, as Out (default T).
+///
+/// - Shapes: x (n,), any n >= 0, any alignment. Accumulator: exact mode (default) the
+///   exact-mode superaccumulator of `sum` over the |x[i]|, rounded once (correctly rounded,
+///   the same bits on every backend and launch shape; never overflows in between); fast mode
+///   a float64 tree with the error bound of `sum` (sum |x_i| is then the exact result).
+/// - Empty x: +0. A NaN gives NaN, an infinity +inf.
+/// - Blocking. On the cuda backend exact mode writes |x| to a stream-ordered temporary
+///   (cudaMallocAsync, n elements) and runs the exact sum over it.
+/// - Errors: as `sum`; integer T does not compile (type-erased: errc::invalid_argument).
+template <class T, class Out = T> Out norm1(view<const T> x, const options& opt = {}) {
+  static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::norm1: float or double data, float or double result");
+  Out r{};
+  tally::norm1(detail::ref(x), &r, dtype_of<Out>(), opt);
+  return r;
+}
+
+/// Max norm (amax) max_i |x[i]| of float or double x, as Out (default T: exact, no
+/// arithmetic). NaN anywhere gives NaN (NumPy's rule); empty x gives +0. Deterministic on
+/// every backend. Blocking; errors as `sum`.
+template <class T, class Out = T> Out norm_inf(view<const T> x, const options& opt = {}) {
+  static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
+                "tally::norm_inf: float or double data, float or double result");
+  Out r{};
+  tally::norm_inf(detail::ref(x), &r, dtype_of<Out>(), opt);
+  return r;
+}
+
+/// Variance sum_i (x[i] - mean)^2 / (n - ddof) of x (NumPy's `var`, ddof as NumPy: 0 for the
+/// population variance, 1 for the sample variance), as Out (default T for floating T,
+/// double for integers).
+///
+/// - Types: T in {float, double, int32_t, int64_t}; Out float or double.
+/// - Exact mode (default): with S1 = sum x and S2 = sum x^2 exact (superaccumulators for
+///   floating x, 128/192-bit integers for integer x), var = (n S2 - S1^2) / (n (n - ddof))
+///   is formed exactly (big integers: Knuth, TAOCP vol. 2, 4.3.1) and rounded once:
+///   correctly rounded, the same bits on every thread count; no overflow or underflow
+///   (elements of 1e200 or 1e-200 are fine).
+/// - Fast mode: Welford's update per thread (Technometrics 4(3), 1962), merged with the
+///   pairwise formula of Chan, Golub and LeVeque (Stanford STAN-CS-79-773, 1979), in float64;
+///   squares of |x| > ~1e154 overflow there.
+/// - n - ddof <= 0 (so empty x with ddof = 0): NaN (NumPy returns NaN or inf with a
+///   warning). NaN or an infinity in x: NaN.
+/// - Blocking. CUDA backend: fast mode only in this version (exact mode throws
+///   errc::invalid_argument). Other errors as `sum`.
+template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+Out var(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
+  static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::var: Out is float or double");
+  Out r{};
+  tally::var(detail::ref(x), ddof, false, &r, dtype_of<Out>(), opt);
+  return r;
+}
+
+/// Standard deviation: the square root of `var` (same arguments and rules). Exact mode: the
+/// correctly rounded square root of the exact rational variance (one rounding in all).
+template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+Out std_dev(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
+  static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::std_dev: Out is float or double");
+  Out r{};
+  tally::var(detail::ref(x), ddof, true, &r, dtype_of<Out>(), opt);
+  return r;
+}
+
+/// Number of elements of x that are not zero (int64; any element type). NaN counts as
+/// nonzero, -0.0 as zero (IEEE comparison with 0). Empty x: 0. Exact and deterministic.
+/// Blocking; errors as `sum`.
+template <class T> std::int64_t count_nonzero(view<const T> x, const options& opt = {}) {
+  return tally::count_nonzero(detail::ref(x), opt);
+}
+/// Whether some element of x is nonzero (NaN is, -0.0 is not); empty x: false.
+template <class T> bool any(view<const T> x, const options& opt = {}) { return tally::any(detail::ref(x), opt); }
+/// Whether every element of x is nonzero (NaN is, -0.0 is not); empty x: true.
+template <class T> bool all(view<const T> x, const options& opt = {}) { return tally::all(detail::ref(x), opt); }
+
+/// Element-wise y[i] = a * x[i] + y[i] (BLAS axpy), i in [0, n).
+///
+/// - Shapes: x, y (n,), the same length (errc::length_mismatch otherwise); T for all.
+/// - Floating: fma(a, x[i], y[i]), rounded once to nearest even (the same bits on both
+///   backends). Integers: exact, and errc::overflow after the call when an element does not
+///   fit T (y then holds the wrapped values), as `add`.
+/// - Aliasing: y may be exactly x (y = (a + 1) y); any other overlap is errc::invalid_argument.
+/// - Empty input: does nothing. Blocking; other errors as `add`.
+template <class T> void axpy(T a, view<const T> x, view<T> y, const options& opt = {}) {
+  tally::axpy(&a, detail::ref(x), detail::mref(y), opt);
+}
+
+/// Element-wise x[i] = a * x[i] in place (BLAS scal): IEEE products for floating T; exact
+/// integer products with errc::overflow as `axpy`. Empty x: nothing. Blocking.
+template <class T> void scale(T a, view<T> x, const options& opt = {}) {
+  tally::scale(&a, detail::mref(x), opt);
+}
+
 }  // namespace tally
 
 // Strided views, per-row/column and segmented reductions (tally/shapes.hpp).

@@ -130,6 +130,26 @@ nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, con
   return py_value(rt, buf);
 }
 
+// The scalar a of axpy/scale in x's element type (float, double, int32 or int64; other types
+// are refused by the C++ layer).
+struct scalar_arg {
+  float f;
+  double d;
+  std::int32_t i;
+  std::int64_t l;
+  tally::dtype t;
+  scalar_arg(tally::dtype type, double a_float, std::int64_t a_int)
+      : f(static_cast<float>(a_float)), d(a_float), i(static_cast<std::int32_t>(a_int)), l(a_int), t(type) {}
+  const void* ptr() const {
+    switch (t) {
+      case tally::dtype::float32: return &f;
+      case tally::dtype::float64: return &d;
+      case tally::dtype::int32: return &i;
+      default: return &l;
+    }
+  }
+};
+
 // (value, index) of the min or max: the value as a Python float or int, index -1 when none.
 nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
   const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
@@ -266,5 +286,67 @@ NB_MODULE(_tally, m) {
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto",
         nb::arg("stream") = 0);
   m.def("from_cuda_array_interface", &from_cuda_array_interface, nb::arg("obj"));
+  // norm1, norm_inf, var/std, count_nonzero, axpy, scale (issue 5): both backends.
+  m.def("norm_ord", [](const in_array& x, const std::string& ord, const std::string& out, const std::string& accuracy,
+                       const std::string& backend, std::uintptr_t stream) {
+          tally::options o = options(accuracy, backend, stream, "norm");
+          tally::array_ref rx = ref(x, "norm", "x");
+          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+          alignas(8) unsigned char buf[8] = {};
+          {
+            nb::gil_scoped_release unlocked;
+            if (ord == "1") tally::norm1(rx, buf, rt, o);
+            else if (ord == "inf") tally::norm_inf(rx, buf, rt, o);
+            else tally::norm2(rx, buf, rt, o);
+          }
+          return py_value(rt, buf);
+        },
+        nb::arg("x"), nb::arg("ord"), nb::arg("out_dtype") = "float64", nb::arg("accuracy") = "exact",
+        nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("var", [](const in_array& x, std::int64_t ddof, bool take_sqrt, const std::string& out, const std::string& accuracy,
+                  const std::string& backend, std::uintptr_t stream) {
+          const char* fn = take_sqrt ? "std" : "var";
+          tally::options o = options(accuracy, backend, stream, fn);
+          tally::array_ref rx = ref(x, fn, "x");
+          tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+          alignas(8) unsigned char buf[8] = {};
+          {
+            nb::gil_scoped_release unlocked;
+            tally::var(rx, ddof, take_sqrt, buf, rt, o);
+          }
+          return py_value(rt, buf);
+        },
+        nb::arg("x"), nb::arg("ddof"), nb::arg("take_sqrt"), nb::arg("out_dtype") = "float64", nb::arg("accuracy") = "exact",
+        nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("count_nonzero", [](const in_array& x, const std::string& backend, std::uintptr_t stream) {
+          tally::array_ref rx = ref(x, "count_nonzero", "x");
+          tally::options o = options("exact", backend, stream, "count_nonzero");
+          nb::gil_scoped_release unlocked;
+          return tally::count_nonzero(rx, o);
+        },
+        nb::arg("x"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  // a_float is used for floating x, a_int for integer x (the Python layer checks a).
+  m.def("axpy", [](double a_float, std::int64_t a_int, const in_array& x, const out_array& y, const std::string& backend,
+                   std::uintptr_t stream) {
+          tally::array_ref rx = ref(x, "axpy", "x");
+          in_array y_ro(y);
+          tally::array_ref ry_ = ref(y_ro, "axpy", "y");
+          tally::mutable_array_ref ry{y.data(), ry_.size, ry_.type, ry_.where};
+          scalar_arg a(ry.type, a_float, a_int);
+          tally::options o = options("exact", backend, stream, "axpy");
+          nb::gil_scoped_release unlocked;
+          tally::axpy(a.ptr(), rx, ry, o);
+        },
+        nb::arg("a_float"), nb::arg("a_int"), nb::arg("x"), nb::arg("y"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("scale", [](double a_float, std::int64_t a_int, const out_array& x, const std::string& backend, std::uintptr_t stream) {
+          in_array x_ro(x);
+          tally::array_ref rx_ = ref(x_ro, "scale", "x");
+          tally::mutable_array_ref rx{x.data(), rx_.size, rx_.type, rx_.where};
+          scalar_arg a(rx.type, a_float, a_int);
+          tally::options o = options("exact", backend, stream, "scale");
+          nb::gil_scoped_release unlocked;
+          tally::scale(a.ptr(), rx, o);
+        },
+        nb::arg("a_float"), nb::arg("a_int"), nb::arg("x"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("cuda_available", &tally::cuda_available);
 }

@@ -40,7 +40,7 @@ from . import _tally
 from ._arrays import check_axis, empty_like, finish, prepare, prepare_out, dtype_name
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
-           "nanargmax", "cuda_available"]
+           "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale", "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
 
@@ -175,24 +175,134 @@ def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
     return _tally.mean(a.view, out, backend, stream)
 
 
-def norm(x, *, dtype=None, axis: Optional[int] = None) -> float:
-    """Euclidean (L2) norm of all elements of `x`: the square root of the exact sum of squares,
-    correctly rounded to `dtype` (float32 or float64; default x's type, float64 for integer x,
-    which are converted to float64 first). No overflow or underflow on the way:
-    norm([1e200, 1e200]) is 1.414...e200 (numpy.linalg.norm: inf). Empty x: 0.0. NumPy, CuPy
-    or CUDA torch arrays (axis: NotImplementedError). Blocks; the same bits on every backend.
-    Raises TypeError for unsupported dtypes.
+def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
+    """Vector norm of all elements of `x` (any shape, read flattened), correctly rounded to
+    `dtype` (float32 or float64; default float64 for float64 x, float32 for the other floating
+    types; integer x is converted to float64 first, exactly below 2^53).
+
+    ord=2 (default): Euclidean norm, the square root of the exact sum of squares, rounded once;
+        no overflow or underflow on the way: norm([1e200, 1e200]) is 1.414...e200
+        (numpy.linalg.norm: inf). Always exact (accuracy is not consulted).
+    ord=1: sum |x|, the exact sum rounded once (accuracy="fast": a float64 accumulator).
+    ord=inf (np.inf or "inf"): max |x|, exact; NaN anywhere gives NaN.
+    x: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on the array library's current
+        stream). The norm of nothing is 0. NaN gives NaN; an infinity gives inf. Blocks; exact
+        results are the same bits on every backend.
+    Raises ValueError for another ord, TypeError for unsupported dtypes, NotImplementedError
+    for axis.
     """
     check_axis(axis, "norm")
+    if isinstance(ord, str) and ord == "inf" or (not isinstance(ord, str) and ord == np.inf):
+        o = "inf"
+    elif not isinstance(ord, str) and ord in (1, 2):
+        o = str(int(ord))
+    else:
+        raise ValueError(f"tally.norm: ord must be 1, 2 or inf, not {ord!r}")
+    acc = _accuracy(accuracy, "norm")
     a = prepare(x, "norm", order_free=True)
-    if not a.dtype.startswith("float"):  # integers: converted to float64 in their own library
+    if not a.dtype.startswith("float") and a.dtype != "bfloat16":  # integers: float64, in their own library
         f = a.flat
         a = prepare(f.double() if hasattr(f, "double") else f.astype("float64"), "norm")
     out = dtype_name(dtype) if dtype is not None else ("float64" if a.dtype == "float64" else "float32")
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
     backend, stream = finish(a)
-    return _tally.norm2(a.view, out, backend, stream)
+    return _tally.norm_ord(a.view, o, out, acc, backend, stream)
+
+
+def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis) -> float:
+    fn = "std" if take_sqrt else "var"
+    check_axis(axis, fn)
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
+        raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
+    acc = _accuracy(accuracy, fn)
+    a = prepare(x, fn, order_free=True)
+    if dtype is None:
+        out = "float32" if a.dtype in ("float32", "float16", "bfloat16") else "float64"
+    else:
+        out = dtype_name(dtype)
+        if out not in ("float32", "float64"):
+            raise TypeError(f"tally.{fn}: the result is float32 or float64, not {out}")
+    backend, stream = finish(a)
+    return _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream)
+
+
+def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
+    """Variance of all elements of `x` (read flattened): sum (x - mean)^2 / (n - ddof), NumPy's
+    ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from the exact sums of x and
+    x^2, formed exactly and rounded once (correctly rounded; no overflow or underflow on the
+    way; CPU backend only in this version: CUDA arrays raise ValueError naming the cuda
+    backend). accuracy="fast": Welford per thread merged by Chan et al. (1979), both backends.
+    dtype: float32 or float64 (default x's type for floating x, float64 for integers).
+    n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a warning); NaN or an infinity in x gives
+    NaN. Blocks.
+    """
+    return _var(x, ddof, dtype, accuracy, False, axis)
+
+
+def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
+    """Standard deviation: the square root of `var` (same arguments); in exact mode the correctly
+    rounded square root of the exact variance (one rounding in all)."""
+    return _var(x, ddof, dtype, accuracy, True, axis)
+
+
+def count_nonzero(x) -> int:
+    """Number of elements of `x` that are not zero (NaN counts, -0.0 does not); any dtype,
+    NumPy or CUDA arrays. Blocks."""
+    a = prepare(x, "count_nonzero", order_free=True)
+    backend, stream = finish(a)
+    return int(_tally.count_nonzero(a.view, backend, stream))
+
+
+def any(x) -> bool:
+    """Whether some element of `x` is nonzero (NaN is, -0.0 is not); False for an empty array."""
+    return count_nonzero(x) > 0
+
+
+def all(x) -> bool:
+    """Whether every element of `x` is nonzero (NaN is, -0.0 is not); True for an empty array."""
+    a = prepare(x, "all", order_free=True)
+    backend, stream = finish(a)
+    return int(_tally.count_nonzero(a.view, backend, stream)) == a.size
+
+
+def _scalar(a, dtype: str, fn: str):
+    """(a_float, a_int) for _tally.axpy/scale: a as x's dtype, or ValueError if it does not fit."""
+    if dtype.startswith("float"):
+        return float(a), 0
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise TypeError(f"tally.{fn}: a must be an integer for {dtype} arrays, not {type(a).__name__}")
+    info = np.iinfo(dtype)
+    if not info.min <= int(a) <= info.max:
+        raise ValueError(f"tally.{fn}: a = {a} does not fit in {dtype}")
+    return 0.0, int(a)
+
+
+def axpy(a, x, y):
+    """y = a * x + y in place (BLAS axpy); returns y. x, y: arrays of one library, shape and
+    dtype (float32, float64, int32, int64; y C-contiguous and writable: NumPy, CuPy or CUDA
+    torch). Floating: fma(a, x, y), rounded once (the same bits on every backend). Integers:
+    exact; OverflowError if an element does not fit (y then holds the wrapped values). y may be
+    x itself. On CUDA arrays it runs on the library's current stream and blocks.
+    """
+    xa = prepare(x, "axpy")
+    ya = prepare_out(y, xa, "axpy")
+    af, ai = _scalar(a, xa.dtype, "axpy")
+    backend, stream = finish(xa, ya)
+    _tally.axpy(af, ai, xa.view, ya.view, backend, stream)
+    return y
+
+
+def scale(a, x):
+    """x = a * x in place (BLAS scal); returns x (C-contiguous and writable; NumPy, CuPy or
+    CUDA torch; float32, float64, int32, int64). Integers: exact; OverflowError if an element
+    does not fit."""
+    xa = prepare(x, "scale")
+    xo = prepare_out(x, xa, "scale")
+    af, ai = _scalar(a, xa.dtype, "scale")
+    backend, stream = finish(xo)
+    _tally.scale(af, ai, xo.view, backend, stream)
+    return x
 
 
 def _extreme(x, is_max: bool, skip_nan: bool, fn: str, axis, order_free: bool):

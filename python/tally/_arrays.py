@@ -183,17 +183,17 @@ def empty_like(a: Arg) -> Any:
                     "result array: pass out=")
 
 
-def prepare_out(out, x: Arg) -> Arg:
+def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
     """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype) or ValueError."""
     lib = library(out)
     if lib == "other":
-        raise TypeError(f"tally.add: out must be an array, not {type(out).__name__}")
+        raise TypeError(f"tally.{fn}: out must be an array, not {type(out).__name__}")
     if lib == "numpy" and not out.flags.writeable:
-        raise ValueError("tally.add: out is read-only")
+        raise ValueError(f"tally.{fn}: out is read-only")
     shape = tuple(out.shape)
     name = np.dtype(out.__cuda_array_interface__["typestr"]).name if lib == "cai" else dtype_name(out.dtype)
     if shape != tuple(x.shape) or name != x.dtype:
-        raise ValueError(f"tally.add: out has shape {shape} and dtype {name}; "
+        raise ValueError(f"tally.{fn}: out has shape {shape} and dtype {name}; "
                          f"it must have x's shape {tuple(x.shape)} and dtype {x.dtype}")
     if lib == "numpy":
         ok = out.flags.c_contiguous
@@ -204,7 +204,7 @@ def prepare_out(out, x: Arg) -> Arg:
     else:
         ok = True  # checked by _tally
     if not ok:
-        raise ValueError("tally.add: out must be C-contiguous (tally writes it in place, never through a copy)")
+        raise ValueError(f"tally.{fn}: out must be C-contiguous (tally writes it in place, never through a copy)")
     if lib == "numpy":
         flat = out.reshape(-1)
         return Arg(lib, out, flat, flat, name, shape, flat.size, False, 0)
@@ -213,7 +213,7 @@ def prepare_out(out, x: Arg) -> Arg:
         return Arg(lib, out, nd, nd, name, shape, x.size, True, 0)
     if lib == "torch":
         if out.requires_grad:
-            raise ValueError("tally.add: out requires grad; tally does not record autograd history")
+            raise ValueError(f"tally.{fn}: out requires grad; tally does not record autograd history")
         flat = out.reshape(-1)
         return Arg(lib, out, flat, None, name, shape, flat.numel(), flat.device.type == "cuda", x.stream)
     if lib == "cupy":

@@ -166,3 +166,102 @@ def test_float16_int8_uint64_bool():
     assert tally.sum(b) == int(b.sum()) and tally.argmax(b) == 0 and tally.argmin(b) == 1
     assert tally.mean(b) == float(np.mean(b))
     assert tally.sum(np.ones(256, dtype=np.uint8)) == 256
+
+
+# ---- issue 5: norms, variance, logical reductions, axpy/scale --------------------------------
+
+def _var_fr(a, ddof):
+    xs = [Fraction(float(v)) if np.asarray(a).dtype.kind == "f" else Fraction(int(v)) for v in np.asarray(a).ravel()]
+    m = sum(xs, Fraction(0)) / len(xs)
+    return sum(((v - m) ** 2 for v in xs), Fraction(0)) / (len(xs) - ddof)
+
+
+def _float(f):
+    try:
+        return float(f)
+    except OverflowError:
+        return math.inf
+
+
+def _sqrt_fr(f):
+    import decimal
+    decimal.getcontext().prec = 100
+    return float((decimal.Decimal(f.numerator) / decimal.Decimal(f.denominator)).sqrt())
+
+
+def test_norm_ord_1_and_inf():
+    a = np.array([1e200, -1e200, 3.0, -0.5])
+    assert tally.norm(a, 1) == float(sum(Fraction(abs(float(v))) for v in a))
+    assert tally.norm(a, ord=np.inf) == 1e200
+    assert tally.norm(a, ord="inf") == 1e200
+    assert tally.norm(a) == tally.norm(a, ord=2)
+    rng = np.random.default_rng(3)
+    b = (rng.standard_normal(20001) * 10.0 ** rng.integers(-10, 10, 20001)).astype(np.float32)
+    assert tally.norm(b, 1) == np.float32(float(sum(Fraction(abs(float(v))) for v in b)))
+    assert tally.norm(b, 1, dtype=np.float64) == float(sum(Fraction(abs(float(v))) for v in b))
+    assert tally.norm(b, np.inf) == float(np.max(np.abs(b)))
+    assert abs(tally.norm(b, 1, accuracy="fast") - float(np.sum(np.abs(b.astype(np.float64))))) <= 1e-6 * tally.norm(b, 1)
+    assert math.isnan(tally.norm(np.array([1.0, np.nan]), np.inf))
+    assert tally.norm(np.array([], dtype=np.float64), 1) == 0.0 and tally.norm(np.array([]), np.inf) == 0.0
+    assert tally.norm(np.array([3, -4], dtype=np.int64), 1) == 7.0
+    with pytest.raises(ValueError):
+        tally.norm(a, 3)
+
+
+def test_var_std_exact_against_fractions():
+    rng = np.random.default_rng(4)
+    cases = [np.array([1e200, -1e200, 3e199]), np.array([1e-160, 3e-160]), 1e6 + rng.random(1001) * 1e-3,
+             rng.integers(-2**62, 2**62, 101, dtype=np.int64), rng.standard_normal(513).astype(np.float32)]
+    for a in cases:
+        for ddof in (0, 1):
+            want = _var_fr(a, ddof)
+            got = tally.var(a, ddof=ddof)
+            if a.dtype == np.float32:
+                assert got == float(np.float32(_float(want)))
+            else:
+                assert got == _float(want), (a[:3], ddof)
+                assert tally.std(a, ddof=ddof) == _sqrt_fr(want)
+            if not math.isinf(_float(want)) and abs(a).max() < 1e150:  # fast mode squares in float64
+                fast = tally.var(a, ddof=ddof, accuracy="fast")
+                assert abs(fast - _float(want)) <= 1e-6 * _float(want)
+    assert tally.var(np.array([1.0, 2.0, 3.0, 4.0])) == np.var([1.0, 2.0, 3.0, 4.0])
+    assert tally.std(np.array([2, 4, 4, 4, 5, 5, 7, 9]), ddof=0) == 2.0
+    assert math.isnan(tally.var(np.array([], dtype=np.float64)))
+    assert math.isnan(tally.var(np.array([1.0, 2.0]), ddof=2))
+    assert math.isnan(tally.std(np.array([1.0, np.inf])))
+    with pytest.raises(TypeError):
+        tally.var(np.ones(3), ddof=0.5)
+
+
+def test_count_nonzero_any_all():
+    a = np.array([0.0, -0.0, np.nan, 1.0, -np.inf], dtype=np.float64)
+    assert tally.count_nonzero(a) == np.count_nonzero(a) == 3
+    assert tally.any(a) and not tally.all(a)
+    assert not tally.any(np.array([-0.0, 0.0])) and tally.all(np.array([np.nan, 2.0]))
+    assert not tally.any(np.array([], dtype=np.int32)) and tally.all(np.array([], dtype=np.int32))
+    b = np.random.default_rng(1).integers(-1, 2, 100003, dtype=np.int32)
+    assert tally.count_nonzero(b.reshape(7, -1) if b.size % 7 == 0 else b) == np.count_nonzero(b)
+
+
+def test_axpy_scale_in_place():
+    x = np.arange(10, dtype=np.float64)
+    y = np.ones(10)
+    r = tally.axpy(0.1, x, y)
+    assert r is y and np.array_equal(y, np.array([float(Fraction(0.1) * Fraction(float(v)) + 1) for v in x]))  # fma: rounded once
+    s = np.arange(6, dtype=np.int32).reshape(2, 3)
+    tally.scale(-3, s)
+    assert s.tolist() == [[0, -3, -6], [-9, -12, -15]]
+    z = np.array([2**62], dtype=np.int64)
+    with pytest.raises(OverflowError):
+        tally.scale(2, z)
+    with pytest.raises(ValueError):
+        tally.scale(2**40, np.ones(2, dtype=np.int32))
+    with pytest.raises(TypeError):
+        tally.axpy(1.5, np.ones(2, dtype=np.int64), np.ones(2, dtype=np.int64))
+    with pytest.raises(ValueError):
+        tally.axpy(1.0, np.ones(3), np.ones(4))
+    with pytest.raises(TypeError):
+        tally.scale(2.0, [1.0, 2.0])
+    f = np.ones(4, dtype=np.float32)
+    tally.axpy(2, f, f)  # y may be x itself
+    assert f.tolist() == [3.0] * 4

@@ -449,6 +449,17 @@ template <class F> void with_exact_types(dtype t, F&& f) {
   });
 }
 
+template <class L, class T, bool Dot>
+void fold_serial(const void* xv, const void* yv, std::int64_t n, std::int64_t* d, unsigned& flags) {
+  const T* x = static_cast<const T*>(xv);
+  const T* y = static_cast<const T*>(yv);
+  for (std::int64_t b = 0; b < n; b += kChunk) {
+    std::int64_t len = std::min(kChunk, n - b);
+    fold_chunk<L, T, Dot>(x + b, Dot ? y + b : nullptr, len, d, flags);
+    ex::normalize<L::digits>(d);
+  }
+}
+
 }  // namespace
 
 void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, unsigned& flags) {
@@ -461,6 +472,18 @@ void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, uns
       fold_chunk<ex::f64_sum_layout, double, false>(static_cast<const double*>(x) + b, nullptr, len, d, flags);
       ex::normalize<ex::f64_sum_layout::digits>(d);
     }
+  }
+}
+
+void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* d,
+                unsigned& flags) {
+  bool dot = op == reduce_op::dot;
+  if (t == dtype::float32) {
+    if (dot) fold_serial<ex::f32_dot_layout, float, true>(x, y, n, d, flags);
+    else fold_serial<ex::f32_sum_layout, float, false>(x, y, n, d, flags);
+  } else {
+    if (dot) fold_serial<ex::f64_dot_layout, double, true>(x, y, n, d, flags);
+    else fold_serial<ex::f64_sum_layout, double, false>(x, y, n, d, flags);
   }
 }
 

@@ -19,4 +19,10 @@ void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result
 /// (ops::exact::f32_sum_layout for float32, f64_sum_layout for float64; the caller zeroes them
 /// once) and ORs the special-value flags; one thread, no allocation. For the shape layer.
 void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, unsigned& flags);
+/// Adds the exact sum (op = sum) or dot product of float32/float64 x[0, n) (and y) to the
+/// superaccumulator digits d (layout ops::exact::{f32,f64}_{sum,dot}_layout of (op, t)) and
+/// ORs its special-value flags into `flags`, on the calling thread (no OpenMP inside); d is
+/// left carry-normalised. For callers that merge their own chunks (norm1, the variance).
+void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* d,
+                unsigned& flags);
 }  // namespace tally::cpu

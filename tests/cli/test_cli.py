@@ -983,3 +983,18 @@ def test_mixed_small_types_promote(tmp_path):
     b = save(tmp_path, "b.npy", np.array([-3, 2], dtype=np.int8))
     r = js("dot", a, b)
     assert r["dtype"] == "int64" and r["value"] == -400
+
+
+def test_norm_ord(tmp_path):
+    from fractions import Fraction
+    a = np.array([1e200, -1e200, 3.0, -0.5, 1e-300])
+    p = save(tmp_path, "o.npy", a)
+    assert float(ok("norm", p, "--ord", "1")) == float(sum(Fraction(abs(float(v))) for v in a))
+    assert float(ok("norm", p, "--ord", "inf")) == 1e200
+    assert float(ok("norm", p, "--ord", "2")) == float(ok("norm", p))
+    f = save(tmp_path, "f.npy", np.array([-1.5, 2.5, np.nan], dtype=np.float32))
+    assert js("norm", f, "--ord", "inf")["dtype"] == "float32"
+    assert ok("norm", f, "--ord", "inf") == "nan"
+    assert float(ok("norm", save(tmp_path, "i.npy", np.array([3, -4], dtype=np.int32)), "--ord", "1")) == 7.0
+    r = run("norm", p, "--ord", "3")
+    assert r.returncode != 0 and "ord" in r.stderr.lower()

@@ -29,7 +29,7 @@ constexpr const char* kFooter = R"(Synopsis:
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
   tally mean FILE [options]          mean: the exact sum / n, correctly rounded (CPU)
-  tally norm FILE [options]          L2 norm: sqrt of the exact sum of squares, rounded once (CPU)
+  tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded (CPU)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -77,6 +77,7 @@ struct settings {
   bool json = false;
   bool skip_nan = false;  // min/max/argmin/argmax: the nan forms
   int axis = -1;          // --axis 0|1 (2-D input): one result per column / row
+  std::string ord = "2";  // norm: 1, 2 or inf
 };
 
 /// What a command prints.
@@ -225,12 +226,19 @@ report run_mean_norm(bool norm, const settings& s) {
   tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
   tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char result[8] = {};
-  double secs = staged(be) ? mean_norm_on_gpu(norm, a.ref(), result, rt) : timed([&] {
-    if (norm) tally::norm2(a.ref(), result, rt, {be});
-    else tally::mean(a.ref(), result, rt, {be});
+  // The GPU runs mean and the L2 norm (the data staged to device memory); --ord 1|inf run on
+  // the cpu backend here.
+  bool gpu = staged(be) && (!norm || s.ord == "2");
+  tally::backend host_be = be == tally::backend::cuda && !gpu && !staged(be) ? be : tally::backend::cpu;
+  tally::options o{host_be, nullptr, s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+  double secs = gpu ? mean_norm_on_gpu(norm, a.ref(), result, rt) : timed([&] {
+    if (norm && s.ord == "1") tally::norm1(a.ref(), result, rt, o);
+    else if (norm && s.ord == "inf") tally::norm_inf(a.ref(), result, rt, o);
+    else if (norm) tally::norm2(a.ref(), result, rt, o);
+    else tally::mean(a.ref(), result, rt, o);
   });
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
-  return {repr(v), json_number(v), rt, a.size(), staged(be) ? tally::backend::cuda : tally::backend::cpu, secs};
+  return {repr(v), json_number(v), rt, a.size(), gpu ? tally::backend::cuda : tally::backend::cpu, secs};
 }
 
 /// --axis: `cmd` along one axis of a 2-D FILE (CPU backend), one result per line (--json: a
@@ -331,8 +339,10 @@ int main(int argc, char** argv) {
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
   CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded (CPU backend)");
   add_options(mean, s, false);
-  CLI::App* norm = app.add_subcommand("norm", "Euclidean (L2) norm of FILE, correctly rounded (CPU backend)");
+  CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (CPU backend)");
   add_options(norm, s, false);
+  norm->add_option("--ord", s.ord, "which norm: 1 (sum |x|), 2 (Euclidean, default) or inf (max |x|)")
+      ->check(CLI::IsMember({"1", "2", "inf"}));
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax"}) {
     std::string what = std::string(name).starts_with("arg")

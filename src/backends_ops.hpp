@@ -1,0 +1,37 @@
+// The interface each backend implements for the norms, moments, logical reductions and the
+// scaled element-wise operations (issue 5); src/dispatch_ops.cpp is the only caller.
+// Arguments arrive validated: n > 0 unless stated, pointers non-null, memory checked.
+#pragma once
+
+#include <cstdint>
+
+#include "tally/core.hpp"
+
+namespace tally::cpu {
+/// L1 norm sum |x| of floating x, as `out`: exact (correctly rounded) or fast.
+void norm1(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, void* result);
+/// max |x| of floating x (NaN if any), as `out`.
+void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result);
+/// Variance (standard deviation with take_sqrt) with divisor m2 = n - ddof > 0, as `out`.
+void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+         void* result);
+/// Number of nonzero elements (n >= 0).
+std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n);
+/// y = a*x + y; `a` points to one element of type t; status 1 = an integer element overflowed.
+void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, int& status);
+/// x = a*x; as axpy.
+void scale(dtype t, const void* a, void* x, std::int64_t n, int& status);
+}  // namespace tally::cpu
+
+namespace tally::cuda {
+// `device` as in backends.hpp. Blocking: the result is in host memory on return.
+void norm1(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, void* result_host, stream_t stream,
+           int device);
+void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
+/// Fast mode only (exact mode throws errc::invalid_argument in this version).
+void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+         void* result_host, stream_t stream, int device);
+std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device);
+void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, int& status, stream_t stream, int device);
+void scale(dtype t, const void* a, void* x, std::int64_t n, int& status, stream_t stream, int device);
+}  // namespace tally::cuda

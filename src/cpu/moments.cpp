@@ -1,0 +1,223 @@
+// CPU backend: L1 and max norms, variance and standard deviation, count of nonzeros.
+//
+// Fast reductions use the reducers of ops/moments.hpp over fixed chunks of 2^15 elements:
+// each chunk folds its elements in order, the chunk results are combined in chunk order, so
+// the result depends on the input alone, never on the thread count. Exact ones feed each
+// chunk to the exact-mode accumulators (cpu/exact.hpp: anchored levels and the Kulisch
+// superaccumulator), merge the threads' digits by integer addition and round once.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "backends_ops.hpp"
+#include "cpu/exact.hpp"
+#include "tally/ops/exact.hpp"
+#include "tally/ops/exact_variance.hpp"
+#include "tally/ops/moments.hpp"
+
+namespace tally::cpu {
+namespace {
+
+namespace ex = ops::exact;
+
+constexpr std::int64_t kChunk = 1 << 15;
+constexpr std::int64_t kParallelMin = 1 << 16;
+
+// R over x[0, n): chunk results in chunk order, combined left to right.
+template <class R, class T> typename R::acc_t fold_chunks(const T* x, std::int64_t n) {
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<typename R::acc_t> part(static_cast<std::size_t>(chunks), R::identity());
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    typename R::acc_t a = R::identity();
+    const std::int64_t end = std::min(n, (c + 1) * kChunk);
+    for (std::int64_t i = c * kChunk; i < end; ++i) R::accumulate(a, x[i]);
+    part[static_cast<std::size_t>(c)] = a;
+  }
+  typename R::acc_t total = R::identity();
+  for (const auto& p : part) total = R::combine(total, p);
+  return total;
+}
+
+template <class Out> void put(void* result, Out v) { std::memcpy(result, &v, sizeof v); }
+
+template <class T, class Out> void norm1_t(accuracy acc, const void* xv, std::int64_t n, void* result) {
+  const T* x = static_cast<const T*>(xv);
+  if (acc == accuracy::fast) {
+    int st = 0;
+    return put(result, ops::abs_sum_reducer<T, Out>::finalize(fold_chunks<ops::abs_sum_reducer<T, Out>, T>(x, n), st));
+  }
+  // Exact: |x| chunk by chunk into a thread's buffer, then the exact sum of the buffer.
+  using L = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+  std::int64_t total[L::digits] = {};
+  unsigned flags = 0;
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel if (n >= kParallelMin)
+  {
+    std::vector<T> buf(static_cast<std::size_t>(std::min(n, kChunk)));
+    std::int64_t d[L::digits] = {};
+    unsigned f = 0;
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
+      for (std::int64_t i = 0; i < len; ++i) buf[static_cast<std::size_t>(i)] = std::fabs(x[b + i]);
+      exact_fold(reduce_op::sum, dtype_of<T>(), buf.data(), nullptr, len, d, f);
+    }
+#pragma omp critical(tally_norm1_merge)
+    {
+      for (int k = 0; k < L::digits; ++k) total[k] += d[k];
+      flags |= f;
+    }
+  }
+  put(result, ex::round_to<L, Out>(total, flags));
+}
+
+template <class T, class Out> void norm_inf_t(const void* x, std::int64_t n, void* result) {
+  int st = 0;
+  using R = ops::max_abs_reducer<T, Out>;
+  put(result, R::finalize(fold_chunks<R, T>(static_cast<const T*>(x), n), st));
+}
+
+// Exact S1 = sum x and S2 = sum x^2 of floating x as magnitudes (S2 >= 0), with their flags.
+template <class T>
+void float_sums(const T* x, std::int64_t n, ops::big::nat& i1, int& b1, ops::big::nat& i2, int& b2, unsigned& flags) {
+  using L1 = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+  using L2 = std::conditional_t<std::is_same_v<T, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
+  std::int64_t s1[L1::digits] = {}, s2[L2::digits] = {};
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel if (n >= kParallelMin)
+  {
+    std::int64_t d1[L1::digits] = {}, d2[L2::digits] = {};
+    unsigned f = 0;
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
+      exact_fold(reduce_op::sum, dtype_of<T>(), x + b, nullptr, len, d1, f);
+      exact_fold(reduce_op::dot, dtype_of<T>(), x + b, x + b, len, d2, f);
+    }
+#pragma omp critical(tally_var_merge)
+    {
+      for (int k = 0; k < L1::digits; ++k) s1[k] += d1[k];
+      for (int k = 0; k < L2::digits; ++k) s2[k] += d2[k];
+      flags |= f;
+    }
+  }
+  bool neg = false;
+  i1 = ops::big::from_digits(s1, L1::digits, neg);
+  i2 = ops::big::from_digits(s2, L2::digits, neg);
+  b1 = L1::base;
+  b2 = L2::base;
+}
+
+// Exact S1 (128 bits) and S2 (up to 2^63 squares below 2^126: 190 bits) of integer x.
+template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, ops::big::nat& i2) {
+  using ops::i128;
+  using ops::u128;
+  i128 s1 = 0;
+  u128 s2 = 0;
+  std::uint64_t s2_hi = 0;  // carries out of s2
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel if (n >= kParallelMin)
+  {
+    i128 a1 = 0;
+    u128 a2 = 0;
+    std::uint64_t hi = 0;
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t end = std::min(n, (c + 1) * kChunk);
+      for (std::int64_t i = c * kChunk; i < end; ++i) {
+        i128 v = x[i];
+        a1 += v;
+        u128 sq = static_cast<u128>(v * v);
+        a2 += sq;
+        hi += a2 < sq;
+      }
+    }
+#pragma omp critical(tally_var_int_merge)
+    {
+      s1 += a1;
+      s2 += a2;
+      s2_hi += hi + (s2 < a2);
+    }
+  }
+  auto limbs = [](u128 lo, std::uint64_t top, ops::big::nat& r) {
+    r.limb.clear();
+    for (int i = 0; i < 4; ++i) r.limb.push_back(static_cast<std::uint32_t>(lo >> (32 * i)));
+    r.limb.push_back(static_cast<std::uint32_t>(top));
+    r.limb.push_back(static_cast<std::uint32_t>(top >> 32));
+    r.trim();
+  };
+  limbs(static_cast<u128>(s1 < 0 ? -s1 : s1), 0, i1);
+  limbs(s2, s2_hi, i2);
+}
+
+template <class T, class Out>
+void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool take_sqrt, void* result) {
+  const T* x = static_cast<const T*>(xv);
+  if (acc == accuracy::fast) {
+    ops::moments m = fold_chunks<ops::welford_reducer<T>, T>(x, n);
+    return put(result, static_cast<Out>(ops::finish_variance(m, m2, take_sqrt)));
+  }
+  ops::big::nat i1, i2;
+  int b1 = 0, b2 = 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    unsigned flags = 0;
+    float_sums<T>(x, n, i1, b1, i2, b2, flags);
+    if (flags & (ex::seen_nan | ex::seen_pos_inf | ex::seen_neg_inf))  // NaN or an infinity: NaN
+      return put(result, std::numeric_limits<Out>::quiet_NaN());
+  } else {
+    int_sums<T>(x, n, i1, i2);
+  }
+  put(result, ex::variance_round<Out>(i1, b1, i2, b2, static_cast<std::uint64_t>(n), m2, take_sqrt));
+}
+
+template <class T> std::int64_t count_t(const void* x, std::int64_t n) {
+  return fold_chunks<ops::count_nonzero_reducer<T>, T>(static_cast<const T*>(x), n);
+}
+
+}  // namespace
+
+void norm1(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, void* result) {
+  if (t == dtype::float32)
+    return out == dtype::float64 ? norm1_t<float, double>(acc, x, n, result) : norm1_t<float, float>(acc, x, n, result);
+  return out == dtype::float32 ? norm1_t<double, float>(acc, x, n, result) : norm1_t<double, double>(acc, x, n, result);
+}
+
+void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
+  if (t == dtype::float32)
+    return out == dtype::float64 ? norm_inf_t<float, double>(x, n, result) : norm_inf_t<float, float>(x, n, result);
+  return out == dtype::float32 ? norm_inf_t<double, float>(x, n, result) : norm_inf_t<double, double>(x, n, result);
+}
+
+void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+         void* result) {
+  bool f32 = out == dtype::float32;
+  switch (t) {
+    case dtype::float32:
+      return f32 ? var_t<float, float>(acc, x, n, m2, take_sqrt, result) : var_t<float, double>(acc, x, n, m2, take_sqrt, result);
+    case dtype::float64:
+      return f32 ? var_t<double, float>(acc, x, n, m2, take_sqrt, result) : var_t<double, double>(acc, x, n, m2, take_sqrt, result);
+    case dtype::int32:
+      return f32 ? var_t<std::int32_t, float>(acc, x, n, m2, take_sqrt, result)
+                 : var_t<std::int32_t, double>(acc, x, n, m2, take_sqrt, result);
+    case dtype::int64:
+      return f32 ? var_t<std::int64_t, float>(acc, x, n, m2, take_sqrt, result)
+                 : var_t<std::int64_t, double>(acc, x, n, m2, take_sqrt, result);
+  }
+}
+
+std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n) {
+  switch (t) {
+    case dtype::float32: return count_t<float>(x, n);
+    case dtype::float64: return count_t<double>(x, n);
+    case dtype::int32: return count_t<std::int32_t>(x, n);
+    case dtype::int64: return count_t<std::int64_t>(x, n);
+  }
+  return 0;
+}
+
+}  // namespace tally::cpu

@@ -1,0 +1,138 @@
+// CUDA backend: L1 and max norms, fast-mode variance, count of nonzeros. Each is one launch
+// of reduce_kernel (src/cuda/kernels.cuh: 16-byte vector loads, a per-thread fold, CUB block
+// reduction, the last block combining the block partials) with a reducer of
+// ops/moments.hpp; the value goes to pinned mapped host memory and the call synchronises the
+// stream. Exact L1 norm: |x| into a stream-ordered temporary, then the exact sum kernel
+// (cuda::reduce), until the exact kernels take a transform (src/cuda/exact.cuh).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+#include "backends.hpp"
+#include "backends_ops.hpp"
+#include "cuda/check.hpp"
+#include "cuda/kernels.cuh"
+#include "cuda/tuning.hpp"
+#include "cuda/workspace.hpp"
+#include "tally/ops/moments.hpp"
+
+namespace tally::cuda {
+namespace {
+
+constexpr int kBlock = tuning::block_threads;
+
+// Runs reducer R over x[0, n) (n > 0) and copies its result_t to `result_host`.
+template <class R, class T>
+void run(const T* x, std::int64_t n, void* result_host, stream_t s, int device) {
+  static_assert(sizeof(typename R::acc_t) <= tuning::max_acc_bytes && sizeof(typename R::result_t) <= 32);
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(s);
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  constexpr int V = 16 / sizeof(T);
+  constexpr int U = tuning::reduce_unroll;
+  auto* partials = static_cast<typename R::acc_t*>(ws.partials);
+  result_sink<typename R::result_t> res{static_cast<typename R::result_t*>(ws.host_result), nullptr, nullptr, 0};
+  auto grid = [&](std::int64_t units) {
+    std::int64_t per_block = static_cast<std::int64_t>(kBlock) * U;
+    return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, ws.max_grid));
+  };
+  if (reinterpret_cast<std::uintptr_t>(x) % sizeof(T) == 0) {
+    std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
+    reduce_kernel<R, T, false, V, kBlock, U><<<grid((n - head) / V), kBlock, 0, stream>>>(x, x, n, head, partials,
+                                                                                          ws.counter, res);
+  } else {
+    reduce_kernel<R, T, false, 1, kBlock, U><<<grid(n), kBlock, 0, stream>>>(x, x, n, 0, partials, ws.counter, res);
+  }
+  TALLY_CUDA(cudaGetLastError());
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  std::memcpy(result_host, ws.host_result, sizeof(typename R::result_t));
+}
+
+template <class T> __global__ void abs_kernel(const T* __restrict__ x, T* __restrict__ out, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = x[i] < T(0) ? -x[i] : (x[i] == T(0) ? T(0) : x[i]);  // |x|, -0.0 to +0.0, NaN kept
+}
+
+template <class T> void exact_norm1(dtype out, const T* x, std::int64_t n, void* result_host, stream_t s, int device) {
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(s);
+  device_guard guard(device);
+  T* tmp = nullptr;
+  TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&tmp), static_cast<std::size_t>(n) * sizeof(T), stream));
+  struct release {
+    T* p;
+    cudaStream_t s;
+    ~release() { cudaFreeAsync(p, s); }
+  } guard_tmp{tmp, stream};
+  unsigned grid = static_cast<unsigned>(std::clamp<std::int64_t>((n + kBlock - 1) / kBlock, 1, 65535 * 8));
+  abs_kernel<T><<<grid, kBlock, 0, stream>>>(x, tmp, n);
+  TALLY_CUDA(cudaGetLastError());
+  int status = 0;
+  reduce(reduce_op::sum, dtype_of<T>(), out, accuracy::exact, tmp, nullptr, n, result_host, status, s, device);
+}
+
+template <class R, class T> void run_any(const void* x, std::int64_t n, void* r, stream_t s, int dev) {
+  run<R, T>(static_cast<const T*>(x), n, r, s, dev);
+}
+
+}  // namespace
+
+void norm1(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, void* result_host, stream_t stream,
+           int device) {
+  bool f64 = out == dtype::float64;
+  if (acc == accuracy::exact) {
+    if (t == dtype::float32) return exact_norm1(out, static_cast<const float*>(x), n, result_host, stream, device);
+    return exact_norm1(out, static_cast<const double*>(x), n, result_host, stream, device);
+  }
+  if (t == dtype::float32)
+    return f64 ? run_any<ops::abs_sum_reducer<float, double>, float>(x, n, result_host, stream, device)
+               : run_any<ops::abs_sum_reducer<float, float>, float>(x, n, result_host, stream, device);
+  return f64 ? run_any<ops::abs_sum_reducer<double, double>, double>(x, n, result_host, stream, device)
+             : run_any<ops::abs_sum_reducer<double, float>, double>(x, n, result_host, stream, device);
+}
+
+void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device) {
+  bool f64 = out == dtype::float64;
+  if (t == dtype::float32)
+    return f64 ? run_any<ops::max_abs_reducer<float, double>, float>(x, n, result_host, stream, device)
+               : run_any<ops::max_abs_reducer<float, float>, float>(x, n, result_host, stream, device);
+  return f64 ? run_any<ops::max_abs_reducer<double, double>, double>(x, n, result_host, stream, device)
+             : run_any<ops::max_abs_reducer<double, float>, double>(x, n, result_host, stream, device);
+}
+
+void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+         void* result_host, stream_t stream, int device) {
+  if (acc == accuracy::exact)
+    throw error(errc::invalid_argument, "tally::var: exact mode is not available on the cuda backend yet");
+  ops::moments m{};
+  switch (t) {
+    case dtype::float32: run_any<ops::welford_reducer<float>, float>(x, n, &m, stream, device); break;
+    case dtype::float64: run_any<ops::welford_reducer<double>, double>(x, n, &m, stream, device); break;
+    case dtype::int32: run_any<ops::welford_reducer<std::int32_t>, std::int32_t>(x, n, &m, stream, device); break;
+    case dtype::int64: run_any<ops::welford_reducer<std::int64_t>, std::int64_t>(x, n, &m, stream, device); break;
+  }
+  double v = ops::finish_variance(m, m2, take_sqrt);
+  if (out == dtype::float32) {
+    float f = static_cast<float>(v);
+    std::memcpy(result_host, &f, sizeof f);
+  } else {
+    std::memcpy(result_host, &v, sizeof v);
+  }
+}
+
+std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device) {
+  std::int64_t c = 0;
+  switch (t) {
+    case dtype::float32: run_any<ops::count_nonzero_reducer<float>, float>(x, n, &c, stream, device); break;
+    case dtype::float64: run_any<ops::count_nonzero_reducer<double>, double>(x, n, &c, stream, device); break;
+    case dtype::int32: run_any<ops::count_nonzero_reducer<std::int32_t>, std::int32_t>(x, n, &c, stream, device); break;
+    case dtype::int64: run_any<ops::count_nonzero_reducer<std::int64_t>, std::int64_t>(x, n, &c, stream, device); break;
+  }
+  return c;
+}
+
+}  // namespace tally::cuda
