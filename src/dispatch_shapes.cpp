@@ -117,13 +117,14 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
 }
 
 void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
+  // (The refusal comes first, so that it does not depend on the number of outputs.)
+  if (b == backend::cuda && !cuda::shapes_supported(r, g.type))
+    fail(errc::invalid_argument, fn, std::string("exact floating ") + (r.what == kind::mean ? "means" : "sums") +
+                                         " per row, column, segment or strided view are not available on the cuda backend"
+                                         " in this version (use accuracy::fast, integer data, or the cpu backend)");
   if (g.outputs == 0) return;
   outcome st;
   if (b == backend::cuda) {
-    if (!cuda::shapes_supported(r, g.type))
-      fail(errc::invalid_argument, fn, std::string("exact floating ") + (r.what == kind::mean ? "means" : "sums") +
-                                           " per row, column, segment or strided view are not available on the cuda backend"
-                                           " in this version (use accuracy::fast, integer data, or the cpu backend)");
     cuda::shapes_run(g, r, st, stream, device);
   } else {
     cpu::shapes_run(g, r, st);

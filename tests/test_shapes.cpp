@@ -402,11 +402,15 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
     EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::max, nan_policy::propagate, x.ref(), 1, {}, {}, opt()); },
                              errc::null_pointer, {"neither"}));
     // offsets: first not 0, decreasing, last not x's length
+    // (fast mode: exact floating segment sums are refused on the cuda backend before the
+    // offsets, which the GPU checks in a kernel, are read)
     buffer<R> so(b(), 3, R(0));
+    tally::options fast = opt();
+    fast.accuracy = tally::accuracy::fast;
     for (auto [off, where] : std::vector<std::pair<std::vector<std::int64_t>, std::string>>{
              {{1, 4, 8, 12}, "0"}, {{0, 8, 4, 12}, "2"}, {{0, 4, 8, 11}, "3"}}) {
       auto bo = put(off);
-      EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), opt()); }, errc::invalid_argument,
+      EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), fast); }, errc::invalid_argument,
                                {"offsets"}))
           << "offsets case " << where;
     }

@@ -190,8 +190,9 @@ def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
         raise TypeError(f"tally.{fn}: out must be an array, not {type(out).__name__}")
     if lib == "numpy" and not out.flags.writeable:
         raise ValueError(f"tally.{fn}: out is read-only")
-    shape = tuple(out.shape)
-    name = np.dtype(out.__cuda_array_interface__["typestr"]).name if lib == "cai" else dtype_name(out.dtype)
+    cai = out.__cuda_array_interface__ if lib == "cai" else None
+    shape = tuple(cai["shape"]) if cai is not None else tuple(out.shape)
+    name = np.dtype(cai["typestr"]).name if cai is not None else dtype_name(out.dtype)
     if shape != tuple(x.shape) or name != x.dtype:
         raise ValueError(f"tally.{fn}: out has shape {shape} and dtype {name}; "
                          f"it must have x's shape {tuple(x.shape)} and dtype {x.dtype}")
