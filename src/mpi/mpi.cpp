@@ -7,20 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "tally/ops/extremes.hpp"
+#include "dist_common.hpp"
 
 namespace tally::mpi {
 namespace {
 
-constexpr int kErrcs = 8;  // errc values
-constexpr int kTypes = 4;  // dtype values
-
-// What travels beside a state or a fast partial: how many ranks failed with each errc, and
-// how many passed each element type (so that every rank sees the same verdict).
-struct verdict {
-  std::int64_t failed[kErrcs] = {};
-  std::int64_t types[kTypes] = {};
-};
+using namespace tally::dist;
 
 void mpi_check(int rc, const char* call) {
   if (rc != MPI_SUCCESS) {
@@ -45,56 +37,6 @@ comm_info info(MPI_Comm comm, const std::string& fn, int root) {
                                             " is not a rank of the communicator (size " + std::to_string(c.size) +
                                             ", or tally::mpi::all)");
   return c;
-}
-
-// Runs the local step; a tally::error (or any exception) is recorded, not thrown, so this
-// rank still joins the collective.
-struct local_failure {
-  bool failed = false;
-  errc code = errc::invalid_argument;
-  std::string what;
-};
-template <class F> local_failure attempt(F&& f) {
-  local_failure e;
-  try {
-    f();
-  } catch (const error& x) {
-    e = {true, x.code(), x.what()};
-  } catch (const std::exception& x) {
-    e = {true, errc::invalid_argument, x.what()};
-  }
-  return e;
-}
-
-void record(verdict& v, const local_failure& e, dtype t) {
-  if (e.failed) v.failed[static_cast<int>(e.code)] = 1;
-  v.types[static_cast<int>(t)] = 1;
-}
-
-const char* errc_name(int k) {
-  static const char* names[kErrcs] = {"invalid_argument", "length_mismatch", "null_pointer", "wrong_memory",
-                                      "overflow (integer overflow)", "cuda_error", "no_gpu", "empty_input"};
-  return k >= 0 && k < kErrcs ? names[k] : "?";
-}
-
-// After the collective: every rank throws when any rank failed or the types differ.
-void judge(const verdict& v, const local_failure& mine, const std::string& fn) {
-  if (mine.failed) throw error(mine.code, mine.what);
-  std::int64_t ranks = 0;
-  int first = -1;
-  for (int k = 0; k < kErrcs; ++k)
-    if (v.failed[k]) {
-      ranks += v.failed[k];
-      if (first < 0) first = k;
-    }
-  if (first >= 0)
-    throw error(static_cast<errc>(first), "tally::mpi::" + fn + ": " + std::to_string(ranks) +
-                                              " other rank(s) failed (errc::" + errc_name(first) +
-                                              "); their own errors name the problem");
-  int kinds = 0;
-  for (int k = 0; k < kTypes; ++k) kinds += v.types[k] != 0;
-  if (kinds > 1)
-    throw error(errc::invalid_argument, "tally::mpi::" + fn + ": the ranks passed arrays of different element types");
 }
 
 bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
@@ -128,7 +70,7 @@ bool exact_path(MPI_Comm comm, const std::string& fn, int root, dtype t, Local&&
     return false;
   }
   std::memcpy(static_cast<void*>(&v), recv + W, sizeof v);
-  judge(v, mine, fn);
+  judge(v, mine, "tally::mpi::" + fn);
   exact_state merged;
   std::memcpy(merged.words.data(), recv, sizeof(std::int64_t) * W);
   normalize(merged);
@@ -176,7 +118,7 @@ bool reduce(MPI_Comm comm, reduce_op op, array_ref x, array_ref y, void* result,
     }
     for (int k = 0; k < kErrcs; ++k) v.failed[k] = static_cast<std::int64_t>(recv[1 + k]);
     for (int k = 0; k < kTypes; ++k) v.types[k] = static_cast<std::int64_t>(recv[1 + kErrcs + k]);
-    judge(v, mine, fn);
+    judge(v, mine, "tally::mpi::" + fn);
     if (rt == dtype::float32) {
       float f = static_cast<float>(recv[0]);
       std::memcpy(result, &f, sizeof f);
@@ -225,59 +167,6 @@ bool norm2(MPI_Comm comm, array_ref x, void* result, dtype rt, int root, const o
       });
 }
 
-namespace {
-
-// One rank's contribution to a distributed extreme.
-struct record_t {
-  std::int64_t value_bits;  // the local extreme's bytes (x's type), zero-extended
-  std::int64_t index;       // its local first index, -1 when none
-  std::int64_t n;           // the local length
-  std::int64_t failed;      // errc + 1 of a local failure, else 0
-  std::int64_t type;        // dtype
-};
-
-template <class T, bool MAX, bool SKIP>
-void combine_records(const std::vector<record_t>& recs, void* value, std::int64_t* index) {
-  using R = ops::extreme_reducer<T, MAX, SKIP>;
-  typename R::acc_t acc = R::identity();
-  std::int64_t offset = 0;
-  for (const record_t& r : recs) {  // rank order: global index = local index + offset
-    if (r.index >= 0) {
-      T v;
-      std::memcpy(&v, &r.value_bits, sizeof v);
-      typename R::acc_t a = R::identity();
-      if (ops::is_nan(v)) a.nan_index = offset + r.index;  // propagate: the rank's first NaN
-      else {
-        a.value = v;
-        a.index = offset + r.index;
-      }
-      acc = R::combine(acc, a);
-    }
-    offset += r.n;
-  }
-  int status = 0;
-  auto res = R::finalize(acc, status);
-  if (res.index == ops::kNoIndex) {  // empty, or only NaN skipped: tally::extreme's answer
-    *index = -1;
-    T v = offset > 0 && !std::numeric_limits<T>::is_integer ? std::numeric_limits<T>::quiet_NaN() : R::empty_value();
-    std::memcpy(value, &v, sizeof v);
-  } else {
-    *index = res.index;
-    std::memcpy(value, &res.value, sizeof res.value);
-  }
-}
-
-template <class T>
-void combine_any(extreme_op op, nan_policy nans, const std::vector<record_t>& recs, void* value, std::int64_t* index) {
-  bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
-  if (mx && skip) combine_records<T, true, true>(recs, value, index);
-  else if (mx) combine_records<T, true, false>(recs, value, index);
-  else if (skip) combine_records<T, false, true>(recs, value, index);
-  else combine_records<T, false, false>(recs, value, index);
-}
-
-}  // namespace
-
 bool extreme(MPI_Comm comm, extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index, int root,
              const options& opt) {
   const std::string fn = std::string(nans == nan_policy::omit ? "nan" : "") + (op == extreme_op::max ? "max" : "min");
@@ -309,7 +198,7 @@ bool extreme(MPI_Comm comm, extreme_op op, nan_policy nans, array_ref x, void* v
     if (r.failed) v.failed[r.failed - 1] += 1;
     if (r.type >= 0 && r.type < kTypes) v.types[r.type] = 1;
   }
-  judge(v, failure, fn);
+  judge(v, failure, "tally::mpi::" + fn);
   switch (x.type) {
     case dtype::float32: combine_any<float>(op, nans, recs, value, index); break;
     case dtype::float64: combine_any<double>(op, nans, recs, value, index); break;
