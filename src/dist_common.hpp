@@ -15,7 +15,7 @@
 namespace tally::dist {
 
 constexpr int kErrcs = 8;  // errc values
-constexpr int kTypes = 4;  // dtype values
+constexpr int kTypes = dtype_count;  // dtype values
 
 // What travels beside a state or a fast partial: how many ranks failed with each errc, and
 // how many passed each element type (so that every rank sees the same verdict).
@@ -112,6 +112,13 @@ inline void combine_records(const std::vector<record_t>& recs, void* value, std:
     *index = res.index;
     std::memcpy(value, &res.value, sizeof res.value);
   }
+}
+
+/// The element types the distributed functions take (those of exact_state).
+inline void require_supported(dtype t, const std::string& fn) {
+  if (t != dtype::float32 && t != dtype::float64 && t != dtype::int32 && t != dtype::int64)
+    throw error(errc::invalid_argument, fn + ": distributed reductions take float32, float64, int32 and int64 data, not " +
+                                            dtype_name(t));
 }
 
 template <class T>

@@ -49,6 +49,9 @@ void negate(std::int64_t* d, int D) {
 }  // namespace
 
 exact_state partial(reduce_op op, array_ref x, array_ref y, const options& opt) {
+  if (!is_float(x.type) && x.type != dtype::int32 && x.type != dtype::int64)
+    throw error(errc::invalid_argument, std::string("tally::partial: exact states hold float32, float64, int32 and int64 "
+                                                    "data, not ") + dtype_name(x.type));
   int device = -1;
   backend b = detail::check_reduce(op, x, y, opt.backend, device);
   exact_state s;

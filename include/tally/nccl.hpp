@@ -50,7 +50,7 @@ using comm_t = ::ncclComm*;
 inline constexpr int all = -1;
 
 /// Enqueues on `stream`, without synchronising: the exact state of this rank's x (and y; y
-/// == x for a sum of squares) into `state_device` (exact_state::size + 12 int64 words of
+/// == x for a sum of squares) into `state_device` (`state_words` int64 words of
 /// device memory on the communicator's GPU: the state, then failure and type counters), and
 /// its in-place ncclAllReduce (ncclReduce to root) with ncclInt64 / ncclSum. Can be called
 /// inside ncclGroupStart / ncclGroupEnd. Afterwards (in stream order) the first
@@ -60,7 +60,7 @@ inline constexpr int all = -1;
 void allreduce_state_async(comm_t comm, reduce_op op, array_ref x, array_ref y, std::int64_t* state_device,
                            stream_t stream, int root = all);
 /// Words `allreduce_state_async` needs at `state_device`.
-inline constexpr int state_words = exact_state::size + 12;
+inline constexpr int state_words = exact_state::size + 8 + dtype_count;
 
 /// Sum (y ignored) or dot of the distributed x, rounded to result_type (float32/float64 for
 /// floating x, int64 for integers). Returns true where `result` (host memory) was written.

@@ -173,6 +173,7 @@ bool extreme(MPI_Comm comm, extreme_op op, nan_policy nans, array_ref x, void* v
   comm_info c = info(comm, fn, root);
   record_t mine{0, -1, x.size, 0, static_cast<std::int64_t>(x.type)};
   local_failure failure = attempt([&] {
+    require_supported(x.type, "tally::mpi::" + fn);
     if ((root == all || root == c.rank) && (value == nullptr || index == nullptr))
       throw error(errc::null_pointer, "tally::mpi::" + fn + ": value or index is a null pointer");
     std::int64_t v = 0, i = -1;
@@ -200,6 +201,7 @@ bool extreme(MPI_Comm comm, extreme_op op, nan_policy nans, array_ref x, void* v
   }
   judge(v, failure, "tally::mpi::" + fn);
   switch (x.type) {
+    default: break;  // (refused by require_supported above)
     case dtype::float32: combine_any<float>(op, nans, recs, value, index); break;
     case dtype::float64: combine_any<double>(op, nans, recs, value, index); break;
     case dtype::int32: combine_any<std::int32_t>(op, nans, recs, value, index); break;

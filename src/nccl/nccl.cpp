@@ -169,6 +169,7 @@ void combine_typed(dtype t, extreme_op op, nan_policy nans, const std::vector<re
     case dtype::float64: return combine_any<double>(op, nans, recs, value, index);
     case dtype::int32: return combine_any<std::int32_t>(op, nans, recs, value, index);
     case dtype::int64: return combine_any<std::int64_t>(op, nans, recs, value, index);
+    default: throw error(errc::invalid_argument, std::string("tally::nccl: unsupported element type ") + dtype_name(t));
   }
 }
 
@@ -257,6 +258,7 @@ bool extreme(comm_t comm, extreme_op op, nan_policy nans, array_ref x, void* val
   scratch& s = scratch_for(c.device, stream, static_cast<std::size_t>(R) * (c.size + 1));
   record_t mine{0, -1, x.size, 0, static_cast<std::int64_t>(x.type)};
   local_failure failure = attempt([&] {
+    require_supported(x.type, "tally::nccl::" + fn);
     std::int64_t v = 0, i = -1;
     tally::extreme(op, nans, x, &v, &i, on_gpu(stream));
     mine.value_bits = v;
@@ -354,6 +356,7 @@ void extreme_group(extreme_op op, nan_policy nans, std::span<const group_part> p
   if (parts.empty()) throw error(errc::invalid_argument, "tally::nccl::extreme: no parts");
   if (value == nullptr || index == nullptr) throw error(errc::null_pointer, "tally::nccl::extreme: value or index is a null pointer");
   std::vector<record_t> recs;
+  require_supported(parts[0].x.type, "tally::nccl::extreme");
   for (const auto& p : parts) {
     if (p.x.type != parts[0].x.type)
       throw error(errc::invalid_argument, "tally::nccl::extreme: the parts have different element types");

@@ -33,6 +33,7 @@ scalar as_scalar(tally::dtype t, const unsigned char* p) {
     case tally::dtype::float64: return get(double{});
     case tally::dtype::int32: return std::int64_t{get(std::int32_t{})};
     case tally::dtype::int64: return get(std::int64_t{});
+    default: break;  // (tally::mpi takes only the four types above)
   }
   return 0.0;
 }

@@ -372,6 +372,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (s.distributed && (s.axis >= 0 || s.ord != "2")) {
+    std::fprintf(stderr, "tally: --distributed reduces the whole flattened array (no --axis) and takes the 2-norm only\n");
+    return 2;
+  }
   if (s.distributed)
     for (CLI::App* cmd : app.get_subcommands())
       return run_distributed({cmd->get_name(), s.a, s.b, s.backend, s.accuracy, s.json, s.skip_nan});
