@@ -56,7 +56,10 @@ bool exact_path(MPI_Comm comm, const std::string& fn, int root, dtype t, Local&&
   constexpr int W = exact_state::size, V = kErrcs + kTypes;
   std::int64_t send[W + V] = {}, recv[W + V] = {};
   exact_state s;
-  local_failure mine = attempt([&] { s = local(); });
+  local_failure mine = attempt([&] {
+    require_supported(t, "tally::mpi::" + fn);
+    s = local();
+  });
   if (mine.failed) s = exact_state{};
   verdict v;
   record(v, mine, t);
@@ -100,6 +103,7 @@ bool reduce(MPI_Comm comm, reduce_op op, array_ref x, array_ref y, void* result,
     constexpr int V = kErrcs + kTypes;
     double send[1 + V] = {}, recv[1 + V] = {};
     local_failure mine = attempt([&] {
+      require_supported(x.type, "tally::mpi::" + fn);
       check_result(fn, x.type, rt, true);
       if (root == all || root == c.rank)
         if (result == nullptr) throw error(errc::null_pointer, "tally::mpi::" + fn + ": result is a null pointer");

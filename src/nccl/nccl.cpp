@@ -120,7 +120,10 @@ bool exact_collective(comm_t comm, const std::string& fn, int root, reduce_op op
   comm_info c = info(comm, fn, root);
   on_device guard(c.device);
   scratch& s = scratch_for(c.device, stream, W + V);
-  local_failure mine = attempt([&] { local_state(op, x, y, s, stream); });
+  local_failure mine = attempt([&] {
+    require_supported(x.type, "tally::nccl::" + fn);
+    local_state(op, x, y, s, stream);
+  });
   if (mine.failed) check(cudaMemsetAsync(s.dev, 0, sizeof(std::int64_t) * W, stream), "cudaMemsetAsync");
   verdict v;
   record(v, mine, x.type);
@@ -201,6 +204,7 @@ bool reduce(comm_t comm, reduce_op op, array_ref x, array_ref y, void* result, d
     auto* d = reinterpret_cast<double*>(s.dev);
     auto* h = reinterpret_cast<double*>(s.host);
     local_failure mine = attempt([&] {
+      require_supported(x.type, "tally::nccl::" + fn);
       check_result(fn, x.type, rt, true);
       reduce_async(op, x, y, d, dtype::float64, nullptr, on_gpu(stream, accuracy::fast));
     });
@@ -296,6 +300,7 @@ void reduce_group(group_op op, std::span<const group_part> parts, void* result, 
   if (parts.empty()) throw error(errc::invalid_argument, "tally::nccl::" + fn + ": no parts");
   need(result, fn);
   const dtype t = parts[0].x.type;
+  require_supported(t, "tally::nccl::" + fn);
   for (const auto& p : parts)
     if (p.x.type != t) throw error(errc::invalid_argument, "tally::nccl::" + fn + ": the parts have different element types");
   bool fast = (op == group_op::fast_sum || op == group_op::fast_dot) && floating(t);

@@ -107,3 +107,13 @@ def test_errors_are_reported_once_and_fail_every_rank(data, tmp_path):
     r = mpi(3, "argmin", empty, code=2)
     assert "empty" in r.stderr
     assert mpi(3, "sum", empty).stdout.strip() == "0.0"
+
+
+def test_refused_options_and_types(data, tmp_path):
+    r = subprocess.run([BIN, "sum", str(data["fortran"]), "--axis", "0", "--distributed"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "--axis" in r.stderr
+    u8 = tmp_path / "u8.npy"
+    np.save(u8, np.arange(10, dtype=np.uint8))
+    r = mpi(2, "sum", u8, code=1)
+    assert "uint8" in r.stderr and "float32, float64, int32 and int64" in r.stderr
