@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends.hpp"
+#include "state_backends.hpp"
 #include "tally/core.hpp"
 #include "tally/ops/extremes.hpp"
 
@@ -172,6 +173,12 @@ prepared prepare_reduce(reduce_op op, array_ref x, array_ref y, backend requeste
 }
 
 }  // namespace
+
+backend detail::check_reduce(reduce_op op, array_ref x, array_ref y, backend requested, int& device) {
+  prepared p = prepare_reduce(op, x, y, requested);
+  device = p.x.device;
+  return p.b;
+}
 
 namespace {
 // The result types a reduction may produce: float32/float64 for floating inputs, int64 for

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "state_backends.hpp"
+#include "state_grid.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/small.hpp"
 
@@ -521,6 +523,25 @@ void reduce_exact(reduce_op op, dtype t, dtype out, const void* x, const void* y
     if (dot) run_out<std::conditional_t<f32, ex::f32_dot_layout, ex::f64_dot_layout>, T, true, S>(out, x, y, n, result);
     else run_out<std::conditional_t<f32, ex::f32_sum_layout, ex::f64_sum_layout>, T, false, S>(out, x, y, n, result);
   });
+}
+
+// The exact state (include/tally/state.hpp): the layout's digits moved onto the common grid.
+void exact_state(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* words) {
+  if (n == 0) return;  // the zero state
+  auto go = [&]<class L, class T, bool Dot>() {
+    std::int64_t d[L::digits] = {};
+    unsigned flags = 0;
+    state<L, T, Dot>(x, y, n, d, flags);
+    state_grid::place(d, L::digits, L::base, flags, n, words);  // every layout lies on the grid
+  };
+  bool dot = op == reduce_op::dot;
+  if (t == dtype::float32) {
+    if (dot) go.template operator()<ex::f32_dot_layout, float, true>();
+    else go.template operator()<ex::f32_sum_layout, float, false>();
+  } else {
+    if (dot) go.template operator()<ex::f64_dot_layout, double, true>();
+    else go.template operator()<ex::f64_sum_layout, double, false>();
+  }
 }
 
 }  // namespace tally::cpu

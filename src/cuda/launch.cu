@@ -10,6 +10,8 @@
 #include <mutex>
 
 #include "backends.hpp"
+#include "state_backends.hpp"
+#include "state_grid.hpp"
 #include "cuda/check.hpp"
 #include "cuda/exact.cuh"
 #include "cuda/kernels.cuh"
@@ -466,6 +468,103 @@ void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result, stre
       throw error(errc::invalid_argument, "tally::norm2: integer data (the dispatcher converts them)");
     }
   });
+}
+
+// ---- exact states (include/tally/state.hpp) ----------------------------------------------
+namespace {
+
+// The exact kernel's exported state at `w` ([count, base, flags, digits...]; see
+// exact::export_header; at most 3 + 139 words, so it fits the 144 words of the state it
+// becomes) turned in place into a canonical exact_state of n terms. One block: the words
+// are read into shared memory first, so reading and writing the same buffer is safe.
+__global__ void exported_to_state(long long* __restrict__ w, std::int64_t n) {
+  constexpr int S = state_grid::kSize;
+  __shared__ long long in[S];
+  __shared__ std::int64_t out[S];
+  for (int k = threadIdx.x; k < S; k += blockDim.x) {
+    in[k] = w[k];
+    out[k] = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int count = static_cast<int>(in[0]), base = static_cast<int>(in[1]);
+    auto flags = static_cast<unsigned>(in[2]);
+    const auto* d = reinterpret_cast<const std::int64_t*>(in + exact::export_header);
+    if (!state_grid::place(d, count, base, flags, n, out)) out[state_grid::kNan] = 1;  // (cannot happen: every layout is on the grid)
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < S; k += blockDim.x) w[k] = static_cast<long long>(out[k]);
+}
+
+template <class T, bool DOT, bool SQUARE>
+void enqueue_state(const T* x, const T* y, std::int64_t n, long long* w, cudaStream_t stream, workspace& ws) {
+  launch_exact<T, DOT, long long, true, SQUARE>(x, y, n, sink{w, nullptr, nullptr, 0}, stream, ws);
+  exported_to_state<<<1, 160, 0, stream>>>(w, n);
+  TALLY_CUDA(cudaGetLastError());
+}
+
+void enqueue_state_any(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, long long* w,
+                       cudaStream_t stream, workspace& ws) {
+  bool dot = op == reduce_op::dot, square = dot && x == y;
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    auto* xt = static_cast<const T*>(x);
+    auto* yt = static_cast<const T*>(y);
+    if (square) enqueue_state<T, true, true>(xt, xt, n, w, stream, ws);
+    else if (dot) enqueue_state<T, true, false>(xt, yt, n, w, stream, ws);
+    else enqueue_state<T, false, false>(xt, xt, n, w, stream, ws);
+  };
+  if (t == dtype::float32) go(float{});
+  else go(double{});
+}
+
+// Blocking: the exported digits land in the workspace's pinned, mapped host memory (as
+// export_exact does), and the host moves them onto the grid.
+template <class T, bool DOT, bool SQUARE>
+void state_blocking(const T* x, const T* y, std::int64_t n, std::int64_t* words, cudaStream_t stream, workspace& ws) {
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  launch_exact<T, DOT, long long, true, SQUARE>(x, y, n, sink{ws.host_state, ws.host_status, ws.host_done, ticket},
+                                                stream, ws);
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const long long* st = static_cast<const long long*>(ws.host_state);
+  std::int64_t d[tuning::max_exact_digits];
+  int count = static_cast<int>(st[0]);
+  std::memcpy(d, st + exact::export_header, sizeof(std::int64_t) * count);
+  if (!state_grid::place(d, count, static_cast<int>(st[1]), static_cast<unsigned>(st[2]), n, words))
+    throw error(errc::cuda_error, "tally: an exported exact state does not lie on the common digit grid");
+}
+
+}  // namespace
+
+void exact_state(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* words,
+                 stream_t stream, int device) {
+  if (n == 0) return;
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  bool dot = op == reduce_op::dot, square = dot && x == y;
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    auto* xt = static_cast<const T*>(x);
+    auto* yt = static_cast<const T*>(y);
+    if (square) state_blocking<T, true, true>(xt, xt, n, words, stream, ws);
+    else if (dot) state_blocking<T, true, false>(xt, yt, n, words, stream, ws);
+    else state_blocking<T, false, false>(xt, xt, n, words, stream, ws);
+  };
+  if (t == dtype::float32) go(float{});
+  else go(double{});
+}
+
+void exact_state_async(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n,
+                       std::int64_t* words_device, stream_t stream, int device) {
+  device_guard guard(device);
+  if (n == 0) {
+    TALLY_CUDA(cudaMemsetAsync(words_device, 0, state_grid::kSize * sizeof(std::int64_t), stream));
+    return;
+  }
+  workspace& ws = get_workspace(stream);
+  enqueue_state_any(op, t, x, y, n, reinterpret_cast<long long*>(words_device), stream, ws);
 }
 
 }  // namespace tally::cuda

@@ -18,6 +18,7 @@
 #include "axis.hpp"
 #include "csv.hpp"
 #include "cuda_staging.hpp"
+#include "distributed.hpp"
 #include "format.hpp"
 #include "npy.hpp"
 
@@ -58,6 +59,10 @@ integers exactly uint64 (overflow is an error). mean: float32 for f2/f4, float64
 min and max give a value of the input's type; ties go to the first index. Accumulators and
 result types: docs/types.md.
 
+Distributed: mpirun -np 4 tally sum big.npy --distributed  (each rank reads its slice of
+the .npy file(s) and reduces it on the CPU; rank 0 prints the combined result, in exact
+mode bitwise the same as one process; sum dot mean norm min max argmin argmax).
+
 Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
 cuda); 2 usage or input error.)";
 
@@ -78,6 +83,7 @@ struct settings {
   bool skip_nan = false;  // min/max/argmin/argmax: the nan forms
   int axis = -1;          // --axis 0|1 (2-D input): one result per column / row
   std::string ord = "2";  // norm: 1, 2 or inf
+  bool distributed = false;  // run under mpirun, each rank reading its slice (distributed.cpp)
 };
 
 /// What a command prints.
@@ -309,6 +315,10 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
       ->check(CLI::IsMember({"exact", "fast"}))
       ->capture_default_str();
   cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds (of the library call alone)");
+  if (cmd->get_name() != "add")
+    cmd->add_flag("--distributed", s.distributed,
+                  "under mpirun: each rank reads only its slice of the .npy file(s) and the ranks combine their "
+                  "parts (exact: the same bits as one process; needs a build with MPI)");
 }
 
 int fail(const std::exception& e, int code) {
@@ -362,6 +372,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (s.distributed && (s.axis >= 0 || s.ord != "2")) {
+    std::fprintf(stderr, "tally: --distributed reduces the whole flattened array (no --axis) and takes the 2-norm only\n");
+    return 2;
+  }
+  if (s.distributed)
+    for (CLI::App* cmd : app.get_subcommands())
+      return run_distributed({cmd->get_name(), s.a, s.b, s.backend, s.accuracy, s.json, s.skip_nan});
   try {
     if (s.axis >= 0) {
       for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})

@@ -320,6 +320,34 @@ host_array read(const std::string& path) {
   return a;
 }
 
+host_array read_slice(const std::string& path, int rank, int parts, std::int64_t& offset, std::int64_t& total) {
+  file_ptr f = open_read(path);
+  header h = parse_header(path, read_header_text(path, f.get()));
+  total = h.count;
+  offset = static_cast<std::int64_t>(static_cast<__int128>(h.count) * rank / parts);
+  std::int64_t end = static_cast<std::int64_t>(static_cast<__int128>(h.count) * (rank + 1) / parts);
+  std::int64_t n = end - offset;
+  host_array a = make_array(h.type, {n});
+  if (h.fortran && h.shape.size() >= 2) {  // C order is scattered on disk: read it all
+    f.reset();
+    host_array whole = read(path);
+    std::size_t size = tally::dtype_size(h.type);
+    std::memcpy(a.bytes(), static_cast<const char*>(whole.bytes()) + offset * size, static_cast<std::size_t>(n) * size);
+    return a;
+  }
+  std::size_t size = tally::dtype_size(h.type);
+  std::int64_t need = h.count * static_cast<std::int64_t>(size);
+  std::int64_t left = bytes_left(path, f.get());
+  if (left >= 0 && left < need)
+    fail(path, "truncated data: the header says " + std::to_string(h.count) + " elements (" + std::to_string(need) +
+                   " bytes) but only " + std::to_string(left) + " bytes follow it");
+  if (fseeko(f.get(), static_cast<off_t>(offset * static_cast<std::int64_t>(size)), SEEK_CUR) != 0)
+    fail(path, "cannot seek: " + errno_text());
+  read_exact(path, f.get(), a.bytes(), static_cast<std::size_t>(n) * size, "truncated data");
+  if (h.swap) byteswap(a.bytes(), n, size);
+  return a;
+}
+
 // ---- writing ------------------------------------------------------------------------------
 
 namespace {

@@ -21,6 +21,13 @@ bool has_magic(const std::string& path);
 /// shape) into a C-order host array in native byte order. Throws npy::error.
 host_array read(const std::string& path);
 
+/// Part `rank` of `parts` of a .npy file's elements (flattened in C order): elements
+/// [total * rank / parts, total * (rank + 1) / parts), as a 1-D host array, with `offset` the
+/// index of its first element and `total` the file's element count. C-order (and 1-D) files
+/// are read from the slice's byte offset only; a Fortran-order file of 2 or more dimensions
+/// is read whole and sliced (its C order is not contiguous on disk). Throws npy::error.
+host_array read_slice(const std::string& path, int rank, int parts, std::int64_t& offset, std::int64_t& total);
+
 /// Writes `a` as .npy format 1.0 (little-endian, C order) to `path` without ever leaving a
 /// partial file: a temporary in the same folder, fsync, then rename. Throws npy::error.
 void write_atomic(const std::string& path, const host_array& a);

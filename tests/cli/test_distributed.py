@@ -1,0 +1,119 @@
+"""`tally ... --distributed` under mpirun: each rank reads its slice of the .npy file(s), and
+rank 0 prints the same answer as one process (exact mode: the same bits; the printed repr is
+the shortest round-trip text, so equal text means equal values). Skipped when mpirun is
+missing or the binary was built without MPI."""
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from test_cli import BIN
+
+MPIRUN = shutil.which("mpirun")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+
+
+def single(*args):
+    r = subprocess.run([BIN, *map(str, args), "--backend", "cpu"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def mpi(np_, *args, code=0):
+    r = subprocess.run([MPIRUN, "-np", str(np_), BIN, *map(str, args), "--distributed"],
+                       capture_output=True, text=True, timeout=300, env=ENV)
+    assert r.returncode == code, (r.stdout, r.stderr)
+    return r
+
+
+@pytest.fixture(scope="module", autouse=True)
+def need_mpi(tmp_path_factory):
+    if MPIRUN is None:
+        pytest.skip("mpirun is not installed")
+    p = tmp_path_factory.mktemp("probe") / "one.npy"
+    np.save(p, np.ones(3))
+    r = subprocess.run([MPIRUN, "-np", "1", BIN, "sum", str(p), "--distributed"], capture_output=True, text=True,
+                       timeout=120, env=ENV)
+    if "needs MPI" in r.stderr:
+        pytest.skip("this build of tally has no MPI")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dist")
+    rng = np.random.default_rng(7)
+    n = 100_003
+    wide = rng.standard_normal(n) * np.exp2(rng.integers(-50, 50, n))
+    wide[10] = 2.0 ** 90
+    wide[n - 5] = -(2.0 ** 90)  # cancels across ranks: only an exact merge keeps the rest
+    files = {
+        "f64": wide,
+        "f32": wide.astype(np.float32),
+        "y64": rng.standard_normal(n),
+        "i64": rng.integers(-2**40, 2**40, n),
+        "ties": np.array([3, -1, 5, -1, 5, np.nan, 0, -1, 5], dtype=np.float64),
+        "fortran": np.asfortranarray(rng.standard_normal((301, 7))),
+        "big_endian": wide.astype(">f8"),
+        "tiny": np.array([1.5, -2.0], dtype=np.float64),  # fewer elements than ranks
+    }
+    paths = {}
+    for k, v in files.items():
+        paths[k] = d / f"{k}.npy"
+        np.save(paths[k], v)
+    return paths
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("cmd", ["sum", "mean", "norm", "min", "max", "argmin", "argmax"])
+@pytest.mark.parametrize("name", ["f64", "f32", "fortran", "big_endian", "tiny"])
+def test_same_answer_as_one_process(data, ranks, cmd, name):
+    want = single(cmd, data[name])
+    assert mpi(ranks, cmd, data[name]).stdout.strip() == want
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_dot_integers_and_ties(data, ranks):
+    assert mpi(ranks, "dot", data["f64"], data["y64"]).stdout.strip() == single("dot", data["f64"], data["y64"])
+    assert mpi(ranks, "sum", data["i64"]).stdout.strip() == str(int(np.load(data["i64"]).sum()))
+    assert mpi(ranks, "argmin", data["ties"]).stdout.strip() == "5"  # NaN propagates: its index
+    assert mpi(ranks, "argmin", data["ties"], "--skip-nan").stdout.strip() == "1"  # first of the tied -1
+    assert mpi(ranks, "argmax", data["ties"], "--skip-nan").stdout.strip() == "2"
+
+
+def test_exact_sum_matches_math_fsum(data):
+    import math
+    x = np.load(data["f64"])
+    assert float(mpi(3, "sum", data["f64"]).stdout) == math.fsum(x.tolist())  # fsum is correctly rounded
+
+
+def test_json_reports_ranks_and_global_n(data):
+    out = json.loads(mpi(2, "sum", data["f32"], "--json").stdout)
+    assert out["ranks"] == 2 and out["n"] == 100_003 and out["dtype"] == "float32"
+
+
+def test_errors_are_reported_once_and_fail_every_rank(data, tmp_path):
+    r = mpi(2, "sum", tmp_path / "missing.npy", code=2)
+    assert r.stdout == "" and r.stderr.count("missing.npy") >= 1 and "cannot open" in r.stderr
+    csv = tmp_path / "a.csv"
+    csv.write_text("1\n2\n")
+    r = mpi(2, "sum", csv, code=2)
+    assert ".npy files only" in r.stderr
+    empty = tmp_path / "empty.npy"
+    np.save(empty, np.zeros(0))
+    r = mpi(3, "argmin", empty, code=2)
+    assert "empty" in r.stderr
+    assert mpi(3, "sum", empty).stdout.strip() == "0.0"
+
+
+def test_refused_options_and_types(data, tmp_path):
+    r = subprocess.run([BIN, "sum", str(data["fortran"]), "--axis", "0", "--distributed"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "--axis" in r.stderr
+    u8 = tmp_path / "u8.npy"
+    np.save(u8, np.arange(10, dtype=np.uint8))
+    r = mpi(2, "sum", u8, code=1)
+    assert "uint8" in r.stderr and "float32, float64, int32 and int64" in r.stderr

@@ -1,0 +1,160 @@
+// tally CLI: `--distributed` (tally::mpi). Each rank reads its slice of the .npy file(s) and
+// reduces it on the CPU backend; tally::mpi merges the exact states (or gathers the extremes)
+// and rank 0 prints.
+#include <fmt/core.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "array.hpp"
+#include "distributed.hpp"
+#include "format.hpp"
+#include "npy.hpp"
+#include "tally/mpi.hpp"
+
+namespace tally_cli {
+namespace {
+
+struct outcome {
+  std::string text, json;
+  tally::dtype type;
+};
+
+bool is_float(tally::dtype t) { return t == tally::dtype::float32 || t == tally::dtype::float64; }
+
+scalar as_scalar(tally::dtype t, const unsigned char* p) {
+  auto get = [p](auto v) { std::memcpy(&v, p, sizeof v); return v; };
+  switch (t) {
+    case tally::dtype::float32: return get(float{});
+    case tally::dtype::float64: return get(double{});
+    case tally::dtype::int32: return std::int64_t{get(std::int32_t{})};
+    case tally::dtype::int64: return get(std::int64_t{});
+    default: break;  // (tally::mpi takes only the four types above)
+  }
+  return 0.0;
+}
+
+// The reduction itself; every rank calls it (collective); the result is valid on rank 0.
+outcome reduce_parts(const dist_request& r, const host_array& a, const host_array& b, std::int64_t total) {
+  namespace tm = tally::mpi;
+  MPI_Comm w = MPI_COMM_WORLD;
+  tally::options opt{tally::backend::cpu, nullptr, r.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+  alignas(8) unsigned char v[8] = {};
+  if (r.cmd == "sum" || r.cmd == "dot") {
+    tally::reduce_op op = r.cmd == "sum" ? tally::reduce_op::sum : tally::reduce_op::dot;
+    tally::dtype rt = tally::result_dtype(op, a.type());
+    tm::reduce(w, op, a.ref(), op == tally::reduce_op::dot ? b.ref() : tally::array_ref{}, v, rt, 0, opt);
+    scalar s = as_scalar(rt, v);
+    return {repr(s), json_number(s), rt};
+  }
+  if (r.cmd == "mean" || r.cmd == "norm") {
+    tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
+    if (r.cmd == "mean") tm::mean(w, a.ref(), v, rt, 0, opt);
+    else tm::norm2(w, a.ref(), v, rt, 0, opt);
+    scalar s = as_scalar(rt, v);
+    return {repr(s), json_number(s), rt};
+  }
+  bool mx = r.cmd == "max" || r.cmd == "argmax";
+  std::int64_t index = -1;
+  tally::nan_policy nans = r.skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate;
+  tm::extreme(w, mx ? tally::extreme_op::max : tally::extreme_op::min, nans, a.ref(), v, &index, 0, opt);
+  int rank = 0;
+  MPI_Comm_rank(w, &rank);
+  if (r.cmd.starts_with("arg")) {
+    if (rank == 0 && index < 0)
+      throw npy::error(fmt::format("{}: {}{}: {}", r.a, r.skip_nan ? "nan" : "", r.cmd,
+                                   total == 0 ? "the input is empty, so there is no index"
+                                              : "the input holds only NaN, so there is no index"));
+    return {std::to_string(index), std::to_string(index), tally::dtype::int64};
+  }
+  scalar s = as_scalar(a.type(), v);
+  return {repr(s), json_number(s), a.type()};
+}
+
+}  // namespace
+
+int run_distributed(const dist_request& r) {
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) MPI_Init(nullptr, nullptr);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int code = 0;
+  std::string message;
+  host_array a, b;
+  std::int64_t offset = 0, total = 0;
+  // Reading: every rank its slice. A failure on any rank stops every rank before the
+  // reduction (an MPI_Allreduce of the exit codes), so none waits in a collective.
+  try {
+    if (r.backend == "cuda")
+      throw npy::error("--distributed runs each rank's part on the CPU backend (--backend cpu or auto)");
+    auto npy_only = [](const std::string& p) {
+      std::error_code ec;
+      if (std::filesystem::exists(p, ec) && !npy::has_magic(p))
+        throw npy::error(p + ": --distributed reads .npy files only (this is not one)");
+    };
+    npy_only(r.a);
+    a = npy::read_slice(r.a, rank, size, offset, total);
+    if (r.cmd == "dot") {
+      npy_only(r.b);
+      std::int64_t ob = 0, tb = 0;
+      b = npy::read_slice(r.b, rank, size, ob, tb);
+      if (tb != total)
+        throw npy::error(fmt::format("{}: length mismatch: {} has {} elements, {} has {}", r.b, r.b, tb, r.a, total));
+      tally::dtype t = promote(a.type(), b.type());
+      a = convert(std::move(a), t);
+      b = convert(std::move(b), t);
+    }
+    if (r.cmd == "norm" && !is_float(a.type())) a = convert(std::move(a), tally::dtype::float64);
+  } catch (const std::exception& e) {
+    code = 2;
+    message = e.what();
+  }
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (worst == 0) {
+    try {
+      double t0 = MPI_Wtime();
+      outcome o = reduce_parts(r, a, b, total);
+      double secs = MPI_Wtime() - t0;
+      if (rank == 0) {
+        if (r.json)
+          fmt::print("{}\n", json_object({{"value", o.json},
+                                          {"dtype", json_string(tally::dtype_name(o.type))},
+                                          {"n", std::to_string(total)},
+                                          {"backend", json_string("cpu")},
+                                          {"ranks", std::to_string(size)},
+                                          {"seconds", repr(secs)}}));
+        else
+          fmt::print("{}\n", o.text);
+      }
+    } catch (const npy::error& e) {
+      code = 2;
+      message = e.what();
+    } catch (const std::exception& e) {  // tally::error: every rank has one
+      code = 1;
+      message = e.what();
+    }
+  }
+  // Print each failure once: rank 0's (every rank shares a library error, and most reading
+  // errors), else those of the ranks that failed alone (a truncated slice, say).
+  int rank0_failed = rank == 0 && !message.empty();
+  MPI_Bcast(&rank0_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!message.empty() && (rank == 0 || !rank0_failed)) {
+    std::string_view what = message;
+    if (what.starts_with("tally::")) what.remove_prefix(7);
+    std::fprintf(stderr, "tally: %s%.*s\n", size > 1 && rank != 0 ? fmt::format("rank {}: ", rank).c_str() : "",
+                 static_cast<int>(what.size()), what.data());
+  }
+  int exit_code = 0;
+  MPI_Allreduce(&code, &exit_code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!already) MPI_Finalize();
+  return exit_code;
+}
+
+}  // namespace tally_cli
