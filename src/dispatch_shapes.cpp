@@ -116,12 +116,16 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
   }
 }
 
-void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
-  // (The refusal comes first, so that it does not depend on the number of outputs.)
+// What the cuda backend does not do in this version is refused whatever the number of outputs.
+void refuse_unsupported(const char* fn, backend b, const geometry& g, const request& r) {
   if (b == backend::cuda && !cuda::shapes_supported(r, g.type))
     fail(errc::invalid_argument, fn, std::string("exact floating ") + (r.what == kind::mean ? "means" : "sums") +
                                          " per row, column, segment or strided view are not available on the cuda backend"
                                          " in this version (use accuracy::fast, integer data, or the cpu backend)");
+}
+
+void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
+  refuse_unsupported(fn, b, g, r);
   if (g.outputs == 0) return;
   outcome st;
   if (b == backend::cuda) {
@@ -199,6 +203,7 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
                                            ", not x's length " + std::to_string(x.size));
   }
   if (segments == 0) {
+    refuse_unsupported(fn, b, g, r);
     if (x.size != 0 && b == backend::cuda)
       fail(errc::invalid_argument, fn, "no segments, but x has " + std::to_string(x.size) + " elements");
     return;
