@@ -36,11 +36,11 @@ inline constexpr int exact_sum_levels = 5;
 inline constexpr int exact_dot_levels = 9;
 /// Levels of the fast path (0: none): a warp's tile whose inputs all lie within the top F
 /// levels skips the others and the remainder test. Measured on the H200 (tune_exact, 2^27
-/// float64, docs/performance.md v3.1): sums F=2 +2% on uniform data but -8% on wide data (the
-/// per-tile range check costs more than it saves), so sums do not use it; dots F=4 within
-/// noise at 2^27 (3504 against 3497 GB/s uniform, 2946 against 2877 wide).
+/// float64, two runs; docs/performance.md v3.1): sums F=2 +2% on uniform data but -7% on wide
+/// data; dots F=4 +0.2% in one run and -2.4% in the other on uniform data. Neither gains, so
+/// both keep every level (F=0: the fast-path code compiles away).
 inline constexpr int exact_sum_fast_levels = 0;
-inline constexpr int exact_dot_fast_levels = 4;
+inline constexpr int exact_dot_fast_levels = 0;
 /// Exact kernels' launch shape (bench/tune_exact.cu, H200): 128-thread blocks (more of them
 /// fit beside the float32 bins' shared memory and the float64 levels' registers), 4 vectors
 /// per input per tile, and for float64 three tiles in flight per thread through cp.async
