@@ -78,6 +78,16 @@ backend choose(const char* fn, backend requested, std::initializer_list<const ar
 
 bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
 
+// The element types an operation of this file takes in this version (float32, float64, int32,
+// int64): the others are a clear error, never a silent wrong answer.
+bool core_type(dtype t) { return floating(t) || t == dtype::int32 || t == dtype::int64; }
+void need_core_type(const char* fn, dtype t, const char* where = "") {
+  if (!core_type(t))
+    throw error(errc::invalid_argument, prefix(fn) + "x is " + dtype_name(t) + ", which " + fn + where +
+                                            " does not take in this version (float32, float64, int32 or int64; convert"
+                                            " it first: every value of the smaller types converts exactly)");
+}
+
 void need_float_result(const char* fn, void* result, dtype rt) {
   if (result == nullptr) throw error(errc::null_pointer, prefix(fn) + "result is a null pointer");
   if (!floating(rt))
@@ -142,6 +152,7 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt) 
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type, const options& opt) {
   const char* fn = take_sqrt ? "std" : "var";
   need_float_result(fn, result, result_type);
+  need_core_type(fn, x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = prepare_one(fn, ax, opt);
   // n - ddof in 128 bits (ddof may be negative); NumPy gives NaN when it is not positive.
@@ -166,6 +177,7 @@ namespace {
 std::int64_t count_checked(const char* fn, array_ref x, const options& opt) {
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = prepare_one(fn, ax, opt);
+  if (b == backend::cuda) need_core_type(fn, x.type, " on the cuda backend");
   if (x.size == 0) return 0;
   if (b == backend::cuda) return cuda::count_nonzero(x.type, x.data, x.size, opt.stream, ax.device);
   return cpu::count_nonzero(x.type, x.data, x.size);
@@ -178,6 +190,7 @@ bool all(array_ref x, const options& opt) { return count_checked("all", x, opt) 
 
 void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt) {
   if (a == nullptr) throw error(errc::null_pointer, "tally::axpy: a is a null pointer");
+  need_core_type("axpy", x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   arg ay{y.data, y.size, y.type, y.where, "y"};
   check("axpy", ax);
@@ -199,6 +212,7 @@ void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt) {
 
 void scale(const void* a, mutable_array_ref x, const options& opt) {
   if (a == nullptr) throw error(errc::null_pointer, "tally::scale: a is a null pointer");
+  need_core_type("scale", x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = prepare_one("scale", ax, opt);
   if (x.size == 0) return;

@@ -387,6 +387,37 @@ TEST_P(Types, ErrorsNameTheProblem) {
                            errc::invalid_argument, {"mismatch"}));
 }
 
+// The operations of issue 5 that take only the four core types refuse the others by name (never
+// a silent wrong answer); count_nonzero/any/all take every type on the cpu backend.
+TEST(TypesCoverage, CountNonzeroOfEveryTypeAndClearRefusals) {
+  tally::options cpu;
+  cpu.backend = tally::backend::cpu;
+  auto ref = [](const auto& v, dtype t) {
+    return tally::array_ref{v.data(), static_cast<std::int64_t>(v.size()), t, tally::memory::host};
+  };
+  std::vector<std::int8_t> i8 = {1, 0, -2, 0, 3};
+  std::vector<std::uint64_t> u64 = {0, 0, 1ull << 63};
+  std::vector<std::uint16_t> h = {0x0000, 0x8000, 0x7e00 /* NaN */, 0x0001 /* denorm_min */, 0x3c00};
+  std::vector<std::uint8_t> b = {1, 0, 1, 1};
+  EXPECT_EQ(tally::count_nonzero(ref(i8, dtype::int8), cpu), 3);
+  EXPECT_EQ(tally::count_nonzero(ref(u64, dtype::uint64), cpu), 1);
+  EXPECT_EQ(tally::count_nonzero(ref(h, dtype::float16), cpu), 3);  // -0.0 is zero, NaN is not
+  EXPECT_EQ(tally::count_nonzero(ref(h, dtype::bfloat16), cpu), 3);
+  EXPECT_EQ(tally::count_nonzero(ref(b, dtype::bool_), cpu), 3);
+  EXPECT_FALSE(tally::all(ref(i8, dtype::int8), cpu));
+  EXPECT_TRUE(tally::any(ref(u64, dtype::uint64), cpu));
+  double out = 0;
+  EXPECT_TRUE(throws_tally([&] { tally::var(ref(i8, dtype::int8), 0, false, &out, dtype::float64, cpu); return 0; },
+                           errc::invalid_argument, {"int8", "var"}));
+  std::vector<std::int8_t> y8 = i8;
+  tally::mutable_array_ref my{y8.data(), 5, dtype::int8, tally::memory::host};
+  std::int8_t two = 2;
+  EXPECT_TRUE(throws_tally([&] { tally::axpy(&two, ref(i8, dtype::int8), my, cpu); return 0; }, errc::invalid_argument,
+                           {"int8", "axpy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::scale(&two, my, cpu); return 0; }, errc::invalid_argument, {"int8", "scale"}));
+  EXPECT_EQ(y8, i8);  // untouched
+}
+
 TEST(TypesNames, NamesSizesAndResultTypes) {
   using tally::dtype;
   EXPECT_STREQ(tally::dtype_name(dtype::bool_), "bool");

@@ -110,11 +110,13 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 /// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
 /// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
 /// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: errc::invalid_argument
-/// in this version.
+/// in this version; so is any other dtype (convert it: smaller types convert exactly).
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 
-/// Blocking number of nonzero elements of x (any dtype): NaN counts as nonzero, -0.0 as zero.
+/// Blocking number of nonzero elements of x: NaN counts as nonzero, -0.0 as zero. Every dtype
+/// on the cpu backend; float32, float64, int32, int64 on the cuda backend in this version (the
+/// others: errc::invalid_argument naming the type).
 std::int64_t count_nonzero(array_ref x, const options& opt = {});
 /// True when some element of x is nonzero (NaN is; -0.0 is not). Empty x: false.
 bool any(array_ref x, const options& opt = {});
@@ -124,7 +126,8 @@ bool all(array_ref x, const options& opt = {});
 /// Blocking y[i] = a * x[i] + y[i]; `a` points to one host value of x's dtype; x and y of one
 /// dtype and length. Floating: one fused multiply-add per element (rounded once). Integers:
 /// exact, errc::overflow after the call if an element does not fit (y then holds wrapped
-/// values). y may be exactly x; any other overlap is errc::invalid_argument.
+/// values). y may be exactly x; any other overlap is errc::invalid_argument. float32, float64,
+/// int32, int64 only in this version (others: errc::invalid_argument naming the type).
 void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt = {});
 /// Blocking x[i] = a * x[i] in place; `a` as in axpy; integer overflow as axpy.
 void scale(const void* a, mutable_array_ref x, const options& opt = {});

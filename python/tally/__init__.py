@@ -175,6 +175,27 @@ def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
     return _tally.mean(a.view, out, backend, stream)
 
 
+_CORE = ("float32", "float64", "int32", "int64")
+
+
+def _as_core(a, fn: str):
+    """`a` converted, in its own library, to the nearest core type that holds every value exactly
+    (16-bit floats to float32, small integers and bool to int64), for the operations whose C++
+    layer takes only float32, float64, int32 and int64; uint64 has no such type (TypeError)."""
+    if a.dtype in _CORE:
+        return a
+    if a.dtype == "uint64":
+        raise TypeError(f"tally.{fn}: uint64 is not supported here (float32, float64, int32, int64, and the "
+                        "smaller types that convert to them exactly)")
+    target = "float32" if a.dtype in ("float16", "bfloat16") else "int64"
+    f = a.flat
+    if a.lib == "torch":
+        import torch
+        return prepare(f.to(getattr(torch, target)), fn)
+    return prepare(f.astype(target), fn)
+
+
+
 def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
     """Vector norm of all elements of `x` (any shape, read flattened), correctly rounded to
     `dtype` (float32 or float64; default float64 for float64 x, float32 for the other floating
@@ -206,6 +227,8 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[i
     out = dtype_name(dtype) if dtype is not None else ("float64" if a.dtype == "float64" else "float32")
     if out not in ("float32", "float64"):
         raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
+    if o != "2":  # (the L1 and max norms take float32 and float64; 16-bit floats convert exactly)
+        a = _as_core(a, "norm")
     backend, stream = finish(a)
     return _tally.norm_ord(a.view, o, out, acc, backend, stream)
 
@@ -217,8 +240,10 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis) -> float:
         raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
     acc = _accuracy(accuracy, fn)
     a = prepare(x, fn, order_free=True)
+    small_float = a.dtype in ("float32", "float16", "bfloat16")
+    a = _as_core(a, fn)
     if dtype is None:
-        out = "float32" if a.dtype in ("float32", "float16", "bfloat16") else "float64"
+        out = "float32" if small_float else "float64"
     else:
         out = dtype_name(dtype)
         if out not in ("float32", "float64"):
@@ -250,6 +275,8 @@ def count_nonzero(x) -> int:
     """Number of elements of `x` that are not zero (NaN counts, -0.0 does not); any dtype,
     NumPy or CUDA arrays. Blocks."""
     a = prepare(x, "count_nonzero", order_free=True)
+    if a.cuda and a.dtype not in _CORE and a.dtype != "uint64":  # (the GPU path takes the core types)
+        a = _as_core(a, "count_nonzero")
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream))
 
@@ -262,12 +289,16 @@ def any(x) -> bool:
 def all(x) -> bool:
     """Whether every element of `x` is nonzero (NaN is, -0.0 is not); True for an empty array."""
     a = prepare(x, "all", order_free=True)
+    if a.cuda and a.dtype not in _CORE and a.dtype != "uint64":
+        a = _as_core(a, "all")
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream)) == a.size
 
 
 def _scalar(a, dtype: str, fn: str):
     """(a_float, a_int) for _tally.axpy/scale: a as x's dtype, or ValueError if it does not fit."""
+    if dtype not in _CORE:
+        return 0.0, 0  # (the C++ layer refuses the type by name)
     if dtype.startswith("float"):
         return float(a), 0
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):

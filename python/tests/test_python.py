@@ -265,3 +265,25 @@ def test_axpy_scale_in_place():
     f = np.ones(4, dtype=np.float32)
     tally.axpy(2, f, f)  # y may be x itself
     assert f.tolist() == [3.0] * 4
+
+
+def test_new_types_in_var_count_and_norms_convert_or_refuse_clearly():
+    from fractions import Fraction
+    for dt in (np.int8, np.uint8, np.int16, np.bool_, np.float16):
+        a = (np.arange(1, 1001) % 7).astype(dt)
+        xs = [Fraction(float(v)) for v in a]
+        m = sum(xs) / len(xs)
+        want = sum((v - m) ** 2 for v in xs) / len(xs)
+        if dt == np.float16:  # float32 result: compare in float64 within half a float32 ulp
+            got = tally.var(a)
+            assert abs(Fraction(got) - want) <= Fraction(float(np.spacing(np.float32(got)))) / 2
+        else:
+            assert tally.var(a) == float(want)  # float(Fraction) rounds once, as tally does
+        assert tally.count_nonzero(a) == int(np.count_nonzero(a))
+        assert tally.any(a) and not tally.all(a)
+    h = np.array([0.5, -2.0, 3.0], dtype=np.float16)
+    assert tally.norm(h, 1) == 5.5 and tally.norm(h, np.inf) == 3.0
+    with pytest.raises(ValueError, match="int8, which axpy does not take"):
+        tally.axpy(2, np.ones(3, dtype=np.int8), np.ones(3, dtype=np.int8))
+    with pytest.raises(TypeError, match="uint64"):
+        tally.var(np.ones(3, dtype=np.uint64))

@@ -51,6 +51,7 @@ void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, int& s
     case dtype::float64: return axpy_t<double>(a, x, y, n, status);
     case dtype::int32: return axpy_t<std::int32_t>(a, x, y, n, status);
     case dtype::int64: return axpy_t<std::int64_t>(a, x, y, n, status);
+    default: break;  // (the other element types are refused by src/dispatch_ops.cpp)
   }
 }
 
@@ -61,6 +62,7 @@ void scale(dtype t, const void* a, void* x, std::int64_t n, int& status) {
     case dtype::float64: return scale_t<double>(a, x, n, status);
     case dtype::int32: return scale_t<std::int32_t>(a, x, n, status);
     case dtype::int64: return scale_t<std::int64_t>(a, x, n, status);
+    default: break;  // (the other element types are refused by src/dispatch_ops.cpp)
   }
 }
 

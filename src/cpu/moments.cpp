@@ -17,6 +17,7 @@
 #include "cpu/exact.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/exact_variance.hpp"
+#include "tally/ops/small.hpp"
 #include "tally/ops/moments.hpp"
 
 namespace tally::cpu {
@@ -211,13 +212,7 @@ void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::u
 }
 
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n) {
-  switch (t) {
-    case dtype::float32: return count_t<float>(x, n);
-    case dtype::float64: return count_t<double>(x, n);
-    case dtype::int32: return count_t<std::int32_t>(x, n);
-    case dtype::int64: return count_t<std::int64_t>(x, n);
-  }
-  return 0;
+  return tally::visit(t, [&](auto tag) { return count_t<ops::storage_t<typename decltype(tag)::type>>(x, n); });
 }
 
 }  // namespace tally::cpu

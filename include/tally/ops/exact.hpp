@@ -350,8 +350,13 @@ template <class Out> TALLY_HD Out sqrt_round(std::int64_t* d, int D, int base, u
     int rem = shift2 & 31;
     if (rem) dropped |= (digit(full) & ((std::uint64_t(1) << rem) - 1)) != 0;
   }
-  // R = isqrt(N): a floating estimate, then exact integer corrections.
+  // R = isqrt(N): a floating estimate, then exact integer corrections (a long double estimate
+  // is within 1 of it on x86 hosts; in device code, where long double is double, within ~2^6).
+#if defined(__CUDA_ARCH__)
+  double est = sqrt(static_cast<double>(N));
+#else
   long double est = sqrtl(static_cast<long double>(N));
+#endif
   u128 R = static_cast<u128>(est);
   while (R * R > N) --R;
   while ((R + 1) * (R + 1) <= N) ++R;

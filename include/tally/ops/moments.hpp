@@ -45,7 +45,11 @@ template <class T> struct count_nonzero_reducer {
   using acc_t = std::int64_t;
   using result_t = std::int64_t;
   static TALLY_HD acc_t identity() { return 0; }
-  static TALLY_HD void accumulate(acc_t& a, T x) { a += (x != T(0)) ? 1 : 0; }
+  static TALLY_HD bool nonzero(T x) {
+    if constexpr (requires { x.bits; }) return (x.bits & 0x7fffu) != 0;  // float16, bfloat16 storage: not +-0
+    else return x != T(0);
+  }
+  static TALLY_HD void accumulate(acc_t& a, T x) { a += nonzero(x) ? 1 : 0; }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) { return a + b; }
   static TALLY_HD result_t finalize(acc_t a, int& status) { status = 0; return a; }
 };
