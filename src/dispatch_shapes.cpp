@@ -23,6 +23,15 @@ using shapes::request;
 
 bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
 
+// The shape layer's backends read float32, float64, int32 and int64 in this version; the other
+// element types are refused by name (never read as something else).
+void check_type(const char* fn, dtype t) {
+  if (!floating(t) && t != dtype::int32 && t != dtype::int64)
+    fail(errc::invalid_argument, fn, std::string("x is ") + dtype_name(t) +
+                                         "; strided, axis and segmented reductions read float32, float64, int32 and"
+                                         " int64 only in this version (convert the data first)");
+}
+
 // Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does).
 memory resolve(const char* fn, const char* name, const void* p, bool has_elements, memory where, int& device) {
   device = -1;
@@ -143,6 +152,7 @@ void run(const char* fn, backend b, const geometry& g, const request& r, int dev
 
 // Axis geometry of a validated matrix.
 geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
+  check_type(fn, x.type);
   if (axis != 0 && axis != 1) fail(errc::invalid_argument, fn, "axis must be 0 (per column) or 1 (per row), not " + std::to_string(axis));
   if (x.rows < 0 || x.cols < 0)
     fail(errc::invalid_argument, fn, "negative extent (" + std::to_string(x.rows) + ", " + std::to_string(x.cols) + ")");
@@ -176,6 +186,7 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
 
 void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t* offsets, std::int64_t segments,
                   const mutable_array_ref& out, const mutable_array_ref* index, request r, const options& opt) {
+  check_type(fn, x.type);
   if (segments < 0) fail(errc::invalid_argument, fn, "negative number of segments " + std::to_string(segments));
   if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
   if (offsets == nullptr) fail(errc::null_pointer, fn, "offsets is a null pointer (it has segments + 1 entries)");
@@ -278,6 +289,7 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
 void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt) {
   const char* fn = sum_name(op, "sum (strided)");
   if (result == nullptr) fail(errc::null_pointer, fn, "result is a null pointer");
+  check_type(fn, x.type);
   check_out_type(fn, kind::sum, x.type, result_type);
   request r = make(kind::sum, opt);
   r.out = result;
@@ -293,6 +305,7 @@ void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const 
 void mean(strided_ref x, void* result, dtype result_type, const options& opt) {
   const char* fn = "mean (strided)";
   if (result == nullptr) fail(errc::null_pointer, fn, "result is a null pointer");
+  check_type(fn, x.type);
   check_out_type(fn, kind::mean, x.type, result_type);
   request r = make(kind::mean, opt);
   r.out = result;
@@ -303,6 +316,7 @@ void mean(strided_ref x, void* result, dtype result_type, const options& opt) {
 void extreme(extreme_op op, nan_policy nans, strided_ref x, void* value, std::int64_t* index, const options& opt) {
   const char* fn = op == extreme_op::min ? "min (strided)" : "max (strided)";
   if (value == nullptr || index == nullptr) fail(errc::null_pointer, fn, "value or index is a null pointer");
+  check_type(fn, x.type);
   request r = make(kind::extreme, opt);
   r.eop = op;
   r.nans = nans;

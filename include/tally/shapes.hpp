@@ -5,6 +5,9 @@
 // Operations: sum (exact by default, or fast), mean (always exact), min, max and their first
 // index (argmin, argmax), with the NaN rule of `extreme` (propagate, or omit for the nan forms).
 //
+// Element types: float32, float64, int32 and int64 in this version (the other types of
+// tally::dtype are refused with errc::invalid_argument naming the type).
+//
 // Results for an empty row / column / segment (each output is independent):
 //   sum: +0 (integers 0); mean: NaN; min: +inf, max: -inf (integers: the type's highest /
 //   lowest value); index: -1. A segment of only NaNs with nan_policy::omit: NaN and -1.

@@ -5,15 +5,18 @@
 // python/tally/_arrays.py prepares the arrays (flattening, stream choice, DLPack export).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <vector>
 
 #include "tally/core.hpp"
+#include "tally/shapes.hpp"
 
 namespace nb = nanobind;
 
@@ -245,6 +248,109 @@ nb::object from_cuda_array_interface(nb::handle obj) {
   return nb::cast(nb::ndarray<>(reinterpret_cast<void*>(ptr), shape.size(), shape.data(), obj, sp, dt, kCUDA, 0));
 }
 
+// ---- strided 1-D views and axis reductions (tally/shapes.hpp) ---------------------------------
+// Any strides (nanobind gives them in elements, any sign); the C++ shape layer validates
+// the rest (element type, extents, address range, the cuda backend's refusals).
+
+tally::strided_ref strided_of(const in_array& a, const char* fn) {
+  if (a.ndim() != 1) throw nb::value_error((prefix(fn) + "a strided view must be 1-D").c_str());
+  return {a.data(), static_cast<std::int64_t>(a.shape(0)), a.shape(0) > 1 ? a.stride(0) : 1,
+          dtype_of(a.dtype(), fn, "x"), memory_of(a.device_type(), fn, "x")};
+}
+
+tally::matrix_ref matrix_of(const in_array& a, const char* fn) {
+  if (a.ndim() != 2) throw nb::value_error((prefix(fn) + "axis reductions take 2-D arrays here").c_str());
+  return {a.data(), static_cast<std::int64_t>(a.shape(0)), static_cast<std::int64_t>(a.shape(1)), a.stride(0),
+          a.stride(1), dtype_of(a.dtype(), fn, "x"), memory_of(a.device_type(), fn, "x")};
+}
+
+// A result array made by the Python layer (C-contiguous, one element per output).
+tally::mutable_array_ref out_of(const out_array& o, const char* fn, const char* name) {
+  in_array ro(o);
+  tally::array_ref r = ref(ro, fn, name);
+  return {o.data(), r.size, r.type, r.where};
+}
+
+tally::dtype sum_type(tally::dtype in, const std::string& out, const char* fn) {
+  if (out.empty()) return tally::result_dtype(tally::reduce_op::sum, in);
+  if (out == "float32") return tally::dtype::float32;
+  if (out == "float64") return tally::dtype::float64;
+  if (out == "int64") return tally::dtype::int64;
+  throw nb::type_error((prefix(fn) + "unsupported result dtype '" + out + "'").c_str());
+}
+
+nb::object sum_strided(const in_array& x, const std::string& out, const std::string& accuracy,
+                       const std::string& backend, std::uintptr_t stream) {
+  tally::strided_ref rx = strided_of(x, "sum");
+  tally::dtype rt = sum_type(rx.type, out, "sum");
+  tally::options o = options(accuracy, backend, stream, "sum");
+  alignas(8) unsigned char buf[8] = {};
+  {
+    nb::gil_scoped_release unlocked;
+    tally::reduce(tally::reduce_op::sum, rx, buf, rt, o);
+  }
+  return py_value(rt, buf);
+}
+
+nb::object mean_strided(const in_array& x, const std::string& out, const std::string& backend, std::uintptr_t stream) {
+  tally::strided_ref rx = strided_of(x, "mean");
+  tally::dtype rt = out == "float32" ? tally::dtype::float32 : tally::dtype::float64;
+  tally::options o = options("exact", backend, stream, "mean");
+  alignas(8) unsigned char buf[8] = {};
+  {
+    nb::gil_scoped_release unlocked;
+    tally::mean(rx, buf, rt, o);
+  }
+  return py_value(rt, buf);
+}
+
+nb::tuple extreme_strided(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
+  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
+  tally::strided_ref rx = strided_of(x, fn);
+  tally::options o = options("exact", backend, stream, fn);
+  alignas(8) unsigned char buf[8] = {};
+  std::int64_t index = -1;
+  {
+    nb::gil_scoped_release unlocked;
+    tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
+                   skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
+  }
+  return nb::make_tuple(py_value(rx.type, buf), index);
+}
+
+// Along `axis` (0 or 1) of a 2-D x into out (the Python layer allocates it: float32/float64 or
+// int64, one element per output). Blocking (the C++ layer synchronises the stream).
+void sum_axis(const in_array& x, int axis, const out_array& out, const std::string& accuracy,
+              const std::string& backend, std::uintptr_t stream) {
+  tally::matrix_ref rx = matrix_of(x, "sum");
+  tally::mutable_array_ref ro = out_of(out, "sum", "out");
+  tally::options o = options(accuracy, backend, stream, "sum");
+  nb::gil_scoped_release unlocked;
+  tally::reduce_axis(tally::reduce_op::sum, rx, axis, ro, o);
+}
+
+void mean_axis(const in_array& x, int axis, const out_array& out, const std::string& backend, std::uintptr_t stream) {
+  tally::matrix_ref rx = matrix_of(x, "mean");
+  tally::mutable_array_ref ro = out_of(out, "mean", "out");
+  tally::options o = options("exact", backend, stream, "mean");
+  nb::gil_scoped_release unlocked;
+  tally::mean_axis(rx, axis, ro, o);
+}
+
+// values (x's type) and/or indices (int64); None leaves that one out.
+void extreme_axis(bool mx, bool skip_nan, const in_array& x, int axis, const std::optional<out_array>& values,
+                  const std::optional<out_array>& indices, const std::string& backend, std::uintptr_t stream) {
+  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
+  tally::matrix_ref rx = matrix_of(x, fn);
+  tally::mutable_array_ref rv{}, ri{};
+  if (values) rv = out_of(*values, fn, "values");
+  if (indices) ri = out_of(*indices, fn, "indices");
+  tally::options o = options("exact", backend, stream, fn);
+  nb::gil_scoped_release unlocked;
+  tally::extreme_axis(mx ? tally::extreme_op::max : tally::extreme_op::min,
+                      skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, axis, rv, ri, o);
+}
+
 }  // namespace
 
 NB_MODULE(_tally, m) {
@@ -276,7 +382,8 @@ NB_MODULE(_tally, m) {
         nb::arg("stream") = 0);
   m.def("add", &add, nb::arg("x"), nb::arg("y"), nb::arg("out"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("mean", [](const in_array& x, const std::string& out, const std::string& backend, std::uintptr_t stream) {
-          return float_result(tally::mean, x, out, backend, stream, "mean");
+          auto mean = [](tally::array_ref a, void* r, tally::dtype t, const tally::options& o) { tally::mean(a, r, t, o); };
+          return float_result(mean, x, out, backend, stream, "mean");
         },
         nb::arg("x"), nb::arg("out_dtype") = "float64", nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("norm2", [](const in_array& x, const std::string& out, const std::string& backend, std::uintptr_t stream) {
@@ -349,4 +456,17 @@ NB_MODULE(_tally, m) {
         },
         nb::arg("a_float"), nb::arg("a_int"), nb::arg("x"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("cuda_available", &tally::cuda_available);
+  // strided 1-D views and axis reductions (tally/shapes.hpp)
+  m.def("sum_strided", &sum_strided, nb::arg("x"), nb::arg("out_dtype") = "", nb::arg("accuracy") = "exact",
+        nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("mean_strided", &mean_strided, nb::arg("x"), nb::arg("out_dtype") = "float64", nb::arg("backend") = "auto",
+        nb::arg("stream") = 0);
+  m.def("extreme_strided", &extreme_strided, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"),
+        nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("sum_axis", &sum_axis, nb::arg("x"), nb::arg("axis"), nb::arg("out"), nb::arg("accuracy") = "exact",
+        nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("mean_axis", &mean_axis, nb::arg("x"), nb::arg("axis"), nb::arg("out"), nb::arg("backend") = "auto",
+        nb::arg("stream") = 0);
+  m.def("extreme_axis", &extreme_axis, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("axis"),
+        nb::arg("values").none(), nb::arg("indices").none(), nb::arg("backend") = "auto", nb::arg("stream") = 0);
 }

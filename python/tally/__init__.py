@@ -14,29 +14,48 @@ Arrays (any shape, read flattened in C order; element types float32, float64, in
   ``torch.cuda.current_stream(x.device)``. Other DLPack producers with CUDA data run on the
   legacy default stream; objects that only have ``__cuda_array_interface__`` on the stream it
   names. The arrays of one call must all be CUDA arrays or all host arrays.
-- C-contiguous arrays are never copied. Other layouts (``x[::3]``, ``x.T``) are copied to a
-  contiguous array in their own library (numpy / cupy / torch, on the current stream) before
-  the call, since the C++ layer reads contiguous data only in this version; sum, mean, norm
-  and min/max read any dense layout (``x.T``, Fortran order) in place. ``add``'s ``out`` is
-  never copied (it must be C-contiguous).
+- C-contiguous arrays are never copied. sum, mean, norm and min/max read any dense layout
+  (``x.T``, Fortran order) in place; sum, mean, min, max, argmin, argmax and the nan forms
+  read strided 1-D views (``x[::3]``, ``x[::-1]``) of float32, float64, int32 and int64 in
+  place (on CUDA arrays except exact floating sums and floating means). Other layouts are
+  copied to a contiguous array in their own library (numpy / cupy / torch, on the current
+  stream) before the call. ``add``'s ``out`` is never copied (it must be C-contiguous).
 
-Results: Python ``float`` / ``int`` for reductions (the call blocks until the value is on the
-host); ``add`` returns an array of the input's library (NumPy in, NumPy out; CuPy in, CuPy
-out; torch in, torch out), or ``out``.
+Axis reductions (``axis=0``, ``1``, ``-1``, ``-2`` of a 2-D array for sum, mean, min, max,
+argmin, argmax and the nan forms; a 1-D array takes 0 and -1 as the whole-array reduction;
+more than 2 dimensions: NotImplementedError): the C++ layer reads any row and column strides,
+so C order, Fortran order, ``x.T``, ``x[::2, 1::3]`` and negative strides are read in place
+for float32, float64, int32 and int64. Copies (in the array's own library, on its current
+stream) are made only for the other element types, which are widened exactly first (float16
+and bfloat16 to float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64;
+uint64 is a TypeError), and for NumPy arrays in big-endian byte order or with byte strides
+that are not a multiple of the item size. CUDA arrays: fast and integer sums, integer means
+and min/max/argmin/argmax along an axis run on the GPU; exact floating sums and floating
+means along an axis are CPU-only in this version and raise ValueError (the C++ message; pass
+accuracy="fast" for sums, or copy to the host).
+
+Results: Python ``float`` / ``int`` for whole-array reductions (the call blocks until the
+value is on the host); ``add`` and the axis reductions return an array of the input's library
+(NumPy in, NumPy out; CuPy in, CuPy out; torch in, torch out; lists: NumPy), on the input's
+device and allocated on the library's current stream, or ``add``'s ``out``. Axis results
+have NumPy's dtype for the operation: sum as the whole-array sum (``dtype=``), mean float32
+or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64. They block until
+written.
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
 (wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
-without a GPU (cuda_error, no_gpu): RuntimeError. ``axis=`` other than None:
-NotImplementedError in this version.
+without a GPU (cuda_error, no_gpu): RuntimeError. An axis out of range: AxisError (a
+ValueError and IndexError, as NumPy); axis on more than 2 dimensions, a tuple axis, or
+``axis=`` for norm, var, std: NotImplementedError in this version.
 """
 
 from typing import Any, Literal, Optional, Union
 
 import numpy as np
 
-from . import _tally
+from . import _axis, _tally
 from ._arrays import check_axis, empty_like, finish, prepare, prepare_out, dtype_name
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
@@ -63,8 +82,30 @@ def _accuracy(accuracy, fn: str) -> str:
     return accuracy
 
 
-def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Union[float, int]:
-    """Sum of all elements of `x`.
+def _sum_default(name: str) -> str:
+    if name in ("float16", "bfloat16", "float32"):
+        return "float32"
+    if name == "float64":
+        return "float64"
+    return "uint64" if name.startswith("uint") else "int64"
+
+
+def _mean_dtype(dtype, name: str) -> str:
+    if dtype is None:
+        return "float32" if name in ("float32", "float16", "bfloat16") else "float64"
+    out = dtype_name(dtype)
+    if out not in ("float32", "float64"):
+        raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
+    return out
+
+
+def _axis_of(x, axis, fn: str) -> Optional[int]:
+    """0 or 1 for an axis reduction of a 2-D x; None for the whole-array one."""
+    return None if axis is None else _axis.normalize(x, axis, fn)
+
+
+def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Any:
+    """Sum of all elements of `x`, or per column (axis=0) / per row (axis=1) of a 2-D `x`.
 
     x: array of shape (n,) or any shape (read flattened), element type float32, float64,
         int32 or int64: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on the current
@@ -79,19 +120,37 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = No
         Trans. Computers 64(7), 2015; a Kulisch superaccumulator behind them). "fast": a
         float64 accumulator tree, within the error bound documented in tally.hpp; the bits may
         differ between backends.
-    axis: None only (NotImplementedError otherwise, in this version).
+    axis: None (default): the whole array. 0 / -2: one sum per column, 1 / -1: one per row of
+        a 2-D x (a 1-D x takes 0 / -1 as None). Each output is the sum of its own column or
+        row with the same accumulator and rounding as the whole-array sum (exact: correctly
+        rounded per output). Returns a 1-D array of x's library (NumPy, CuPy or torch, on x's
+        device; shape (cols,) for axis 0, (rows,) for axis 1) of `dtype`, allocated on the
+        library's current stream; any row and column strides are read in place (see
+        "Axis reductions" in the package docstring for when a copy happens). On CUDA arrays
+        only accuracy="fast" and integer sums are available along an axis in this version:
+        exact floating sums raise ValueError (the C++ message naming the cuda backend).
+        An empty column/row sums to 0. More than 2 dimensions: NotImplementedError.
 
-    Returns a Python float (floating x) or int (integer x). Empty x: 0.0 (0 for integers);
-    a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until the value is
-    on the host (after the work queued before it on the stream).
+    Returns a Python float (floating x) or int (integer x) for axis=None. Empty x: 0.0 (0 for
+    integers); a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until
+    the value is on the host (after the work queued before it on the stream). A strided 1-D
+    view (x[::3], x[::-1]) is read in place (CUDA arrays: not for exact floating sums, which
+    copy it to a contiguous array first).
     Raises TypeError (unsupported dtype), ValueError (bad accuracy), OverflowError (the exact
-    integer sum does not fit in int64).
+    integer sum, or one per output, does not fit in int64), AxisError (a ValueError and
+    IndexError) for an axis out of range.
     """
-    check_axis(axis, "sum")
-    a = prepare(x, "sum", order_free=True)
-    out = _out_dtype(dtype, a.dtype, "sum")
     acc = _accuracy(accuracy, "sum")
+    ax = _axis_of(x, axis, "sum")
+    if ax is not None:
+        return _axis.sum(x, ax, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc)
+    floating = ("float32", "float64")
+    a = prepare(x, "sum", order_free=True,
+                strided_ok=lambda cuda, name: not cuda or name not in floating or acc == "fast")
+    out = _out_dtype(dtype, a.dtype, "sum")
     backend, stream = finish(a)
+    if a.strided:
+        return _tally.sum_strided(a.view, out, acc, backend, stream)
     return _tally.sum(a.view, out, acc, backend, stream)
 
 
@@ -152,26 +211,33 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     return result
 
 
-def mean(x, *, dtype=None, axis: Optional[int] = None) -> float:
-    """Arithmetic mean of all elements of `x` (any shape, read flattened): the exact sum divided
-    by n, correctly rounded to `dtype` (one rounding: the same bits on every backend and thread
-    count; an exact long division of the superaccumulator).
+def mean(x, *, dtype=None, axis: Optional[int] = None) -> Any:
+    """Arithmetic mean of all elements of `x` (any shape, read flattened), or per column
+    (axis=0) / row (axis=1) of a 2-D `x`: the exact sum divided by n, correctly rounded to
+    `dtype` (one rounding: the same bits on every backend and thread count; an exact long
+    division of the superaccumulator).
 
-    x: float32, float64, int32 or int64 array: NumPy (CPU backend), CuPy or CUDA torch (CUDA
-        backend, on the array library's current stream).
-    dtype: float32 or float64; default x's type for floating x, float64 for integers (NumPy's
-        rule). Empty x: NaN (NumPy warns and returns NaN). Blocks.
-    Raises TypeError for unsupported dtypes, NotImplementedError for axis.
+    x: array of any supported dtype: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on
+        the array library's current stream). A strided 1-D view is read in place (CUDA
+        arrays: integer ones; floating ones are copied to a contiguous array first).
+    dtype: float32 or float64; default float32 for float16, bfloat16 and float32 x, float64
+        otherwise. Empty x: NaN (NumPy warns and returns NaN). Blocks.
+    axis: None (default): a Python float. 0 / -2, 1 / -1 of a 2-D x: a 1-D array of x's
+        library of `dtype` (shape (cols,) / (rows,); NaN for an empty column/row), each
+        output correctly rounded. CUDA arrays: integer data only along an axis in this
+        version (floating means per row/column raise ValueError, the C++ message naming the
+        cuda backend). More than 2 dimensions: NotImplementedError.
+    Raises TypeError for unsupported dtypes, AxisError for an axis out of range.
     """
-    check_axis(axis, "mean")
-    a = prepare(x, "mean", order_free=True)
-    if dtype is None:
-        out = "float32" if a.dtype in ("float32", "float16", "bfloat16") else "float64"
-    else:
-        out = dtype_name(dtype)
-        if out not in ("float32", "float64"):
-            raise TypeError(f"tally.mean: the mean is float32 or float64, not {out}")
+    ax = _axis_of(x, axis, "mean")
+    if ax is not None:
+        return _axis.mean(x, ax, lambda name: _mean_dtype(dtype, name))
+    a = prepare(x, "mean", order_free=True,
+                strided_ok=lambda cuda, name: not cuda or name not in ("float32", "float64"))
+    out = _mean_dtype(dtype, a.dtype)
     backend, stream = finish(a)
+    if a.strided:
+        return _tally.mean_strided(a.view, out, backend, stream)
     return _tally.mean(a.view, out, backend, stream)
 
 
@@ -336,73 +402,101 @@ def scale(a, x):
     return x
 
 
-def _extreme(x, is_max: bool, skip_nan: bool, fn: str, axis, order_free: bool):
-    check_axis(axis, fn)
-    a = prepare(x, fn, order_free=order_free)
+def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
+    a = prepare(x, fn, order_free=order_free, strided_ok=lambda cuda, name: True)
     backend, stream = finish(a)
-    value, index = _tally.extreme(is_max, skip_nan, a.view, backend, stream)
+    if a.strided:
+        value, index = _tally.extreme_strided(is_max, skip_nan, a.view, backend, stream)
+    else:
+        value, index = _tally.extreme(is_max, skip_nan, a.view, backend, stream)
     return value, index, a
 
 
-def _index(x, is_max: bool, skip_nan: bool, fn: str, axis) -> int:
-    _, index, a = _extreme(x, is_max, skip_nan, fn, axis, False)
+def _value(x, is_max: bool, skip_nan: bool, fn: str, axis):
+    ax = _axis_of(x, axis, fn)
+    if ax is not None:
+        return _axis.extreme(x, ax, is_max, skip_nan, False, fn)
+    return _extreme(x, is_max, skip_nan, fn, True)[0]
+
+
+def _index(x, is_max: bool, skip_nan: bool, fn: str, axis):
+    ax = _axis_of(x, axis, fn)
+    if ax is not None:
+        return _axis.extreme(x, ax, is_max, skip_nan, True, fn)
+    _, index, a = _extreme(x, is_max, skip_nan, fn, False)
     if index < 0:
         raise ValueError(f"tally.{fn}: " + ("x is empty" if a.size == 0 else "x holds only NaN")
                          + ", so there is no index to return")
     return index
 
 
-def min(x, *, axis: Optional[int] = None) -> Union[float, int]:
+def min(x, *, axis: Optional[int] = None) -> Any:
     """Smallest element of `x` (any shape, read flattened; host or CUDA array), as a Python
-    float or int of x's type.
+    float or int of x's type; or per column (axis=0 / -2) or row (axis=1 / -1) of a 2-D x.
 
     NaN rule (NumPy's): a NaN anywhere gives NaN (see nanmin). Empty x gives +inf (integers:
     the type's largest value; NumPy raises instead). Exact (comparisons only) and
     deterministic: the same answer on every backend. Blocks until the value is on the host.
-    Raises TypeError for unsupported dtypes, NotImplementedError for axis.
+    A strided 1-D view (x[::3], x[::-1]) is read in place.
+    axis: None (default): the whole array, a Python scalar. 0 or 1 of a 2-D x: a 1-D array of
+        x's library and dtype (NumPy, CuPy or torch, on x's device, allocated on the library's
+        current stream), shape (cols,) for axis 0 and (rows,) for axis 1, each output the
+        min of its column / row under the same NaN rule; an empty column/row gives +inf (the
+        integer types' largest value; NumPy raises). Both backends. Any row and column strides
+        are read in place (see "Axis reductions" in the package docstring for when a copy
+        happens). More than 2 dimensions: NotImplementedError.
+    Raises TypeError for unsupported dtypes, AxisError (ValueError, IndexError) for an axis out
+    of range.
     """
-    return _extreme(x, False, False, "min", axis, True)[0]
+    return _value(x, False, False, "min", axis)
 
 
-def max(x, *, axis: Optional[int] = None) -> Union[float, int]:
+def max(x, *, axis: Optional[int] = None) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
     when empty. As `min` otherwise."""
-    return _extreme(x, True, False, "max", axis, True)[0]
+    return _value(x, True, False, "max", axis)
 
 
-def nanmin(x, *, axis: Optional[int] = None) -> Union[float, int]:
-    """Smallest element of `x` ignoring NaN; NaN when x holds nothing else; +inf when empty.
-    As `min` otherwise."""
-    return _extreme(x, False, True, "nanmin", axis, True)[0]
+def nanmin(x, *, axis: Optional[int] = None) -> Any:
+    """Smallest element of `x` ignoring NaN; NaN when x holds nothing else (per output with
+    axis: a column/row of only NaN gives NaN); +inf when empty. As `min` otherwise."""
+    return _value(x, False, True, "nanmin", axis)
 
 
-def nanmax(x, *, axis: Optional[int] = None) -> Union[float, int]:
+def nanmax(x, *, axis: Optional[int] = None) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
-    return _extreme(x, True, True, "nanmax", axis, True)[0]
+    return _value(x, True, True, "nanmax", axis)
 
 
-def argmin(x, *, axis: Optional[int] = None) -> int:
+def argmin(x, *, axis: Optional[int] = None) -> Any:
     """Index (into the flattened array, C order) of the first smallest element of `x`, or of
     the first NaN if x holds one (NumPy's rule). Ties go to the first index, on every backend
-    and launch shape. Host or CUDA array; blocks. Raises ValueError when x is empty,
-    TypeError for unsupported dtypes, NotImplementedError for axis."""
+    and launch shape. Host or CUDA array; blocks. A strided 1-D view is read in place.
+    axis: None (default): a Python int. 0 or 1 of a 2-D x: a 1-D int64 array of x's library
+        (on x's device, allocated on the current stream; shape (cols,) / (rows,)) of the index
+        within each column (axis 0) or row (axis 1), the same rules per output; any strides
+        read in place (see `min`). More than 2 dimensions: NotImplementedError.
+    Raises ValueError when x is empty, or (axis) when the reduced axis has length 0 and there
+    are outputs (NumPy: "attempt to get argmin of an empty sequence"); TypeError for
+    unsupported dtypes; AxisError for an axis out of range."""
     return _index(x, False, False, "argmin", axis)
 
 
-def argmax(x, *, axis: Optional[int] = None) -> int:
+def argmax(x, *, axis: Optional[int] = None) -> Any:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
     when x is empty. As `argmin` otherwise."""
     return _index(x, True, False, "argmax", axis)
 
 
-def nanargmin(x, *, axis: Optional[int] = None) -> int:
+def nanargmin(x, *, axis: Optional[int] = None) -> Any:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
-    holds only NaN. As `argmin` otherwise."""
+    holds only NaN (with axis: when a column/row holds only NaN; the message names the first
+    such one). As `argmin` otherwise."""
     return _index(x, False, True, "nanargmin", axis)
 
 
-def nanargmax(x, *, axis: Optional[int] = None) -> int:
+def nanargmax(x, *, axis: Optional[int] = None) -> Any:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN. As `argmin` otherwise."""
     return _index(x, True, True, "nanargmax", axis)

@@ -15,7 +15,9 @@ zero-copy export to the compiled layer (tally._tally), which reads contiguous 1-
 Any shape is read flattened in C order. C-contiguous data is never copied; other layouts
 (``x[::3]``, ``x.T``) are made contiguous first *in the array's own library* (numpy / cupy /
 torch, on the current stream), except that reductions whose value does not depend on the
-order (sum, mean, norm, min, max) read any dense layout (a transpose, Fortran order) in place.
+order (sum, mean, norm, min, max) read any dense layout (a transpose, Fortran order) in place,
+and that callers passing ``strided_ok`` get strided 1-D views as they are (Arg.strided: for
+_tally's *_strided functions). 2-D arrays for axis reductions: tally/_axis.py.
 """
 from __future__ import annotations
 
@@ -36,11 +38,12 @@ _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
 class Arg:
     """One prepared input: `view` goes to _tally; `flat` keeps the (maybe copied) data alive."""
 
-    __slots__ = ("lib", "obj", "flat", "view", "dtype", "shape", "size", "cuda", "stream")
+    __slots__ = ("lib", "obj", "flat", "view", "dtype", "shape", "size", "cuda", "stream", "strided")
 
-    def __init__(self, lib, obj, flat, view, dtype, shape, size, cuda, stream):
+    def __init__(self, lib, obj, flat, view, dtype, shape, size, cuda, stream, strided=False):
         self.lib, self.obj, self.flat, self.view = lib, obj, flat, view
         self.dtype, self.shape, self.size, self.cuda, self.stream = dtype, shape, size, cuda, stream
+        self.strided = strided  # flat is a strided 1-D view (for _tally's *_strided functions)
 
 
 def library(x) -> str:
@@ -103,14 +106,38 @@ def _dlpack_stream(ptr: int) -> int:
     return 1 if ptr == 0 else ptr
 
 
-def prepare(x, fn: str, what: str = "x", order_free: bool = False) -> Arg:
-    """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring)."""
+# The element types the C++ shape layer (strided views, axis reductions) reads in place.
+STRIDED_TYPES = ("float32", "float64", "int32", "int64")
+
+
+def _strides(x, lib: str):
+    """x's strides in elements, or None when a byte stride is not a multiple of the item size."""
+    if lib == "torch":
+        return tuple(x.stride())
+    size = x.dtype.itemsize
+    if any(s % size for s in x.strides):
+        return None
+    return tuple(s // size for s in x.strides)
+
+
+def _zero_copy_1d(x, lib: str, name: str, strided_ok) -> bool:
+    """Whether a non-contiguous 1-D x goes to the strided functions as it is."""
+    return (strided_ok is not None and x.ndim == 1 and name in STRIDED_TYPES and _strides(x, lib) is not None
+            and strided_ok(lib == "torch" and x.device.type == "cuda" or lib == "cupy", name))
+
+
+def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=None) -> Arg:
+    """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring).
+    strided_ok(cuda, dtype) -> bool: whether a non-contiguous 1-D x may be read in place by
+    the strided functions (Arg.strided; None: never)."""
     lib = library(x)
     if lib in ("numpy", "other"):
         a = np.asarray(x)
         _check_dtype(a.dtype.name, fn, what)
         if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
             a = a.astype(a.dtype.newbyteorder("="))
+        if not a.flags.c_contiguous and _zero_copy_1d(a, "numpy", a.dtype.name, strided_ok):
+            return Arg("numpy", x, a, a, a.dtype.name, a.shape, a.size, False, 0, True)
         if not a.flags.c_contiguous:
             d = _dense_order(a, "numpy") if order_free else None
             a = d if d is not None else np.ascontiguousarray(a)
@@ -127,12 +154,22 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False) -> Arg:
         s = cai.get("stream")
         # the producer's stream (its data is ready there); None: ready for any stream
         stream = None if s is None else (0 if s == 1 else int(s))
-        return Arg("cai", x, nd, nd, name, shape, size, True, stream)
+        strides = cai.get("strides")
+        strided = (strides is not None and len(shape) == 1 and shape[0] > 1 and strides[0] != np.dtype(name).itemsize
+                   and strided_ok is not None and name in STRIDED_TYPES and strided_ok(True, name))
+        return Arg("cai", x, nd, nd, name, shape, size, True, stream, strided)
 
     if lib == "torch":
         t = x.detach()  # DLPack refuses tensors that require grad; the data is the same
         name = dtype_name(t.dtype)
         _check_dtype(name, fn, what)
+        if not t.is_contiguous() and _zero_copy_1d(t, "torch", name, strided_ok):
+            cuda = t.device.type == "cuda"
+            stream = 0
+            if cuda:
+                import torch
+                stream = int(torch.cuda.current_stream(t.device).cuda_stream)
+            return Arg("torch", x, t, None, name, tuple(x.shape), t.numel(), cuda, stream, True)
         if not t.is_contiguous():
             d = _dense_order(t, "torch") if order_free else None
             t = d if d is not None else t.contiguous()
@@ -149,6 +186,8 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False) -> Arg:
         name = x.dtype.name
         _check_dtype(name, fn, what)
         a = x
+        if not a.flags.c_contiguous and _zero_copy_1d(a, "cupy", name, strided_ok):
+            return Arg("cupy", x, a, None, name, tuple(x.shape), a.size, True, _cupy_stream(a), True)
         if not a.flags.c_contiguous:
             d = _dense_order(a, "cupy") if order_free else None
             if d is not None:
@@ -170,17 +209,24 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False) -> Arg:
 def empty_like(a: Arg) -> Any:
     """A new C-contiguous array of a's shape and dtype in a's library and on a's device (CuPy
     and torch allocate on their current stream), or TypeError when a's library is unknown."""
+    return new_array(a, a.shape, a.dtype, "add", "pass out=")
+
+
+def new_array(a: Arg, shape, dtype: str, fn: str, remedy: str) -> Any:
+    """A new C-contiguous array of `shape` and `dtype` (NumPy's name) in a's library and on a's
+    device (CuPy and torch allocate on their current stream), or TypeError when a's library is
+    not NumPy, CuPy or torch."""
     if a.lib == "numpy":
-        return np.empty(a.shape, dtype=a.dtype)
+        return np.empty(shape, dtype=dtype)
     if a.lib == "cupy":
         import cupy
         with a.obj.device:
-            return cupy.empty(a.shape, dtype=a.dtype)
+            return cupy.empty(shape, dtype=dtype)
     if a.lib == "torch":
         import torch
-        return torch.empty(a.shape, dtype=a.obj.dtype, device=a.obj.device)
-    raise TypeError("tally.add: the inputs are not NumPy, CuPy or torch arrays, so tally cannot make the "
-                    "result array: pass out=")
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=a.obj.device)
+    raise TypeError(f"tally.{fn}: the inputs are not NumPy, CuPy or torch arrays, so tally cannot make the "
+                    f"result array: {remedy}")
 
 
 def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
@@ -250,5 +296,5 @@ def finish(*args: Arg) -> tuple:
 
 def check_axis(axis: Optional[int], fn: str) -> None:
     if axis is not None:
-        raise NotImplementedError(f"tally.{fn}: axis={axis!r}: axis reductions are not supported by this version "
-                                  "of the Python module (whole-array reductions only; axis=None)")
+        raise NotImplementedError(f"tally.{fn}: axis={axis!r}: {fn} takes no axis in this version (whole-array only, "
+                                  "axis=None; sum, mean, min, max, argmin, argmax and the nan forms take axis)")

@@ -1,12 +1,13 @@
 """tally's compiled layer; use the functions of the tally package.
 
 Arrays here are anything nanobind's device-agnostic ndarray accepts (a NumPy array, a DLPack
-capsule, an object with __dlpack__), C-contiguous, on the CPU or a CUDA device; `stream` is a
+capsule, an object with __dlpack__), C-contiguous (the *_strided and *_axis functions: any
+strides, 1-D and 2-D), on the CPU or a CUDA device; `stream` is a
 CUDA stream handle as an integer (0: the legacy default stream). Written from
 `python -m nanobind.stubgen -m tally._tally`, with the array and result types made precise.
 """
 
-from typing import Any, Annotated, Union
+from typing import Any, Annotated, Optional, Union
 
 from numpy.typing import NDArray
 
@@ -42,3 +43,21 @@ def axpy(a_float: float, a_int: int, x: ArrayIn, y: ArrayOut, backend: str = 'au
 def scale(a_float: float, a_int: int, x: ArrayOut, backend: str = 'auto', stream: int = 0) -> None: ...
 
 def cuda_available() -> bool: ...
+
+# Strided 1-D views (tally/shapes.hpp: reduce, mean, extreme over a strided_ref): x is 1-D
+# with any element stride (negative and 0 too); float32, float64, int32, int64.
+def sum_strided(x: ArrayIn, out_dtype: str = '', accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> Union[float, int]: ...
+
+def mean_strided(x: ArrayIn, out_dtype: str = 'float64', backend: str = 'auto', stream: int = 0) -> float: ...
+
+def extreme_strided(is_max: bool, skip_nan: bool, x: ArrayIn, backend: str = 'auto', stream: int = 0) -> tuple[Union[float, int], int]: ...
+
+# Along axis 0 (per column) or 1 (per row) of a 2-D x with any row and column strides
+# (tally::reduce_axis, mean_axis, extreme_axis), into C-contiguous 1-D results made by the
+# caller: out float32/float64 (int64 for integer sums), values x's dtype, indices int64 (None:
+# not written). Blocking.
+def sum_axis(x: ArrayIn, axis: int, out: ArrayOut, accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> None: ...
+
+def mean_axis(x: ArrayIn, axis: int, out: ArrayOut, backend: str = 'auto', stream: int = 0) -> None: ...
+
+def extreme_axis(is_max: bool, skip_nan: bool, x: ArrayIn, axis: int, values: Optional[ArrayOut], indices: Optional[ArrayOut], backend: str = 'auto', stream: int = 0) -> None: ...

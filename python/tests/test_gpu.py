@@ -198,3 +198,131 @@ def test_cuda_array_interface_only():
     tally.add(CAIOnly(a), CAIOnly(a), out=CAIOnly(out))
     cupy.cuda.Device().synchronize()
     assert np.array_equal(cupy.asnumpy(out), h + h)
+
+
+# --- axis= and strided 1-D views on the GPU (never run on a GPU yet: written for the H200) ---
+
+def _name(r):
+    """An array's dtype as NumPy names it (cupy or torch)."""
+    s = str(r.dtype)
+    return s[len("torch."):] if s.startswith("torch.") else np.dtype(r.dtype).name
+
+
+def _same_device(r, x):
+    return r.device == x.device
+
+
+def test_axis_results_are_arrays_of_the_library_on_its_device(lib):
+    rng = np.random.default_rng(21)
+    for shape in ((37, 1000), (1000, 37), (1, 5), (5, 1), (3, 70_001)):
+        h = rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))
+        h[0, 0] = h.max() + 1.0  # a tie below: the first index wins
+        h[-1, -1] = h[0, 0]
+        x = lib.array(h)
+        hviews = [(x, h), (x.T, h.T), (x[:, ::3], h[:, ::3])]
+        if lib.name == "cupy":
+            hviews.append((x[::-1, ::-2], h[::-1, ::-2]))  # torch has no negative steps
+        for v, hv in hviews:
+            for axis in (0, 1, -1, -2):
+                cols = [hv[:, j] for j in range(hv.shape[1])] if axis % 2 == 0 else list(hv)
+                # fast sums run on the GPU: a float64 tree per output, within (len - 1) 2^-53 sum|x|
+                s = tally.sum(v, axis=axis, accuracy="fast")
+                assert lib.is_mine(s) and _same_device(s, x) and _name(s) == "float64"
+                for got, c in zip(lib.host(s).tolist(), cols):
+                    assert abs(got - math.fsum(c)) <= max(len(c) - 1, 0) * 2.0**-53 * float(np.abs(c).sum())
+                # exact floating sums and floating means along an axis are CPU-only: ValueError
+                with pytest.raises(ValueError, match="not available on the cuda backend"):
+                    tally.sum(v, axis=axis)
+                with pytest.raises(ValueError, match="not available on the cuda backend"):
+                    tally.mean(v, axis=axis)
+                # extremes: the same answers as the CPU backend and NumPy (first index on ties)
+                for f in ("min", "max", "argmin", "argmax"):
+                    r = getattr(tally, f)(v, axis=axis)
+                    assert lib.is_mine(r) and _same_device(r, x)
+                    assert _name(r) == ("int64" if f.startswith("arg") else "float64")
+                    np.testing.assert_array_equal(lib.host(r), getattr(np, f)(hv, axis=axis))
+
+
+def test_axis_integer_sums_and_means_on_the_gpu(lib):
+    h = np.full((37, 6), 2**31 - 1, dtype=np.int32)
+    h[:, 1] = -2**31
+    h[5, 2] = 7
+    x = lib.array(h)
+    for v, hv in ((x, h), (x.T, h.T)):
+        for axis in (0, 1):
+            s = tally.sum(v, axis=axis)
+            assert lib.is_mine(s) and _name(s) == "int64"
+            want = [sum(int(i) for i in c) for c in (hv.T if axis == 0 else hv)]
+            assert lib.host(s).tolist() == want  # partial sums past 2^31, exact
+            m = tally.mean(v, axis=axis)
+            assert _name(m) == "float64"
+            np.testing.assert_array_equal(lib.host(m), tally.mean(np.ascontiguousarray(hv), axis=axis))
+    with pytest.raises(OverflowError):
+        tally.sum(lib.array(np.array([[2**62], [2**62]], dtype=np.int64)), axis=0)
+    # small types are widened in the library (a copy) and come back in their own dtype
+    h8 = np.arange(-60, 60, dtype=np.int8).reshape(8, 15)
+    r = tally.max(lib.array(h8), axis=1)
+    assert _name(r) == "int8" and lib.host(r).tolist() == h8.max(axis=1).tolist()
+    h16 = np.linspace(-3, 3, 40).astype(np.float16).reshape(5, 8)
+    r = tally.argmin(lib.array(h16).T, axis=0)
+    assert lib.host(r).tolist() == np.argmin(h16.T, axis=0).tolist()
+    assert _name(tally.min(lib.array(h16), axis=0)) == "float16"
+
+
+def test_axis_empty_nan_and_streams_on_the_gpu(lib):
+    e = lib.array(np.zeros((0, 4)))
+    assert lib.host(tally.sum(e, axis=0, accuracy="fast")).tolist() == [0.0] * 4
+    with pytest.raises(ValueError, match="length 0"):
+        tally.argmax(e, axis=0)
+    assert tuple(tally.argmax(e, axis=1).shape) == (0,)
+    h = np.arange(12.0).reshape(3, 4)
+    h[1, :] = np.nan
+    with pytest.raises(ValueError, match="row 1 holds only NaN"):
+        tally.nanargmin(lib.array(h), axis=1)
+    assert np.isnan(lib.host(tally.nanmax(lib.array(h), axis=1))[1])
+    # data made on a non-blocking stream and reduced at once: tally runs (and allocates) there
+    s = lib.new_stream()
+    with lib.use(s):
+        n = 2**22
+        x = lib.m.zeros((4, n), dtype=lib.m.float64) if lib.name == "cupy" else \
+            lib.m.zeros((4, n), dtype=lib.m.float64, device="cuda")
+        for _ in range(10):
+            x += 1.0
+        r = tally.max(x, axis=1)
+        total = tally.sum(x, axis=1, accuracy="fast")
+        assert lib.host(r).tolist() == [10.0] * 4 and lib.host(total).tolist() == [10.0 * n] * 4
+    lib.sync()
+
+
+def test_strided_1d_views_on_the_gpu(lib):
+    from tally import _arrays
+    h = np.random.default_rng(23).standard_normal(30_001)
+    x = lib.array(h)
+    views = [(x[::3], h[::3]), (x[5::7], h[5::7])]
+    if lib.name == "cupy":
+        views.append((x[::-2], h[::-2]))
+    for v, hv in views:
+        assert _arrays.prepare(v, "max", strided_ok=lambda cuda, name: True).strided  # read in place
+        for f in ("min", "max", "argmin", "argmax"):
+            assert getattr(tally, f)(v) == getattr(np, f)(hv)
+        assert tally.sum(v) == math.fsum(hv)  # exact: copied to a contiguous array, then exact on the GPU
+        assert tally.mean(v) == tally.mean(np.ascontiguousarray(hv))
+        assert abs(tally.sum(v, accuracy="fast") - math.fsum(hv)) <= len(hv) * 2.0**-53 * float(np.abs(hv).sum())
+    hi = np.arange(100_000, dtype=np.int64) * 3
+    xi = lib.array(hi)
+    assert tally.sum(xi[::5]) == int(hi[::5].sum()) and tally.mean(xi[::5]) == tally.mean(hi[::5])
+
+
+def test_axis_on_cpu_torch_tensors():
+    torch = pytest.importorskip("torch")
+    h = np.random.default_rng(24).standard_normal((9, 13))
+    t = torch.from_numpy(h.copy())
+    for v, hv in ((t, h), (t.T, h.T), (t[:, ::2], h[:, ::2])):
+        for axis in (0, 1):
+            s = tally.sum(v, axis=axis)
+            assert isinstance(s, torch.Tensor) and s.dtype == torch.float64 and s.device.type == "cpu"
+            cols = hv.T if axis == 0 else hv
+            assert s.tolist() == [math.fsum(c) for c in cols]
+            a = tally.argmax(v, axis=axis)
+            assert a.dtype == torch.int64 and a.tolist() == np.argmax(hv, axis=axis).tolist()
+    assert tally.sum(torch.ones(4, 3, dtype=torch.uint8), axis=0).dtype == torch.uint64

@@ -39,7 +39,7 @@ def test_errors():
     with pytest.raises(ValueError):
         tally.sum(np.ones(3), accuracy="sloppy")
     with pytest.raises(NotImplementedError):
-        tally.sum(np.ones((2, 2)), axis=0)
+        tally.sum(np.ones((2, 2, 2)), axis=0)
 
 
 def test_shapes_and_strides():
