@@ -208,6 +208,25 @@ template <class F> void with_float_type(dtype t, F&& f) {
 
 template <class T> inline constexpr bool is_float_v = std::is_floating_point_v<T>;
 
+// ---- the reference of a cuda instance -------------------------------------------------------
+
+/// Options that force the cpu backend. A cuda instance of a correctly rounded operation is held
+/// to the cpu backend's result for the same host data, bit for bit: the GPU machine has no MPFR,
+/// and the cpu backend is itself held to MPFR wherever the tests build with it.
+inline tally::options cpu_backend() {
+  tally::options o;
+  o.backend = backend::cpu;
+  return o;
+}
+
+/// `want` unchanged; a failure when it is NaN. For finite data none of the references compared
+/// bitwise here is NaN, and a NaN reference would let the comparison pass whatever the backend
+/// under test returns (any NaN equals any NaN in same_bits).
+template <class Out> Out not_nan(Out want, const char* what) {
+  if (std::isnan(want)) ADD_FAILURE() << what << ": the reference is NaN for finite data";
+  return want;
+}
+
 // ---- data ---------------------------------------------------------------------------------
 
 /// Deterministic integer-valued data: x-like (kind 0, values in [-1000, 1000]) or y-like

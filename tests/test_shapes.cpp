@@ -306,19 +306,42 @@ TEST_P(Shapes, StridedViews) {
   });
 }
 
-TEST_P(Shapes, Int32PartialSumsPassTwoToTheThirtyOneAndInt64OverflowNamesTheOutput) {
-  if (t() == dtype::float32 || t() == dtype::float64) GTEST_SKIP() << "integer test";
+// Integer sums whose partials pass 2^31 and int64 overflow per output: an integer-only suite
+// (instantiated for int32 and int64 only, so no floating instance skips).
+class IntegerShapes : public Typed {};
+
+INSTANTIATE_TEST_SUITE_P(Backends, IntegerShapes,
+                         ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
+                                            ::testing::Values(dtype::int32, dtype::int64)),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(IntegerShapes, Int32PartialSumsPassTwoToTheThirtyOneAndInt64OverflowNamesTheOutput) {
   with_type(t(), [&]<class T>() {
     if constexpr (std::is_integral_v<T>) {
-      // (3, 5000) of int32 max / int64 near max: row sums pass 2^31 (int32) exactly.
-      const std::int64_t rows = 3, cols = 5000;
-      std::vector<T> x(static_cast<std::size_t>(rows * cols), std::numeric_limits<std::int32_t>::max());
-      for (std::int64_t j = 0; j < cols; ++j) x[static_cast<std::size_t>(cols + j)] = std::numeric_limits<std::int32_t>::min();
-      auto bx = put(x);
-      buffer<std::int64_t> out(b(), rows, 0);
-      tally::sum_along<T>(tally::matrix<T>::row_major(bx.data(), rows, cols), 1, out.out(), opt());
-      std::vector<std::int64_t> want = {cols * std::int64_t(INT32_MAX), cols * std::int64_t(INT32_MIN), cols * std::int64_t(INT32_MAX)};
-      EXPECT_EQ(out.read(), want);
+      // (3, cols) of int32 max, the middle row int32 min: row sums pass 2^31 (int32) exactly.
+      // 5000 columns: a warp per row on the GPU; 100003: rows split into tiles of 8192 across
+      // blocks and combined in a second pass. The same data transposed, summed along axis 0:
+      // a thread per column walking its rows, in chunks combined in a second pass.
+      for (std::int64_t cols : {5000, 100003}) {
+        SCOPED_TRACE("cols=" + std::to_string(cols));
+        const std::int64_t rows = 3;
+        std::vector<T> x(static_cast<std::size_t>(rows * cols), std::numeric_limits<std::int32_t>::max());
+        for (std::int64_t j = 0; j < cols; ++j) x[static_cast<std::size_t>(cols + j)] = std::numeric_limits<std::int32_t>::min();
+        const std::vector<std::int64_t> want = {cols * std::int64_t(INT32_MAX), cols * std::int64_t(INT32_MIN),
+                                                cols * std::int64_t(INT32_MAX)};
+        auto bx = put(x);
+        buffer<std::int64_t> out(b(), rows, 0);
+        tally::sum_along<T>(tally::matrix<T>::row_major(bx.data(), rows, cols), 1, out.out(), opt());
+        EXPECT_EQ(out.read(), want);
+        std::vector<T> xt(x.size());
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j)
+            xt[static_cast<std::size_t>(j * rows + i)] = x[static_cast<std::size_t>(i * cols + j)];
+        auto bt = put(xt);
+        buffer<std::int64_t> tout(b(), rows, 0);
+        tally::sum_along<T>(tally::matrix<T>::row_major(bt.data(), cols, rows), 0, tout.out(), opt());
+        EXPECT_EQ(tout.read(), want);
+      }
       if constexpr (sizeof(T) == 8) {
         std::vector<T> y = {1, 2, 3, INT64_MAX, 1, INT64_MIN, -1, 5};
         auto by = put(y);
@@ -333,6 +356,28 @@ TEST_P(Shapes, Int32PartialSumsPassTwoToTheThirtyOneAndInt64OverflowNamesTheOutp
         buffer<std::int64_t> zo(b(), 1, 0);
         tally::segment_sum<T>(bz.in(), bo2.in(), zo.out(), opt());
         EXPECT_EQ(zo.read()[0], 5);
+        // The same across tiles: segments of 5, h and 2h + 1 elements (h = 50000, each long
+        // one split over several tiles). Segment 1 is h copies of 2^62: its sum leaves int64.
+        // Segment 2 is h copies of int64 max, h of int64 min and a 7: it passes h * 2^63
+        // (about 2^78) and comes back to 7 - h.
+        const std::int64_t h = 50000;
+        std::vector<T> w(5, T(1));
+        w.insert(w.end(), static_cast<std::size_t>(h), T(1) << 62);
+        w.insert(w.end(), static_cast<std::size_t>(h), INT64_MAX);
+        w.insert(w.end(), static_cast<std::size_t>(h), INT64_MIN);
+        w.push_back(7);
+        auto bw = put(w);
+        auto bwo = put(std::vector<std::int64_t>{0, 5, 5 + h, 5 + 3 * h + 1});
+        buffer<std::int64_t> wo(b(), 3, 0);
+        EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bw.in(), bwo.in(), wo.out(), opt()); }, errc::overflow,
+                                 {"output 1", "int64"}));
+        auto bwo2 = put(std::vector<std::int64_t>{0, 5, 5 + 2 * h + 1});
+        std::vector<T> w2(w.begin(), w.begin() + 5);
+        w2.insert(w2.end(), w.begin() + 5 + h, w.end());
+        auto bw2 = put(w2);
+        buffer<std::int64_t> wo2(b(), 2, 0);
+        tally::segment_sum<T>(bw2.in(), bwo2.in(), wo2.out(), opt());
+        EXPECT_EQ(wo2.read(), (std::vector<std::int64_t>{5, 7 - h}));
       }
     }
   });

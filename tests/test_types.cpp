@@ -1,7 +1,9 @@
 // The element types added after the first four: float16, bfloat16, int8, int16, uint8,
 // uint16, uint32, uint64, bool. Every test is written once and runs on both backends (the
 // cuda instances report SKIPPED without a GPU). References: exact integer sums in __int128,
-// and for the 16-bit floats MPFR (each value is exactly a float32, so MPFR sums them exactly).
+// and for the 16-bit floats and the means MPFR (each 16-bit value is exactly a float32, so MPFR
+// sums them exactly) on the cpu backend; the cuda backend is held to the cpu backend's bits
+// (the GPU machine has no MPFR).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +69,8 @@ TEST(Float16Storage, RoundsToNearestTiesToEven) {
 class Types : public Backend {
  public:  // (the helpers below are called from free function templates too)
   using Backend::b;
+  using Backend::opt;
+  using Backend::put;
   template <class T> tally::result_t<T> sum_of(const std::vector<T>& v, std::size_t off = 0) const {
     auto bx = put(v, off);
     return tally::sum<T>(bx.in(), opt());
@@ -221,29 +225,45 @@ template <class H> std::vector<float> widen(const std::vector<H>& v) {
   return r;
 }
 
-template <class H> void check_halves(const Types& t, std::int64_t n, std::uint64_t seed) {
+// The exact sum (y null) or dot product of 16-bit floats, rounded once to Out: MPFR on the cpu
+// backend; on the cuda backend the cpu backend's bits for the same data (the GPU machine has no
+// MPFR; the cpu backend is held to MPFR here).
+template <class H, class Out> Out half_reference(const Types& t, const std::vector<H>& x, const std::vector<H>* y) {
+  if (t.b() == backend::cuda)
+    return not_nan(y ? tally::dot<H, Out>(x, *y, cpu_backend()) : tally::sum<H, Out>(x, cpu_backend()),
+                   y ? "cpu dot" : "cpu sum");
 #if defined(TALLY_TEST_HAVE_MPFR)
-  auto x = random_halves<H>(n, seed), y = random_halves<H>(n, seed + 7);
-  auto fx = widen(x), fy = widen(y);
-  const char* name = tally::dtype_name(tally::dtype_of<H>());
-  EXPECT_TRUE(same_bits(t.template sum_as<H, float>(x), mpfr_sum<float>(fx))) << name << " sum n=" << n;
-  EXPECT_TRUE(same_bits(t.template sum_as<H, double>(x), mpfr_sum<double>(fx))) << name << " sum n=" << n;
-  EXPECT_TRUE(same_bits(t.template dot_as<H, float>(x, y), mpfr_sum<float>(fx, &fy))) << name << " dot n=" << n;
-  EXPECT_TRUE(same_bits(t.template dot_as<H, double>(x, y), mpfr_sum<double>(fx, &fy))) << name << " dot n=" << n;
-  // Fast mode: a float64 accumulator, within the documented bound (float64 result: bfloat16
-  // sums can pass the float32 range).
-  double fast = t.template sum_as<H, double>(x, tally::accuracy::fast);
-  EXPECT_TRUE(within_bound(t.b(), fast, std::vector<double>(fx.begin(), fx.end()))) << name << " fast n=" << n;
+  std::vector<float> fy = y ? widen(*y) : std::vector<float>{};
+  return mpfr_sum<Out>(widen(x), y ? &fy : nullptr);
 #else
-  (void)t, (void)n, (void)seed;
+  ADD_FAILURE() << "no oracle for the cpu backend in this build (the test should have skipped)";
+  return Out(0);
 #endif
+}
+
+template <class H> void check_halves(const Types& t, std::int64_t n, std::uint64_t seed) {
+  auto x = random_halves<H>(n, seed), y = random_halves<H>(n, seed + 7);
+  const char* name = tally::dtype_name(tally::dtype_of<H>());
+  EXPECT_TRUE(same_bits(t.template sum_as<H, float>(x), half_reference<H, float>(t, x, nullptr))) << name << " sum n=" << n;
+  EXPECT_TRUE(same_bits(t.template sum_as<H, double>(x), half_reference<H, double>(t, x, nullptr))) << name << " sum n=" << n;
+  EXPECT_TRUE(same_bits(t.template dot_as<H, float>(x, y), half_reference<H, float>(t, x, &y))) << name << " dot n=" << n;
+  EXPECT_TRUE(same_bits(t.template dot_as<H, double>(x, y), half_reference<H, double>(t, x, &y))) << name << " dot n=" << n;
+  // Fast mode: a float64 accumulator, within the documented bound (float64 result: bfloat16
+  // sums can pass the float32 range). The bound needs no MPFR.
+  double fast = t.template sum_as<H, double>(x, tally::accuracy::fast);
+  auto fx = widen(x);
+  EXPECT_TRUE(within_bound(t.b(), fast, std::vector<double>(fx.begin(), fx.end()))) << name << " fast n=" << n;
 }
 
 TEST_P(Types, HalfSumsAndDotsAreCorrectlyRounded) {
 #if !defined(TALLY_TEST_HAVE_MPFR)
-  GTEST_SKIP() << "no MPFR oracle in this build";
+  if (b() != backend::cuda) GTEST_SKIP() << "no MPFR oracle in this build";
 #endif
-  for (std::int64_t n : {1, 2, 9, 100, 4097, 70001}) {
+  std::vector<std::int64_t> lengths = {1, 2, 9, 100, 4097, 70001};
+  // (Millions only on the GPU, where the reference is the cpu backend, not MPFR: hundreds of
+  // blocks of the exact kernel, each exporting its digits to the last block's combine.)
+  if (b() == backend::cuda) lengths.push_back(3000017);
+  for (std::int64_t n : lengths) {
     check_halves<float16>(*this, n, 11 + n);
     check_halves<bfloat16>(*this, n, 13 + n);
   }
@@ -345,8 +365,8 @@ TEST_P(Types, IntegerMinMaxKeepTheType) {
   EXPECT_EQ(ext(e, true, tally::nan_policy::propagate).value, 0);
 }
 
+// Known answers (no oracle needed); the same on both backends.
 TEST_P(Types, MeanOfEveryNewType) {
-  if (b() == backend::cuda) GTEST_SKIP() << "the mean runs on the cpu backend only in this version";
   std::vector<std::uint8_t> ones(256, 1);
   EXPECT_EQ(tally::mean<std::uint8_t>(put(ones).in(), opt()), 1.0);
   std::vector<std::uint64_t> big{UINT64_MAX, UINT64_MAX, UINT64_MAX};
@@ -365,6 +385,63 @@ TEST_P(Types, MeanOfEveryNewType) {
   EXPECT_TRUE(std::isnan(tally::mean<float16>(put(e).in(), opt())));
   std::vector<float16> ni{h(1.0f), h(std::numeric_limits<float>::infinity())};
   EXPECT_EQ(tally::mean<float16>(put(ni).in(), opt()), std::numeric_limits<float>::infinity());
+}
+
+// The exact sum of x divided by n, rounded once to Out: MPFR on the cpu backend (the sum exact
+// at 4600 bits, the quotient at 4600 bits rounded once more, as in test_mean.cpp); on the cuda
+// backend the cpu backend's bits for the same data.
+template <class T, class Out> Out mean_reference(const Types& t, const std::vector<T>& x) {
+  if (t.b() == backend::cuda) return not_nan(tally::mean<T, Out>(x, cpu_backend()), "cpu mean");
+#if defined(TALLY_TEST_HAVE_MPFR)
+  mpfr_t s, q;
+  mpfr_inits2(4600, s, q, static_cast<mpfr_ptr>(nullptr));
+  mpfr_set_zero(s, 1);
+  for (T v : x) {
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) mpfr_add_d(s, s, f(v), MPFR_RNDN);
+    else if constexpr (std::is_unsigned_v<T>) mpfr_add_ui(s, s, static_cast<unsigned long>(v), MPFR_RNDN);
+    else mpfr_add_si(s, s, static_cast<long>(v), MPFR_RNDN);
+  }
+  mpfr_div_ui(q, s, static_cast<unsigned long>(x.size()), MPFR_RNDN);
+  Out r;
+  if constexpr (std::is_same_v<Out, float>) r = mpfr_get_flt(q, MPFR_RNDN);
+  else r = mpfr_get_d(q, MPFR_RNDN);
+  mpfr_clears(s, q, static_cast<mpfr_ptr>(nullptr));
+  return r;
+#else
+  ADD_FAILURE() << "no oracle for the cpu backend in this build (the test should have skipped)";
+  return Out(0);
+#endif
+}
+
+template <class T> void check_mean(const Types& t, const std::vector<T>& x, std::size_t off) {
+  auto bx = t.template put<T>(x, off);
+  const char* name = tally::dtype_name(tally::dtype_of<T>());
+  EXPECT_TRUE(same_bits((tally::mean<T, float>(bx.in(), t.opt())), (mean_reference<T, float>(t, x))))
+      << name << " n=" << x.size();
+  EXPECT_TRUE(same_bits((tally::mean<T, double>(bx.in(), t.opt())), (mean_reference<T, double>(t, x))))
+      << name << " n=" << x.size();
+}
+
+// Random data over the whole range of each integer type and every finite 16-bit float.
+TEST_P(Types, MeanOfEveryNewTypeIsCorrectlyRounded) {
+#if !defined(TALLY_TEST_HAVE_MPFR)
+  if (b() != backend::cuda) GTEST_SKIP() << "no MPFR oracle in this build";
+#endif
+  std::vector<std::int64_t> lengths = {1, 3, 1000, 70001};
+  // (Millions only on the GPU, where the reference is the cpu backend, not MPFR: hundreds of
+  // blocks, and for the 16-bit floats the exact kernel's exported digits.)
+  if (b() == backend::cuda) lengths.push_back(3000017);
+  for (std::int64_t n : lengths) {
+    std::size_t off = static_cast<std::size_t>(n % 3);
+    check_mean(*this, random_ints<std::int8_t>(n, 21 + n), off);
+    check_mean(*this, random_ints<std::int16_t>(n, 22 + n), off);
+    check_mean(*this, random_ints<std::uint8_t>(n, 23 + n), off);
+    check_mean(*this, random_ints<std::uint16_t>(n, 24 + n), off);
+    check_mean(*this, random_ints<std::uint32_t>(n, 25 + n), off);
+    check_mean(*this, random_ints<std::uint64_t>(n, 26 + n), off);
+    check_mean(*this, random_halves<float16>(n, 27 + n), off);
+    check_mean(*this, random_halves<bfloat16>(n, 28 + n), off);
+  }
 }
 
 TEST_P(Types, ErrorsNameTheProblem) {
