@@ -9,6 +9,7 @@
 #include "state_backends.hpp"
 #include "tally/core.hpp"
 #include "tally/ops/extremes.hpp"
+#include "validate.hpp"
 
 namespace tally {
 
@@ -52,106 +53,15 @@ namespace {
 
 const char* op_name(reduce_op op) { return op == reduce_op::sum ? "sum" : "dot"; }
 
-struct arg {
-  const void* data;
-  std::int64_t size;
-  dtype type;
-  memory where;
-  const char* name;
-  int device = -1;  // owning CUDA device, when known
-};
-
-// Checks one argument and resolves where its data lives.
-memory check(const char* fn, arg& a) {
-  if (a.size < 0)
-    throw error(errc::invalid_argument, std::string("tally::") + fn + ": " + a.name +
-                                            " has negative length " + std::to_string(a.size));
-  if (a.data == nullptr && a.size > 0)
-    throw error(errc::null_pointer, std::string("tally::") + fn + ": " + a.name +
-                                        " is a null pointer with length " + std::to_string(a.size));
-  // Declared memory is checked against the CUDA runtime too (one cudaPointerGetAttributes,
-  // ~0.1-0.2 us; nothing without a GPU), so a wrong declaration is an error, not a crash.
-  if (a.size > 0) {
-    memory found = cuda::locate(a.data, &a.device);
-    if (a.where == memory::device && found != memory::device)
-      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + a.name +
-                                          " is declared device memory, but the CUDA runtime does"
-                                          " not know it as device memory");
-    bool managed = found == memory::device && a.device < 0;  // readable by the CPU as well
-    if (a.where == memory::host && found == memory::device && !managed)
-      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + a.name +
-                                          " is declared host memory, but it is CUDA device memory");
-    if (a.where == memory::unknown) a.where = found;
-  }
-  return a.where;
-}
-
-// Picks the backend for arguments whose memory kinds are resolved, or throws.
-backend choose(const char* fn, backend requested, std::initializer_list<arg> args) {
-  bool any_device = false, any_host = false;
-  const char* host_name = nullptr;
-  const char* device_name = nullptr;
-  for (const arg& a : args) {
-    if (a.where == memory::device) { any_device = true; if (!device_name) device_name = a.name; }
-    if (a.where == memory::host) { any_host = true; if (!host_name) host_name = a.name; }
-  }
-  backend b = requested;
-  if (b == backend::automatic) {
-    if (any_device && any_host)
-      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + device_name +
-                                          " is in device memory but " + host_name +
-                                          " is in host memory; all arrays must live on one side");
-    b = any_device ? backend::cuda : backend::cpu;
-  }
-  if (b == backend::cuda) {
-    if (!cuda::available())
-      throw error(errc::no_gpu, std::string("tally::") + fn +
-                                    ": the CUDA backend was requested but " +
-#if defined(TALLY_HAVE_CUDA)
-                                    "no usable CUDA GPU is present");
-#else
-                                    "this build of tally has no CUDA support");
-#endif
-    if (any_host)
-      throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + host_name +
-                                          " is in host memory, which the CUDA backend cannot read"
-                                          " (copy it to the device, or use the cpu backend)");
-  } else if (any_device) {
-    throw error(errc::wrong_memory, std::string("tally::") + fn + ": " + device_name +
-                                        " is in CUDA device memory, which the CPU backend cannot"
-                                        " read (use the cuda backend, or copy it to the host)");
-  }
-  return b;
-}
-
-void same_length(const char* fn, const arg& a, const arg& b) {
-  if (a.size != b.size)
-    throw error(errc::length_mismatch, std::string("tally::") + fn + ": length mismatch: " +
-                                           a.name + " has " + std::to_string(a.size) + " elements, " +
-                                           b.name + " has " + std::to_string(b.size));
-  if (a.type != b.type)
-    throw error(errc::invalid_argument, std::string("tally::") + fn + ": element type mismatch: " +
-                                            a.name + " is " + dtype_name(a.type) + ", " + b.name +
-                                            " is " + dtype_name(b.type));
-}
+using validate::arg;
+using validate::check;
+using validate::choose;
+using validate::same_length;
 
 void overflow_error(const char* fn, dtype t) {
   throw error(errc::overflow, std::string("tally::") + fn + ": the exact " + dtype_name(t) +
                                   " result does not fit in " +
                                   (std::string(fn) == "add" ? dtype_name(t) : is_unsigned(t) ? "uint64" : "int64") + " (integer overflow)");
-}
-
-// Partial overlap of out with an input is an error; exact aliasing (in place) is allowed.
-void check_alias(const arg& in, const arg& out) {
-  if (in.size == 0) return;
-  auto b0 = reinterpret_cast<std::uintptr_t>(in.data);
-  auto o0 = reinterpret_cast<std::uintptr_t>(out.data);
-  std::uintptr_t bytes = static_cast<std::uintptr_t>(in.size) * dtype_size(in.type);
-  if (b0 == o0) return;
-  if (b0 < o0 + bytes && o0 < b0 + bytes)
-    throw error(errc::invalid_argument, std::string("tally::add: out overlaps ") + in.name +
-                                            " without being the same array (only exact in-place"
-                                            " aliasing is allowed)");
 }
 
 struct prepared {
@@ -249,8 +159,8 @@ prepared prepare_add(array_ref x, array_ref y, mutable_array_ref out, arg& ao, b
   check("add", ao);
   same_length("add", ax, ay);
   same_length("add", ax, ao);
-  check_alias(ax, ao);
-  check_alias(ay, ao);
+  validate::check_alias("add", ax, ao);
+  validate::check_alias("add", ay, ao);
   (void)out;
   return {choose("add", requested, {ax, ay, ao}), ax, ay};
 }
@@ -283,24 +193,11 @@ namespace {
 // x's device into `device`; returns false when x is empty (the caller writes the answer).
 bool prepare_float_result(const char* fn, array_ref x, void* result, dtype result_type, const options& opt,
                           backend& b, int& device) {
-  if (result == nullptr) throw error(errc::null_pointer, std::string("tally::") + fn + ": result is a null pointer");
-  if (result_type != dtype::float32 && result_type != dtype::float64)
-    throw error(errc::invalid_argument, std::string("tally::") + fn + ": the result is float32 or float64, not " +
-                                            dtype_name(result_type));
+  validate::need_float_result(fn, result, result_type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  check(fn, ax);
-  b = choose(fn, opt.backend, {ax});
+  b = validate::check_one(fn, ax, opt.backend);
   device = ax.device;
   return x.size > 0;
-}
-
-void put_float(void* result, dtype t, double v) {
-  if (t == dtype::float32) {
-    float f = static_cast<float>(v);
-    std::memcpy(result, &f, sizeof f);
-  } else {
-    std::memcpy(result, &v, sizeof v);
-  }
 }
 }  // namespace
 
@@ -308,7 +205,7 @@ void mean(array_ref x, void* result, dtype result_type, const options& opt) {
   backend b;
   int device;
   if (!prepare_float_result("mean", x, result, result_type, opt, b, device))  // NumPy: the mean of nothing is NaN
-    return put_float(result, result_type, std::numeric_limits<double>::quiet_NaN());
+    return validate::put_float(result, result_type, std::numeric_limits<double>::quiet_NaN());
   if (b == backend::cuda) cuda::mean(x.type, result_type, x.data, x.size, result, opt.stream, device);
   else cpu::mean(x.type, result_type, x.data, x.size, result);
 }
@@ -320,7 +217,7 @@ void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
   backend b;
   int device;
   if (!prepare_float_result("norm2", x, result, result_type, opt, b, device))  // the norm of nothing is +0
-    return put_float(result, result_type, 0.0);
+    return validate::put_float(result, result_type, 0.0);
   if (b == backend::cuda) cuda::norm2(x.type, result_type, x.data, x.size, result, opt.stream, device);
   else cpu::norm2(x.type, result_type, x.data, x.size, result);
 }
@@ -332,8 +229,7 @@ void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int6
   if (value == nullptr || index == nullptr)
     throw error(errc::null_pointer, std::string("tally::") + fn + ": value or index is a null pointer");
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  check(fn, ax);
-  backend b = choose(fn, opt.backend, {ax});
+  backend b = validate::check_one(fn, ax, opt.backend);
   std::int64_t i = ops::kNoIndex;
   if (x.size > 0) {
     if (b == backend::cuda) cuda::extreme(op, nans, x.type, x.data, x.size, value, i, opt.stream, ax.device);

@@ -1,82 +1,25 @@
 // Validation and backend choice for the norms, moments, logical reductions and scaled
-// element-wise operations (issue 5). The same rules as dispatch.cpp (whose helpers are
-// file-local there): negative lengths, null data, declared memory checked against the CUDA
+// element-wise operations (issue 5). The same rules as dispatch.cpp (the shared checks:
+// validate.hpp): negative lengths, null data, declared memory checked against the CUDA
 // runtime, one side of memory per call, the forced backend able to read it.
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 
 #include "backends.hpp"
 #include "backends_ops.hpp"
 #include "tally/core.hpp"
+#include "validate.hpp"
 
 namespace tally {
 namespace {
 
-std::string prefix(const char* fn) { return std::string("tally::") + fn + ": "; }
+using validate::arg;
+using validate::check;
+using validate::prefix;
+using validate::put_float;
 
-struct arg {
-  const void* data;
-  std::int64_t size;
-  dtype type;
-  memory where;
-  const char* name;
-  int device = -1;
-};
-
-void check(const char* fn, arg& a) {
-  if (a.size < 0)
-    throw error(errc::invalid_argument, prefix(fn) + a.name + " has negative length " + std::to_string(a.size));
-  if (a.data == nullptr && a.size > 0)
-    throw error(errc::null_pointer, prefix(fn) + a.name + " is a null pointer with length " + std::to_string(a.size));
-  if (a.size > 0) {
-    memory found = cuda::locate(a.data, &a.device);
-    if (a.where == memory::device && found != memory::device)
-      throw error(errc::wrong_memory, prefix(fn) + a.name +
-                                          " is declared device memory, but the CUDA runtime does not know it as device memory");
-    bool managed = found == memory::device && a.device < 0;
-    if (a.where == memory::host && found == memory::device && !managed)
-      throw error(errc::wrong_memory, prefix(fn) + a.name + " is declared host memory, but it is CUDA device memory");
-    if (a.where == memory::unknown) a.where = found;
-  }
-}
-
-backend choose(const char* fn, backend requested, std::initializer_list<const arg*> args) {
-  const arg* host = nullptr;
-  const arg* dev = nullptr;
-  for (const arg* a : args) {
-    if (a->where == memory::device && !dev) dev = a;
-    if (a->where == memory::host && !host) host = a;
-  }
-  backend b = requested;
-  if (b == backend::automatic) {
-    if (dev && host)
-      throw error(errc::wrong_memory, prefix(fn) + dev->name + " is in device memory but " + host->name +
-                                          " is in host memory; all arrays must live on one side");
-    b = dev ? backend::cuda : backend::cpu;
-  }
-  if (b == backend::cuda) {
-    if (!cuda::available())
-      throw error(errc::no_gpu, prefix(fn) + "the CUDA backend was requested but " +
-#if defined(TALLY_HAVE_CUDA)
-                                    "no usable CUDA GPU is present");
-#else
-                                    "this build of tally has no CUDA support");
-#endif
-    if (host)
-      throw error(errc::wrong_memory, prefix(fn) + host->name +
-                                          " is in host memory, which the CUDA backend cannot read (copy it to the device, or"
-                                          " use the cpu backend)");
-  } else if (dev) {
-    throw error(errc::wrong_memory, prefix(fn) + dev->name +
-                                        " is in CUDA device memory, which the CPU backend cannot read (use the cuda"
-                                        " backend, or copy it to the host)");
-  }
-  return b;
-}
-
-bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
+bool floating(dtype t) { return validate::float32_or_64(t); }
 
 // The element types an operation of this file takes in this version (float32, float64, int32,
 // int64): the others are a clear error, never a silent wrong answer.
@@ -88,25 +31,17 @@ void need_core_type(const char* fn, dtype t, const char* where = "") {
                                             " it first: every value of the smaller types converts exactly)");
 }
 
-void need_float_result(const char* fn, void* result, dtype rt) {
-  if (result == nullptr) throw error(errc::null_pointer, prefix(fn) + "result is a null pointer");
-  if (!floating(rt))
-    throw error(errc::invalid_argument, prefix(fn) + "the result is float32 or float64, not " + dtype_name(rt));
-}
-
-void put_float(void* result, dtype t, double v) {
-  if (t == dtype::float32) {
-    float f = static_cast<float>(v);
-    std::memcpy(result, &f, sizeof f);
-  } else {
-    std::memcpy(result, &v, sizeof v);
-  }
-}
-
-// A one-array reduction's checks: returns the backend, the argument resolved.
-backend prepare_one(const char* fn, arg& ax, const options& opt) {
-  check(fn, ax);
-  return choose(fn, opt.backend, {&ax});
+// The checks norm1 and norm_inf share: a float32 or float64 x and result; resolves the backend
+// into `b` and x into `ax`; returns false when x is empty (the norm of nothing is +0, written here).
+bool prepare_norm(const char* fn, array_ref x, void* result, dtype result_type, const options& opt, arg& ax,
+                  backend& b) {
+  validate::need_float_result(fn, result, result_type);
+  if (!floating(x.type))
+    throw error(errc::invalid_argument, prefix(fn) + "x must be float32 or float64, not " + dtype_name(x.type));
+  ax = arg{x.data, x.size, x.type, x.where, "x"};
+  b = validate::check_one(fn, ax, opt.backend);
+  if (x.size == 0) put_float(result, result_type, 0.0);
+  return x.size > 0;
 }
 
 void overflow(const char* fn, dtype t) {
@@ -114,47 +49,30 @@ void overflow(const char* fn, dtype t) {
                                   dtype_name(t) + " (integer overflow)");
 }
 
-void check_alias(const char* fn, const arg& in, const arg& out) {
-  if (in.size == 0) return;
-  auto b0 = reinterpret_cast<std::uintptr_t>(in.data);
-  auto o0 = reinterpret_cast<std::uintptr_t>(out.data);
-  std::uintptr_t bytes = static_cast<std::uintptr_t>(in.size) * dtype_size(in.type);
-  if (b0 == o0) return;
-  if (b0 < o0 + bytes && o0 < b0 + bytes)
-    throw error(errc::invalid_argument, prefix(fn) + out.name + " overlaps " + in.name +
-                                            " without being the same array (only exact in-place aliasing is allowed)");
-}
-
 }  // namespace
 
 void norm1(array_ref x, void* result, dtype result_type, const options& opt) {
-  need_float_result("norm1", result, result_type);
-  if (!floating(x.type))
-    throw error(errc::invalid_argument, std::string("tally::norm1: x must be float32 or float64, not ") + dtype_name(x.type));
-  arg ax{x.data, x.size, x.type, x.where, "x"};
-  backend b = prepare_one("norm1", ax, opt);
-  if (x.size == 0) return put_float(result, result_type, 0.0);
+  arg ax{};
+  backend b;
+  if (!prepare_norm("norm1", x, result, result_type, opt, ax, b)) return;
   if (b == backend::cuda) cuda::norm1(x.type, result_type, opt.accuracy, x.data, x.size, result, opt.stream, ax.device);
   else cpu::norm1(x.type, result_type, opt.accuracy, x.data, x.size, result);
 }
 
 void norm_inf(array_ref x, void* result, dtype result_type, const options& opt) {
-  need_float_result("norm_inf", result, result_type);
-  if (!floating(x.type))
-    throw error(errc::invalid_argument, std::string("tally::norm_inf: x must be float32 or float64, not ") + dtype_name(x.type));
-  arg ax{x.data, x.size, x.type, x.where, "x"};
-  backend b = prepare_one("norm_inf", ax, opt);
-  if (x.size == 0) return put_float(result, result_type, 0.0);
+  arg ax{};
+  backend b;
+  if (!prepare_norm("norm_inf", x, result, result_type, opt, ax, b)) return;
   if (b == backend::cuda) cuda::norm_inf(x.type, result_type, x.data, x.size, result, opt.stream, ax.device);
   else cpu::norm_inf(x.type, result_type, x.data, x.size, result);
 }
 
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type, const options& opt) {
   const char* fn = take_sqrt ? "std" : "var";
-  need_float_result(fn, result, result_type);
+  validate::need_float_result(fn, result, result_type);
   need_core_type(fn, x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  backend b = prepare_one(fn, ax, opt);
+  backend b = validate::check_one(fn, ax, opt.backend);
   // n - ddof in 128 bits (ddof may be negative); NumPy gives NaN when it is not positive.
   __int128 m2 = static_cast<__int128>(x.size) - ddof;
   if (m2 > static_cast<__int128>(std::numeric_limits<std::int64_t>::max()))
@@ -176,7 +94,7 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
 namespace {
 std::int64_t count_checked(const char* fn, array_ref x, const options& opt) {
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  backend b = prepare_one(fn, ax, opt);
+  backend b = validate::check_one(fn, ax, opt.backend);
   if (b == backend::cuda) need_core_type(fn, x.type, " on the cuda backend");
   if (x.size == 0) return 0;
   if (b == backend::cuda) return cuda::count_nonzero(x.type, x.data, x.size, opt.stream, ax.device);
@@ -195,14 +113,9 @@ void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt) {
   arg ay{y.data, y.size, y.type, y.where, "y"};
   check("axpy", ax);
   check("axpy", ay);
-  if (ax.size != ay.size)
-    throw error(errc::length_mismatch, "tally::axpy: length mismatch: x has " + std::to_string(ax.size) +
-                                           " elements, y has " + std::to_string(ay.size));
-  if (ax.type != ay.type)
-    throw error(errc::invalid_argument, std::string("tally::axpy: element type mismatch: x is ") + dtype_name(ax.type) +
-                                            ", y is " + dtype_name(ay.type));
-  check_alias("axpy", ax, ay);
-  backend b = choose("axpy", opt.backend, {&ax, &ay});
+  validate::same_length("axpy", ax, ay);
+  validate::check_alias("axpy", ax, ay);
+  backend b = validate::choose("axpy", opt.backend, {ax, ay});
   if (x.size == 0) return;
   int status = 0;
   if (b == backend::cuda) cuda::axpy(x.type, a, x.data, y.data, x.size, status, opt.stream, ax.device);
@@ -214,7 +127,7 @@ void scale(const void* a, mutable_array_ref x, const options& opt) {
   if (a == nullptr) throw error(errc::null_pointer, "tally::scale: a is a null pointer");
   need_core_type("scale", x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
-  backend b = prepare_one("scale", ax, opt);
+  backend b = validate::check_one("scale", ax, opt.backend);
   if (x.size == 0) return;
   int status = 0;
   if (b == backend::cuda) cuda::scale(x.type, a, x.data, x.size, status, opt.stream, ax.device);

@@ -8,6 +8,7 @@
 #include "backends.hpp"
 #include "shapes_backend.hpp"
 #include "tally/shapes.hpp"
+#include "validate.hpp"
 
 namespace tally {
 namespace {
@@ -17,11 +18,9 @@ using shapes::kind;
 using shapes::outcome;
 using shapes::request;
 
-[[noreturn]] void fail(errc c, const char* fn, const std::string& what) {
-  throw error(c, std::string("tally::") + fn + ": " + what);
-}
+[[noreturn]] void fail(errc c, const char* fn, const std::string& what) { throw error(c, validate::prefix(fn) + what); }
 
-bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
+bool floating(dtype t) { return validate::float32_or_64(t); }
 
 // The shape layer's backends read float32, float64, int32 and int64 in this version; the other
 // element types are refused by name (never read as something else).
@@ -37,43 +36,14 @@ memory resolve(const char* fn, const char* name, const void* p, bool has_element
   device = -1;
   if (!has_elements) return memory::unknown;
   if (p == nullptr) fail(errc::null_pointer, fn, std::string(name) + " is a null pointer with elements to read or write");
-  memory found = cuda::locate(p, &device);
-  if (where == memory::device && found != memory::device)
-    fail(errc::wrong_memory, fn, std::string(name) + " is declared device memory, but the CUDA runtime does not know it as device memory");
-  if (where == memory::host && found == memory::device && device >= 0)
-    fail(errc::wrong_memory, fn, std::string(name) + " is declared host memory, but it is CUDA device memory");
-  return where == memory::unknown ? found : where;
+  return validate::locate_declared(fn, name, p, where, device);
 }
 
-struct placed {
-  const char* name;
-  memory where;
-};
+using placed = validate::side;
 
 // Picks the backend for arguments on known sides (unknown: no elements, no constraint).
 backend choose(const char* fn, backend requested, std::initializer_list<placed> args) {
-  const char* host = nullptr;
-  const char* dev = nullptr;
-  for (const placed& a : args) {
-    if (a.where == memory::host && !host) host = a.name;
-    if (a.where == memory::device && !dev) dev = a.name;
-  }
-  backend b = requested;
-  if (b == backend::automatic) {
-    if (host && dev)
-      fail(errc::wrong_memory, fn, std::string(dev) + " is in device memory but " + host +
-                                       " is in host memory; all arrays must live on one side");
-    b = dev ? backend::cuda : backend::cpu;
-  }
-  if (b == backend::cuda) {
-    if (!cuda::available())
-      fail(errc::no_gpu, fn, "the CUDA backend was requested but no usable CUDA GPU is present (or this build has no CUDA support)");
-    if (host)
-      fail(errc::wrong_memory, fn, std::string(host) + " is in host memory, which the CUDA backend cannot read or write");
-  } else if (dev) {
-    fail(errc::wrong_memory, fn, std::string(dev) + " is in CUDA device memory, which the CPU backend cannot read or write");
-  }
-  return b;
+  return validate::choose(fn, requested, args, validate::wording::read_write);
 }
 
 // The result types each operation may produce for input type t.

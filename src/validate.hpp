@@ -1,0 +1,77 @@
+// Argument checks and backend choice shared by the dispatch layers (dispatch.cpp,
+// dispatch_ops.cpp, dispatch_shapes.cpp). Internal: not installed, not part of the API.
+//
+// The rules: a negative length is errc::invalid_argument; a null pointer with elements is
+// errc::null_pointer; declared memory is checked against the CUDA runtime (one
+// cudaPointerGetAttributes, nothing without a GPU), so a wrong declaration is
+// errc::wrong_memory, not a crash; all arrays of a call live on one side; a forced backend must
+// be able to read them (errc::wrong_memory) and the cuda backend must have a GPU
+// (errc::no_gpu). Every message starts with "tally::<fn>: ".
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "tally/core.hpp"
+
+namespace tally::validate {
+
+/// "tally::<fn>: ", the start of every error message.
+std::string prefix(const char* fn);
+
+/// An array argument's name and the memory side it resolved to (memory::unknown: it has no
+/// elements, so it does not constrain the backend).
+struct side {
+  const char* name;
+  memory where;
+};
+
+/// One array argument of a call, named as the messages name it ("x", "y", "out").
+struct arg {
+  const void* data;
+  std::int64_t size;
+  dtype type;
+  memory where;      // declared; `check` resolves memory::unknown
+  const char* name;
+  int device = -1;   // owning CUDA device, when known (-1: managed memory, or host)
+  operator side() const { return {name, where}; }
+};
+
+/// Where `p` (which has elements to read or write) lives: the declared `where` checked against
+/// the CUDA runtime, `device` set to the owning device. Throws errc::wrong_memory when the
+/// declaration contradicts the runtime (managed memory may be declared host or device).
+memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device);
+
+/// Checks one argument (length, null data, declared memory) and resolves a.where and a.device.
+memory check(const char* fn, arg& a);
+
+/// How the backend-choice messages read: `read` (the 1-D calls: with advice on what to do),
+/// `read_write` (the shape layer, whose outputs are arrays too).
+enum class wording { read, read_write };
+
+/// Picks the backend for arguments whose memory sides are resolved, or throws
+/// (errc::wrong_memory: mixed sides under backend::automatic, or a side the forced backend
+/// cannot reach; errc::no_gpu: cuda without a usable GPU).
+backend choose(const char* fn, backend requested, std::initializer_list<side> args, wording w = wording::read);
+
+/// check(fn, a), then choose for that argument alone.
+backend check_one(const char* fn, arg& a, backend requested);
+
+/// Equal lengths (errc::length_mismatch) and element types (errc::invalid_argument) of a and b.
+void same_length(const char* fn, const arg& a, const arg& b);
+
+/// Partial overlap of `out` with input `in` is errc::invalid_argument; exact aliasing (in
+/// place) is allowed.
+void check_alias(const char* fn, const arg& in, const arg& out);
+
+/// float32 or float64 (the result types of the floating reductions).
+bool float32_or_64(dtype t);
+
+/// A floating result: not null (errc::null_pointer), float32 or float64 (errc::invalid_argument).
+void need_float_result(const char* fn, const void* result, dtype result_type);
+
+/// Writes v rounded to t (float32 or float64) to result.
+void put_float(void* result, dtype t, double v);
+
+}  // namespace tally::validate
