@@ -227,6 +227,19 @@ template <class Out> Out not_nan(Out want, const char* what) {
   return want;
 }
 
+/// The reference of a correctly rounded result on backend b: on the cuda backend `on_cpu()`,
+/// the cpu backend's result for the same host data (bit for bit, and never NaN: see not_nan);
+/// on the cpu backend `oracle()` (MPFR). In a build without MPFR the cpu instances of such
+/// tests skip, so reaching the oracle there is a failure, not a vacuous pass.
+template <class OnCpu, class Oracle>
+auto reference_of(backend b, const char* what, OnCpu&& on_cpu, Oracle&& oracle) -> decltype(on_cpu()) {
+  if (b == backend::cuda) return not_nan(on_cpu(), what);
+#if !defined(TALLY_TEST_HAVE_MPFR)
+  ADD_FAILURE() << what << ": no MPFR oracle in this build (the cpu instance should have skipped)";
+#endif
+  return oracle();
+}
+
 // ---- data ---------------------------------------------------------------------------------
 
 /// Deterministic integer-valued data: x-like (kind 0, values in [-1000, 1000]) or y-like

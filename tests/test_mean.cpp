@@ -43,10 +43,8 @@ class Mean : public Typed {
   // The cuda backend is held to the cpu backend's bits (the GPU machine has no MPFR; the cpu
   // backend is held to MPFR wherever the tests build with it).
   template <class T, class Out> Out reference(const std::vector<T>& x) const {
-    if (b() != backend::cuda) return oracle<T, Out>(x);
-    tally::options o;
-    o.backend = backend::cpu;
-    return tally::mean<T, Out>(tally::view<const T>(x.data(), std::int64_t(x.size()), tally::memory::host), o);
+    return reference_of(
+        b(), "cpu mean", [&] { return tally::mean<T, Out>(x, cpu_backend()); }, [&] { return oracle<T, Out>(x); });
   }
   template <class T, class Out> ::testing::AssertionResult ok(const std::vector<T>& x, std::size_t off = 0) {
     auto bx = put(x, off);

@@ -57,13 +57,9 @@ class Moments : public Typed {
   // cpu backend's exact var (held to MPFR wherever the tests build with it: the GPU machine has
   // no MPFR).
   template <class T> double exact_var(const std::vector<T>& x, std::int64_t ddof) const {
-    if (b() == backend::cuda) return not_nan(tally::var<T, double>(x, ddof, cpu_backend()), "cpu exact var");
-#if defined(TALLY_TEST_HAVE_MPFR)
-    return oracle<T, double>(x, ddof, false);
-#else
-    ADD_FAILURE() << "no oracle for the cpu backend in this build (the test should have skipped)";
-    return 0;
-#endif
+    return reference_of(
+        b(), "cpu exact var", [&] { return tally::var<T, double>(x, ddof, cpu_backend()); },
+        [&] { return oracle<T, double>(x, ddof, false); });
   }
   template <class T, class Out>
   ::testing::AssertionResult ok(const std::vector<T>& x, std::int64_t ddof = 0, std::size_t off = 0) {
