@@ -86,4 +86,30 @@ Out exact(const std::vector<T>& x, const std::vector<T>& y, finish f = finish::v
 #endif
 }
 
+/// The exact mean of finite x (integers of up to 64 bits, or floating values), rounded once to
+/// Out, subnormal results included: the sum exact at 4600 bits, the quotient at 4600 bits
+/// rounded once more (a quotient of these sizes is never within 2^-4600 of a rounding boundary
+/// without being on it). Without MPFR: NaN (callers check have_oracle() first).
+template <class T, class Out> Out exact_mean(const std::vector<T>& x) {
+#if defined(TALLY_TEST_HAVE_MPFR)
+  mpfr_t s, q;
+  mpfr_inits2(4600, s, q, static_cast<mpfr_ptr>(nullptr));
+  mpfr_set_zero(s, 1);
+  for (T v : x) {
+    if constexpr (std::is_unsigned_v<T>) mpfr_add_ui(s, s, static_cast<unsigned long>(v), MPFR_RNDN);
+    else if constexpr (std::is_integral_v<T>) mpfr_add_si(s, s, static_cast<long>(v), MPFR_RNDN);
+    else mpfr_add_d(s, s, static_cast<double>(v), MPFR_RNDN);  // exact at 4600 bits
+  }
+  mpfr_div_ui(q, s, static_cast<unsigned long>(x.size()), MPFR_RNDN);
+  Out r;
+  if constexpr (std::is_same_v<Out, float>) r = mpfr_get_flt(q, MPFR_RNDN);
+  else r = mpfr_get_d(q, MPFR_RNDN);
+  mpfr_clears(s, q, static_cast<mpfr_ptr>(nullptr));
+  return r;
+#else
+  (void)x;
+  return std::numeric_limits<Out>::quiet_NaN();
+#endif
+}
+
 }  // namespace tt::oracle

@@ -9,42 +9,19 @@
 #include <random>
 #include <vector>
 
+#include "exact_oracle.hpp"
 #include "support.hpp"
-
-#if defined(TALLY_TEST_HAVE_MPFR)
-#include <mpfr.h>
-#endif
 
 namespace tt {
 namespace {
 
 class Mean : public Typed {
  protected:
-  template <class T, class Out> static Out oracle(const std::vector<T>& x) {
-#if defined(TALLY_TEST_HAVE_MPFR)
-    mpfr_t s, q;
-    mpfr_inits2(4600, s, q, static_cast<mpfr_ptr>(nullptr));
-    mpfr_set_zero(s, 1);
-    for (T v : x) {
-      if constexpr (std::is_integral_v<T>) mpfr_add_si(s, s, static_cast<long>(v), MPFR_RNDN);
-      else mpfr_add_d(s, s, static_cast<double>(v), MPFR_RNDN);  // exact at 4600 bits
-    }
-    mpfr_div_ui(q, s, static_cast<unsigned long>(x.size()), MPFR_RNDN);
-    Out r;
-    if constexpr (std::is_same_v<Out, float>) r = mpfr_get_flt(q, MPFR_RNDN);
-    else r = mpfr_get_d(q, MPFR_RNDN);
-    mpfr_clears(s, q, static_cast<mpfr_ptr>(nullptr));
-    return r;
-#else
-    (void)x;
-    return Out(0);
-#endif
-  }
   // The cuda backend is held to the cpu backend's bits (the GPU machine has no MPFR; the cpu
   // backend is held to MPFR wherever the tests build with it).
   template <class T, class Out> Out reference(const std::vector<T>& x) const {
     return reference_of(
-        b(), "cpu mean", [&] { return tally::mean<T, Out>(x, cpu_backend()); }, [&] { return oracle<T, Out>(x); });
+        b(), "cpu mean", [&] { return tally::mean<T, Out>(x, cpu_backend()); }, [&] { return oracle::exact_mean<T, Out>(x); });
   }
   template <class T, class Out> ::testing::AssertionResult ok(const std::vector<T>& x, std::size_t off = 0) {
     auto bx = put(x, off);

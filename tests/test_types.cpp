@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "exact_oracle.hpp"
 #include "reference.hpp"
 #include "support.hpp"
 
@@ -389,34 +390,15 @@ TEST_P(Types, MeanOfEveryNewType) {
   EXPECT_EQ(tally::mean<float16>(put(ni).in(), opt()), std::numeric_limits<float>::infinity());
 }
 
-// The exact sum of x divided by n, rounded once to Out: MPFR on the cpu backend (the sum exact
-// at 4600 bits, the quotient at 4600 bits rounded once more, as in test_mean.cpp); on the cuda
+// The exact sum of x divided by n, rounded once to Out: MPFR on the cpu backend
+// (oracle::exact_mean, the 16-bit floats widened exactly to float32); on the cuda
 // backend the cpu backend's bits for the same data.
-template <class T, class Out> Out mpfr_mean(const std::vector<T>& x) {
-#if defined(TALLY_TEST_HAVE_MPFR)
-  mpfr_t s, q;
-  mpfr_inits2(4600, s, q, static_cast<mpfr_ptr>(nullptr));
-  mpfr_set_zero(s, 1);
-  for (T v : x) {
-    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) mpfr_add_d(s, s, f(v), MPFR_RNDN);
-    else if constexpr (std::is_unsigned_v<T>) mpfr_add_ui(s, s, static_cast<unsigned long>(v), MPFR_RNDN);
-    else mpfr_add_si(s, s, static_cast<long>(v), MPFR_RNDN);
-  }
-  mpfr_div_ui(q, s, static_cast<unsigned long>(x.size()), MPFR_RNDN);
-  Out r;
-  if constexpr (std::is_same_v<Out, float>) r = mpfr_get_flt(q, MPFR_RNDN);
-  else r = mpfr_get_d(q, MPFR_RNDN);
-  mpfr_clears(s, q, static_cast<mpfr_ptr>(nullptr));
-  return r;
-#else
-  (void)x;
-  return Out(0);
-#endif
-}
-
 template <class T, class Out> Out mean_reference(const Types& t, const std::vector<T>& x) {
   return reference_of(
-      t.b(), "cpu mean", [&] { return tally::mean<T, Out>(x, cpu_backend()); }, [&] { return mpfr_mean<T, Out>(x); });
+      t.b(), "cpu mean", [&] { return tally::mean<T, Out>(x, cpu_backend()); }, [&] {
+        if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) return oracle::exact_mean<float, Out>(widen(x));
+        else return oracle::exact_mean<T, Out>(x);
+      });
 }
 
 template <class T> void check_mean(const Types& t, const std::vector<T>& x, std::size_t off) {
