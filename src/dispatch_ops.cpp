@@ -9,6 +9,7 @@
 #include "backends.hpp"
 #include "backends_ops.hpp"
 #include "tally/core.hpp"
+#include "tally/state.hpp"
 #include "validate.hpp"
 
 namespace tally {
@@ -80,10 +81,17 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
                                             std::to_string(ddof) + ") does not fit in int64");
   if (m2 <= 0 || x.size == 0) return put_float(result, result_type, std::numeric_limits<double>::quiet_NaN());
   if (b == backend::cuda) {
-    if (opt.accuracy == accuracy::exact)
-      throw error(errc::invalid_argument, prefix(fn) +
-                                              "exact mode is not available on the cuda backend yet (use accuracy::fast,"
-                                              " or host data on the cpu backend)");
+    if (opt.accuracy == accuracy::exact) {
+      // The GPU's exact states of sum x and sum x^2 (x read once for the squares), rounded
+      // together on the host: the same bits as the cpu backend (round_variance).
+      if (!floating(x.type))
+        throw error(errc::invalid_argument, prefix(fn) +
+                                                "exact mode of integer data is not available on the cuda backend yet"
+                                                " (use accuracy::fast, a floating copy, or host data on the cpu backend)");
+      exact_state s1 = partial(reduce_op::sum, x, {}, opt);
+      exact_state s2 = partial(reduce_op::dot, x, x, opt);
+      return round_variance(s1, s2, ddof, take_sqrt, result, result_type);
+    }
     cuda::var(x.type, result_type, opt.accuracy, x.data, x.size, static_cast<std::uint64_t>(m2), take_sqrt, result,
               opt.stream, ax.device);
   } else {

@@ -9,6 +9,7 @@
 #include "state_backends.hpp"
 #include "state_grid.hpp"
 #include "tally/ops/exact.hpp"
+#include "tally/ops/exact_variance.hpp"
 
 namespace tally {
 namespace {
@@ -158,6 +159,37 @@ void round_sqrt(const exact_state& s, void* result, dtype t) {
     throw error(errc::invalid_argument, "tally::round_sqrt: the state's value is negative (not a sum of squares)");
   if (t == dtype::float32) put(result, ex::sqrt_round<float>(w, sg::kDigits, sg::kBase, flags));
   else put(result, ex::sqrt_round<double>(w, sg::kDigits, sg::kBase, flags));
+}
+
+void round_variance(const exact_state& s1, const exact_state& s2, std::int64_t ddof, bool take_sqrt, void* result,
+                    dtype t) {
+  const char* fn = take_sqrt ? "round_variance (std)" : "round_variance";
+  need_result(fn, result);
+  need_float(fn, t);
+  if (s1.terms() != s2.terms())
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": s1 holds " + std::to_string(s1.terms()) +
+                                            " terms and s2 " + std::to_string(s2.terms()) +
+                                            "; they must be the sum and the sum of squares of the same data");
+  auto nan = [&] {
+    if (t == dtype::float32) put(result, std::numeric_limits<float>::quiet_NaN());
+    else put(result, std::numeric_limits<double>::quiet_NaN());
+  };
+  const __int128 n = s1.terms(), m2 = n - ddof;
+  std::int64_t w1[sg::kSize], w2[sg::kSize];
+  std::memcpy(w1, s1.words.data(), sizeof w1);
+  std::memcpy(w2, s2.words.data(), sizeof w2);
+  unsigned flags = sg::flags_of(w1) | sg::flags_of(w2);
+  if (n <= 0 || m2 <= 0 || m2 > std::numeric_limits<std::int64_t>::max() ||
+      (flags & (ex::seen_nan | ex::seen_pos_inf | ex::seen_neg_inf)))
+    return nan();
+  bool neg1 = false, neg2 = false;
+  ops::big::nat i1 = ops::big::from_digits(w1, sg::kDigits, neg1);
+  ops::big::nat i2 = ops::big::from_digits(w2, sg::kDigits, neg2);
+  if (neg2) throw error(errc::invalid_argument, std::string("tally::") + fn + ": s2 is negative (not a sum of squares)");
+  // Both on the grid's weights 2^(32 i + kBase): B2 - 2 B1 = -kBase, a multiple of 32.
+  auto un = static_cast<std::uint64_t>(n), um = static_cast<std::uint64_t>(m2);
+  if (t == dtype::float32) put(result, ex::variance_round<float>(i1, sg::kBase, i2, sg::kBase, un, um, take_sqrt));
+  else put(result, ex::variance_round<double>(i1, sg::kBase, i2, sg::kBase, un, um, take_sqrt));
 }
 
 }  // namespace tally

@@ -120,6 +120,36 @@ TEST_P(State, MeanAndNormOfMergedParts) {
   });
 }
 
+TEST_P(State, VarianceOfMergedPartsIsTheWholeDatasBits) {
+  with_float_type(t(), [&]<class T>() {
+    for (int dist_seed : {31, 47}) {
+      auto x = wide_data<T>(33333, dist_seed, 100 / static_cast<int>(sizeof(T)));
+      auto c = cuts_of(x.size(), 4, 9);
+      exact_state s1 = merged(x, x, c, reduce_op::sum);
+      exact_state s2 = merged(x, x, c, reduce_op::dot, true);
+      tally::options cpu;
+      cpu.backend = backend::cpu;
+      for (std::int64_t ddof : {0, 1, -2}) {
+        SCOPED_TRACE("ddof=" + std::to_string(ddof));
+        for (bool take_sqrt : {false, true}) {
+          double got = 0, want = take_sqrt ? tally::std_dev<T, double>(x, ddof, cpu) : tally::var<T, double>(x, ddof, cpu);
+          tally::round_variance(s1, s2, ddof, take_sqrt, &got, dtype::float64);
+          EXPECT_TRUE(same_bits(got, want)) << got << " " << want;
+          float gf = 0, wf = take_sqrt ? tally::std_dev<T, float>(x, ddof, cpu) : tally::var<T, float>(x, ddof, cpu);
+          tally::round_variance(s1, s2, ddof, take_sqrt, &gf, dtype::float32);
+          EXPECT_TRUE(same_bits(gf, wf)) << gf << " " << wf;
+        }
+      }
+      double r = 0;
+      tally::round_variance(s1, s2, static_cast<std::int64_t>(x.size()), false, &r, dtype::float64);  // n - ddof = 0
+      EXPECT_TRUE(std::isnan(r));
+      exact_state half = merged(x, x, {0, x.size() / 2}, reduce_op::dot, true);
+      EXPECT_TRUE(throws_tally([&] { tally::round_variance(s1, half, 0, false, &r, dtype::float64); return 0; },
+                               errc::invalid_argument, {"terms", "same data"}));
+    }
+  });
+}
+
 TEST_P(State, SpecialValuesAndZerosMergeAsIeeeSays) {
   with_float_type(t(), [&]<class T>() {
     constexpr T inf = std::numeric_limits<T>::infinity(), qnan = std::numeric_limits<T>::quiet_NaN();

@@ -109,8 +109,10 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 /// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
 /// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
 /// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
-/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: errc::invalid_argument
-/// in this version; so is any other dtype (convert it: smaller types convert exactly).
+/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: floating data through
+/// the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as the
+/// cpu backend); integer data there is errc::invalid_argument in this version, and so is any
+/// dtype but these four (convert it: the smaller types convert exactly).
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 

@@ -94,6 +94,15 @@ void round_mean(const exact_state& s, void* result, dtype result_type);
 /// the value is negative (not a sum of squares).
 void round_sqrt(const exact_state& s, void* result, dtype result_type);
 
+/// The correctly rounded variance (take_sqrt false) or standard deviation (true) of the terms
+/// behind two states of the same data: s1 = partial(sum, x), s2 = partial(dot, x, x) (each may
+/// be a merge of parts, e.g. across ranks), with NumPy's ddof: (n S2 - S1^2) / (n (n - ddof)),
+/// formed exactly (ops::big, Knuth TAOCP 4.3.1) and rounded once (ops::exact::variance_round),
+/// n = s1's term count. float32 or float64. NaN when n - ddof <= 0 or a NaN or infinity was
+/// seen. errc::invalid_argument when the term counts of s1 and s2 differ (not the same data).
+void round_variance(const exact_state& s1, const exact_state& s2, std::int64_t ddof, bool take_sqrt, void* result,
+                    dtype result_type);
+
 template <class Out> Out round(const exact_state& s) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double> || std::is_same_v<Out, std::int64_t>,
                 "tally::round: Out is float, double or int64_t");

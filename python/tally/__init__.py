@@ -322,8 +322,8 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Opt
     """Variance of all elements of `x` (read flattened): sum (x - mean)^2 / (n - ddof), NumPy's
     ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from the exact sums of x and
     x^2, formed exactly and rounded once (correctly rounded; no overflow or underflow on the
-    way; CPU backend only in this version: CUDA arrays raise ValueError naming the cuda
-    backend). accuracy="fast": Welford per thread merged by Chan et al. (1979), both backends.
+    way; the same bits on both backends; integer CUDA arrays raise ValueError naming the
+    cuda backend in this version). accuracy="fast": Welford per thread merged by Chan et al. (1979), both backends.
     dtype: float32 or float64 (default x's type for floating x, float64 for integers).
     n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a warning); NaN or an infinity in x gives
     NaN. Blocks.
