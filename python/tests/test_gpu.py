@@ -326,3 +326,18 @@ def test_axis_on_cpu_torch_tensors():
             a = tally.argmax(v, axis=axis)
             assert a.dtype == torch.int64 and a.tolist() == np.argmax(hv, axis=axis).tolist()
     assert tally.sum(torch.ones(4, 3, dtype=torch.uint8), axis=0).dtype == torch.uint64
+
+
+def test_var_std_same_bits_as_cpu(lib):
+    rng = np.random.default_rng(12)
+    for n in (2, 1001, 1_000_003):
+        h = rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n))
+        for dt in (np.float64, np.float32):
+            hx = h.astype(dt)
+            x = lib.array(hx)
+            assert tally.var(x) == tally.var(hx)  # exact: the GPU's two states, rounded together
+            assert tally.std(x, ddof=1) == tally.std(hx, ddof=1)
+            f = tally.var(x, accuracy="fast")
+            assert abs(f - tally.var(hx)) <= 1e-10 * abs(tally.var(hx))
+    with pytest.raises(ValueError, match="not available on the cuda backend"):
+        tally.var(lib.array(np.arange(10, dtype=np.int64)))
