@@ -5,13 +5,16 @@
 // about 1 ms of work), after warm-up; the median of many batches. Every call reads a
 // different slice of a 4 GiB pool (rotating), so sizes that fit in L2 are measured from
 // memory, not from the cache. End-to-end latency (value in host memory): a host clock around
-// single blocking calls, median.
+// single blocking calls, median. The rows of min/max/argmin/argmax, norms, mean, var and
+// count_nonzero (bench_ops) time blocking tally calls beside each anchor both device only and
+// with its value copied to host memory ("+memcpy" in the library name).
 //
 //   tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cuda/std/functional>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
@@ -287,6 +290,261 @@ void bench_latency(pools& P, std::int64_t n, int reps) {
   rows.push_back({"sum-latency", "float32", "cublas-sdot", n, t_blas, NAN, NAN});
 }
 
+// ---- min/max/argmin/argmax, norms, mean, var and count_nonzero beside CUB and cuBLAS -----
+//
+// Float or double x, n elements, drawn from the pool like the sum rows (uniform [0, 1): its
+// float32 rounding puts a few ties at 1.0f in the larger sizes, so first-index ties are
+// exercised). Every tally call in these rows is blocking (the value comes back to host
+// memory), timed with the same events around a batch of calls, each synchronising the stream
+// inside. Each anchor is timed twice: device only (library "cub", "cublas", "cub-2pass": the
+// value left in device memory) and with its value copied to host memory ("...+memcpy":
+// cudaMemcpyAsync to a host variable, then cudaStreamSynchronize, as the sum-latency rows do
+// and as a user of a blocking answer must). GB/s = bytes of x / time for every row, also for
+// two-pass methods that read x twice. A "read-kernel" row (the ceiling) is repeated under
+// each op. rel_check: min, max, norm-inf and count-nonzero against a host scan of slot 0
+// (exact); argmin/argmax 0 when index and value are the host's first occurrence, else 1;
+// norm2, norm1, mean and var against tally's exact (correctly rounded) result, whose own
+// row then shows 0.
+
+template <class T> __global__ void divide_by(T* v, std::int64_t n) { *v = *v / T(n); }
+// |x[i - 1]| for the 1-based index cuBLAS i?amax returns (the element a user must fetch).
+template <class T> __global__ void gather_abs(const T* x, const int* i1, T* out) { *out = fabs(x[*i1 - 1]); }
+
+template <class T> struct squared_deviation {
+  const T* mean;  // device
+  __host__ __device__ T operator()(T x) const {
+    T d = x - *mean;
+    return d * d;
+  }
+};
+template <class T> struct nonzero {
+  __host__ __device__ std::int64_t operator()(T x) const { return x != T(0) ? 1 : 0; }
+};
+
+void ensure_cub_temp(pools& P, std::size_t b) {
+  if (b <= P.cub_temp_bytes) return;
+  CK(cudaFree(P.cub_temp));  // synchronises the device first
+  P.cub_temp_bytes = b;
+  CK(cudaMalloc(&P.cub_temp, P.cub_temp_bytes));
+}
+
+template <class T> void bench_ops(pools& P, std::int64_t n, int reps) {
+  static_assert(std::is_floating_point_v<T>);
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  auto vx = [&](int k) { return tally::view<const T>{X(k), n, tally::memory::device}; };
+  timer tm(P.s);
+  tally::options opt{tally::backend::cuda, P.s};
+  tally::options fast = opt;
+  fast.accuracy = tally::accuracy::fast;
+  const char* tn = type_name<T>();
+  const double gb = double(bytes) / 1e3;  // bytes per us -> GB/s
+  volatile double sink = 0;
+
+  // Anchor outputs in device memory: a value at +0, an index (int64 from CUB, int from
+  // cuBLAS) at +8, the two-pass mean at +16.
+  char* dv = nullptr;
+  CK(cudaMalloc(&dv, 64));
+  T* dval = reinterpret_cast<T*>(dv);
+  auto* didx = reinterpret_cast<std::int64_t*>(dv + 8);
+  int* dblas_idx = reinterpret_cast<int*>(dv + 8);
+  T* dmean = reinterpret_cast<T*>(dv + 16);
+  auto fetch = [&](std::size_t nbytes) {  // the anchor's answer into host memory
+    alignas(16) unsigned char h[16];
+    CK(cudaMemcpyAsync(h, dv, nbytes, cudaMemcpyDeviceToHost, P.s));
+    CK(cudaStreamSynchronize(P.s));
+    T v;
+    std::memcpy(&v, h, sizeof v);
+    sink = double(v);
+  };
+  auto value_of_slot0 = [&](const auto& launch) {
+    launch(0);
+    T v;
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaMemcpy(&v, dval, sizeof v, cudaMemcpyDeviceToHost));
+    return double(v);
+  };
+
+  // CUB scratch for every call below.
+  {
+    std::size_t b[7] = {};
+    CK(cub::DeviceReduce::Min(nullptr, b[0], X(0), dval, n));
+    CK(cub::DeviceReduce::Max(nullptr, b[1], X(0), dval, n));
+    CK(cub::DeviceReduce::ArgMin(nullptr, b[2], X(0), dval, didx, n));
+    CK(cub::DeviceReduce::ArgMax(nullptr, b[3], X(0), dval, didx, n));
+    CK(cub::DeviceReduce::Sum(nullptr, b[4], X(0), dval, n));
+    CK(cub::DeviceReduce::TransformReduce(nullptr, b[5], X(0), dval, n, cuda::std::plus<T>{},
+                                          squared_deviation<T>{dmean}, T(0)));
+    CK(cub::DeviceReduce::TransformReduce(nullptr, b[6], X(0), didx, n, cuda::std::plus<std::int64_t>{},
+                                          nonzero<T>{}, std::int64_t(0)));
+    ensure_cub_temp(P, *std::max_element(b, b + 7));
+  }
+  auto cub_min = [&](int k) { std::size_t b = P.cub_temp_bytes; cub::DeviceReduce::Min(P.cub_temp, b, X(k), dval, n, P.s); };
+  auto cub_max = [&](int k) { std::size_t b = P.cub_temp_bytes; cub::DeviceReduce::Max(P.cub_temp, b, X(k), dval, n, P.s); };
+  auto cub_argmin = [&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::ArgMin(P.cub_temp, b, X(k), dval, didx, n, P.s);
+  };
+  auto cub_argmax = [&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::ArgMax(P.cub_temp, b, X(k), dval, didx, n, P.s);
+  };
+  auto cub_sum = [&](int k, T* out) { std::size_t b = P.cub_temp_bytes; cub::DeviceReduce::Sum(P.cub_temp, b, X(k), out, n, P.s); };
+  auto cub_mean = [&](int k) {  // CUB Sum (accumulated in T), then one divide on the device
+    cub_sum(k, dval);
+    divide_by<T><<<1, 1, 0, P.s>>>(dval, n);
+  };
+  // Two passes in T, as a CUB user writes it: mean = Sum / n, then the sum of squared
+  // deviations from it (TransformReduce), then / n (ddof 0).
+  auto cub_var = [&](int k) {
+    cub_sum(k, dmean);
+    divide_by<T><<<1, 1, 0, P.s>>>(dmean, n);
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::TransformReduce(P.cub_temp, b, X(k), dval, n, cuda::std::plus<T>{},
+                                       squared_deviation<T>{dmean}, T(0), P.s);
+    divide_by<T><<<1, 1, 0, P.s>>>(dval, n);
+  };
+  auto cub_count = [&](int k) {
+    std::size_t b = P.cub_temp_bytes;
+    cub::DeviceReduce::TransformReduce(P.cub_temp, b, X(k), didx, n, cuda::std::plus<std::int64_t>{},
+                                       nonzero<T>{}, std::int64_t(0), P.s);
+  };
+  CKB(cublasSetPointerMode(P.blas, CUBLAS_POINTER_MODE_DEVICE));
+  auto blas_nrm2 = [&](int k) {
+    if constexpr (std::is_same_v<T, float>) cublasSnrm2(P.blas, int(n), X(k), 1, dval);
+    else cublasDnrm2(P.blas, int(n), X(k), 1, dval);
+  };
+  auto blas_asum = [&](int k) {
+    if constexpr (std::is_same_v<T, float>) cublasSasum(P.blas, int(n), X(k), 1, dval);
+    else cublasDasum(P.blas, int(n), X(k), 1, dval);
+  };
+  auto blas_amax = [&](int k) {  // the 1-based index, then the element itself, on the device
+    if constexpr (std::is_same_v<T, float>) cublasIsamax(P.blas, int(n), X(k), 1, dblas_idx);
+    else cublasIdamax(P.blas, int(n), X(k), 1, dblas_idx);
+    gather_abs<T><<<1, 1, 0, P.s>>>(X(k), dblas_idx, dval);
+  };
+
+  // ---- reference values on slot 0 ----
+  std::vector<T> h(static_cast<std::size_t>(n));
+  CK(cudaMemcpy(h.data(), X(0), bytes, cudaMemcpyDeviceToHost));
+  const std::int64_t hmin_at = std::min_element(h.begin(), h.end()) - h.begin();  // first minimum
+  const std::int64_t hmax_at = std::max_element(h.begin(), h.end()) - h.begin();  // first maximum
+  const double hmin = double(h[std::size_t(hmin_at)]), hmax = double(h[std::size_t(hmax_at)]);
+  double hinf = 0;
+  std::int64_t hcount = 0;
+  for (T v : h) {
+    hinf = std::max(hinf, double(std::fabs(v)));
+    hcount += v != T(0);
+  }
+  std::vector<T>().swap(h);
+  auto arg_check = [](std::int64_t at, double v, std::int64_t ref_at, double ref) { return at == ref_at && v == ref ? 0.0 : 1.0; };
+  auto tmin = tally::extreme_of<T, false>(vx(0), tally::nan_policy::propagate, opt);
+  auto tmax = tally::extreme_of<T, true>(vx(0), tally::nan_policy::propagate, opt);
+  double c_min = value_of_slot0(cub_min), c_max = value_of_slot0(cub_max);
+  auto cub_arg = [&](const auto& launch) {
+    launch(0);
+    CK(cudaStreamSynchronize(P.s));
+    T v;
+    std::int64_t at;
+    CK(cudaMemcpy(&v, dval, sizeof v, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&at, didx, sizeof at, cudaMemcpyDeviceToHost));
+    return std::pair<std::int64_t, double>(at, double(v));
+  };
+  auto c_argmin = cub_arg(cub_argmin), c_argmax = cub_arg(cub_argmax);
+  const double x_norm2 = double(tally::norm2<T>(vx(0), opt));
+  const double x_norm1 = double(tally::norm1<T>(vx(0), opt));
+  const double f_norm1 = double(tally::norm1<T>(vx(0), fast));
+  const double t_inf = double(tally::norm_inf<T>(vx(0), opt));
+  const double x_mean = double(tally::mean<T>(vx(0), opt));
+  const double x_var = double(tally::var<T>(vx(0), 0, opt));
+  const double f_var = double(tally::var<T>(vx(0), 0, fast));
+  const double t_count = double(tally::count_nonzero<T>(vx(0), opt));
+  const double b_norm2 = value_of_slot0(blas_nrm2), b_norm1 = value_of_slot0(blas_asum);
+  const double b_inf = value_of_slot0(blas_amax);
+  const double c_mean = value_of_slot0(cub_mean), c_var = value_of_slot0(cub_var);
+  double c_count = NAN;
+  {
+    cub_count(0);
+    std::int64_t c;
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaMemcpy(&c, didx, sizeof c, cudaMemcpyDeviceToHost));
+    c_count = double(c);
+  }
+
+  // ---- timings ----
+  double t_read = tm.per_call([&](int k) { read_kernel<T><<<132 * 8, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
+  auto tally_row = [&](const char* op, const char* lib, const std::function<void(int)>& f, double check) {
+    double t = tm.per_call(f, slots, reps);
+    rows.push_back({op, tn, "read-kernel", n, t_read, gb / t_read, NAN});
+    rows.push_back({op, tn, lib, n, t, gb / t, check});
+  };
+  auto anchor_rows = [&](const char* op, const std::string& lib, const std::function<void(int)>& device,
+                         const std::function<void(int)>& to_host, double check) {
+    double td = tm.per_call(device, slots, reps);
+    double th = tm.per_call(to_host, slots, reps);
+    rows.push_back({op, tn, lib, n, td, gb / td, check});
+    rows.push_back({op, tn, lib + "+memcpy", n, th, gb / th, check});
+  };
+  auto with_fetch = [&](const std::function<void(int)>& launch, std::size_t nbytes) {
+    return std::function<void(int)>([&, launch, nbytes](int k) { launch(k); fetch(nbytes); });
+  };
+
+  tally_row("min", "tally", [&](int k) { sink = double(tally::min<T>(vx(k), opt)); }, rel(double(tmin.value), hmin));
+  anchor_rows("min", "cub", cub_min, with_fetch(cub_min, sizeof(T)), rel(c_min, hmin));
+  tally_row("max", "tally", [&](int k) { sink = double(tally::max<T>(vx(k), opt)); }, rel(double(tmax.value), hmax));
+  anchor_rows("max", "cub", cub_max, with_fetch(cub_max, sizeof(T)), rel(c_max, hmax));
+  // argmin/argmax: CUB's newer overload, value and index to separate outputs (8 + 8 bytes
+  // at dv, fetched in one copy).
+  tally_row("argmin", "tally", [&](int k) { sink = double(tally::argmin<T>(vx(k), opt)); },
+            arg_check(tmin.index, double(tmin.value), hmin_at, hmin));
+  anchor_rows("argmin", "cub", cub_argmin, with_fetch(cub_argmin, 16), arg_check(c_argmin.first, c_argmin.second, hmin_at, hmin));
+  tally_row("argmax", "tally", [&](int k) { sink = double(tally::argmax<T>(vx(k), opt)); },
+            arg_check(tmax.index, double(tmax.value), hmax_at, hmax));
+  anchor_rows("argmax", "cub", cub_argmax, with_fetch(cub_argmax, 16), arg_check(c_argmax.first, c_argmax.second, hmax_at, hmax));
+
+  tally_row("norm2", "tally", [&](int k) { sink = double(tally::norm2<T>(vx(k), opt)); }, 0.0);
+  anchor_rows("norm2", "cublas", blas_nrm2, with_fetch(blas_nrm2, sizeof(T)), rel(b_norm2, x_norm2));
+  {  // exact and fast
+    double t_ex = tm.per_call([&](int k) { sink = double(tally::norm1<T>(vx(k), opt)); }, slots, reps);
+    double t_fa = tm.per_call([&](int k) { sink = double(tally::norm1<T>(vx(k), fast)); }, slots, reps);
+    rows.push_back({"norm1", tn, "read-kernel", n, t_read, gb / t_read, NAN});
+    rows.push_back({"norm1", tn, "tally", n, t_ex, gb / t_ex, 0.0});
+    rows.push_back({"norm1", tn, "tally-fast", n, t_fa, gb / t_fa, rel(f_norm1, x_norm1)});
+  }
+  anchor_rows("norm1", "cublas", blas_asum, with_fetch(blas_asum, sizeof(T)), rel(b_norm1, x_norm1));
+  tally_row("norm-inf", "tally", [&](int k) { sink = double(tally::norm_inf<T>(vx(k), opt)); }, rel(t_inf, hinf));
+  anchor_rows("norm-inf", "cublas", blas_amax, with_fetch(blas_amax, sizeof(T)), rel(b_inf, hinf));
+
+  tally_row("mean", "tally", [&](int k) { sink = double(tally::mean<T>(vx(k), opt)); }, 0.0);
+  // the +memcpy form divides on the host, after the copy, as a user would
+  anchor_rows("mean", "cub", cub_mean, [&](int k) {
+    cub_sum(k, dval);
+    fetch(sizeof(T));
+    sink = sink / double(n);
+  }, rel(c_mean, x_mean));
+  {  // exact (floating data: the GPU's exact sum x and sum x^2, rounded together) and fast (Welford)
+    double t_ex = tm.per_call([&](int k) { sink = double(tally::var<T>(vx(k), 0, opt)); }, slots, reps);
+    double t_fa = tm.per_call([&](int k) { sink = double(tally::var<T>(vx(k), 0, fast)); }, slots, reps);
+    rows.push_back({"var", tn, "read-kernel", n, t_read, gb / t_read, NAN});
+    rows.push_back({"var", tn, "tally", n, t_ex, gb / t_ex, 0.0});
+    rows.push_back({"var", tn, "tally-fast", n, t_fa, gb / t_fa, rel(f_var, x_var)});
+  }
+  anchor_rows("var", "cub-2pass", cub_var, with_fetch(cub_var, sizeof(T)), rel(c_var, x_var));
+  tally_row("count-nonzero", "tally", [&](int k) { sink = double(tally::count_nonzero<T>(vx(k), opt)); },
+            rel(t_count, double(hcount)));
+  anchor_rows("count-nonzero", "cub", cub_count, [&](int k) {
+    cub_count(k);
+    std::int64_t c;
+    CK(cudaMemcpyAsync(&c, didx, sizeof c, cudaMemcpyDeviceToHost, P.s));
+    CK(cudaStreamSynchronize(P.s));
+    sink = double(c);
+  }, rel(c_count, double(hcount)));
+  (void)sink;
+  CK(cudaFree(dv));
+}
+
 void print_table() {
   // Pivot: one line per (op, dtype, n), a column per library.
   std::map<std::string, std::vector<const row*>> groups;
@@ -305,7 +563,12 @@ void print_table() {
   for (const std::string& key : order) {
     auto& g = groups[key];
     bool latency = g[0]->op.find("latency") != std::string::npos;
-    std::string head = g[0]->op + " " + g[0]->dtype + (latency ? "  (us end to end, value in host memory)" : "  (GB/s; device us per call for tally)");
+    bool blocking = false;  // bench_ops rows: tally blocking, anchors also with "+memcpy"
+    for (auto* r : g) blocking |= r->library.find("+memcpy") != std::string::npos && !latency;
+    std::string head = g[0]->op + " " + g[0]->dtype +
+                       (latency    ? "  (us end to end, value in host memory)"
+                        : blocking ? "  (GB/s of x; tally blocking, value in host memory; +memcpy: the anchor's value copied to host; tally/cub against it)"
+                                   : "  (GB/s; device us per call for tally)");
     std::string cols;
     for (auto* r : g) cols += r->library + ",";
     if (head + cols != last_head) {
@@ -323,6 +586,8 @@ void print_table() {
       if (r->library == "tally-fast") f = r;
       if (r->library == "cub" || r->library == "cub+memcpy") c = r;
     }
+    for (auto* r : g)  // an anchor with its value in host memory, where there is one (bench_ops)
+      if (r->library.size() > 7 && r->library.compare(r->library.size() - 7, 7, "+memcpy") == 0) c = r;
     std::printf("%12lld", (long long)g[0]->n);
     for (auto* r : g) std::printf(" %12.1f", latency ? r->us : r->gbps);
     if (latency) std::printf(" %12.2f %10s", t && c ? t->us / c->us : NAN, "");
@@ -507,8 +772,11 @@ int main(int argc, char** argv) {
     for (int l = 10; l <= max_log2; l += 2) bench_reduce<float>(P, std::int64_t(1) << l, reps, true);
     for (int l = 10; l <= max_log2; l += 2) bench_add<float>(P, std::int64_t(1) << l, reps);
     for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
+    // min/max/argmin/argmax, norms, mean, var, count_nonzero beside CUB and cuBLAS
+    for (int l = 20; l <= std::min(max_log2, 28); l += 2) bench_ops<float>(P, std::int64_t(1) << l, reps);
     refill(double{});
     for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+    for (int l = 19; l <= std::min(max_log2 - 1, 27); l += 2) bench_ops<double>(P, std::int64_t(1) << l, reps);
   }
   // Exact against fast mode on three distributions, at the issue's sizes.
   for (int d = 0; d < 3; ++d) {
