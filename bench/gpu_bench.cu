@@ -1,5 +1,6 @@
 // tally_bench: GB/s of tally's GPU sum, dot, add, min/max/argmin/argmax, norms, mean, var and
-// count_nonzero beside CUB, Thrust, cuBLAS and a plain read kernel (the bandwidth ceiling), all measured in one process on one GPU.
+// count_nonzero beside CUB, Thrust, cuBLAS and a plain read kernel (the bandwidth ceiling),
+// all measured in one process on one GPU.
 //
 // Device time per call: CUDA events around a batch of back-to-back calls (batch sized to
 // about 1 ms of work), after warm-up; the median of many batches. Every call reads a
