@@ -153,10 +153,15 @@ struct scalar_arg {
   }
 };
 
-// (value, index) of the min or max: the value as a Python float or int, index -1 when none.
-nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
-  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
-  tally::array_ref rx = ref(x, fn, "x");
+const char* extreme_name(bool mx, bool skip_nan) {
+  return mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
+}
+
+// (value, index) of the min or max of a contiguous (array_ref) or strided (strided_ref) view:
+// the value as a Python float or int, index -1 when none.
+template <class Ref>
+nb::tuple extreme_of(bool mx, bool skip_nan, const Ref& rx, const std::string& backend, std::uintptr_t stream) {
+  const char* fn = extreme_name(mx, skip_nan);
   tally::options o = options("exact", backend, stream, fn);
   alignas(8) unsigned char buf[8] = {};
   std::int64_t index = -1;
@@ -166,6 +171,10 @@ nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& 
                    skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
   }
   return nb::make_tuple(py_value(rx.type, buf), index);
+}
+
+nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
+  return extreme_of(mx, skip_nan, ref(x, extreme_name(mx, skip_nan), "x"), backend, stream);
 }
 
 // out = x + y. Floating data in device memory: enqueued on `stream` (tally::add_async) and
@@ -305,17 +314,7 @@ nb::object mean_strided(const in_array& x, const std::string& out, const std::st
 }
 
 nb::tuple extreme_strided(bool mx, bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
-  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
-  tally::strided_ref rx = strided_of(x, fn);
-  tally::options o = options("exact", backend, stream, fn);
-  alignas(8) unsigned char buf[8] = {};
-  std::int64_t index = -1;
-  {
-    nb::gil_scoped_release unlocked;
-    tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min,
-                   skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, buf, &index, o);
-  }
-  return nb::make_tuple(py_value(rx.type, buf), index);
+  return extreme_of(mx, skip_nan, strided_of(x, extreme_name(mx, skip_nan)), backend, stream);
 }
 
 // Along `axis` (0 or 1) of a 2-D x into out (the Python layer allocates it: float32/float64 or
@@ -340,7 +339,7 @@ void mean_axis(const in_array& x, int axis, const out_array& out, const std::str
 // values (x's type) and/or indices (int64); None leaves that one out.
 void extreme_axis(bool mx, bool skip_nan, const in_array& x, int axis, const std::optional<out_array>& values,
                   const std::optional<out_array>& indices, const std::string& backend, std::uintptr_t stream) {
-  const char* fn = mx ? (skip_nan ? "nanmax" : "max") : (skip_nan ? "nanmin" : "min");
+  const char* fn = extreme_name(mx, skip_nan);
   tally::matrix_ref rx = matrix_of(x, fn);
   tally::mutable_array_ref rv{}, ri{};
   if (values) rv = out_of(*values, fn, "values");
