@@ -13,6 +13,8 @@
 //   tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
+
+#include "cuda/shapes_tuning.hpp"  // the shapes v2 switch (private header; tally is a static library)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cuda/std/functional>
@@ -681,9 +683,34 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
                          {out, cols, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
+    // the same shapes through the v2 path (src/cuda/shapes_tuning.hpp); check = the largest
+    // relative difference of the row sums of X(0) from v1's
+    auto row_sums = [&]() {
+      tally::reduce_axis(tally::reduce_op::sum, {X(0), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
+      std::vector<T> h(static_cast<std::size_t>(r));
+      CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+      return h;
+    };
+    std::vector<T> v1_sums = row_sums();
+    tally::cuda::tuning::set_shapes_vector_loads(true);
+    std::vector<T> v2_sums = row_sums();
+    double v2_diff = 0;
+    for (std::size_t i = 0; i < v1_sums.size(); ++i) v2_diff = std::max(v2_diff, rel(double(v2_sums[i]), double(v1_sums[i])));
+    double t_rows2 = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    double t_cols2 = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                         {out, cols, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    tally::cuda::tuning::set_shapes_vector_loads(false);
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
+    rows.push_back({"rows-" + shape + "-v2", "float32", "tally-fast", n, t_rows2, gb / t_rows2, v2_diff});
+    rows.push_back({"cols-" + shape + "-v2", "float32", "tally-fast", n, t_cols2, gb / t_cols2, NAN});
   }
   // one huge segment among 10,000 tiny ones (lengths 0..3), in the middle
   {
@@ -699,8 +726,15 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
                              {out, segs, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
     double t_cub = tm.per_call([&](int k) { CK(cub_segments(k, segs)); }, slots, reps);
+    tally::cuda::tuning::set_shapes_vector_loads(true);
+    double t_seg2 = tm.per_call([&](int k) {
+      tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                             {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+    }, slots, reps);
+    tally::cuda::tuning::set_shapes_vector_loads(false);
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
+    rows.push_back({"segments-uneven-v2", "float32", "tally-fast", n, t_seg2, gb / t_seg2, NAN});
   }
   if (ctemp) CK(cudaFree(ctemp));
   CK(cudaFree(doff));

@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #include "cuda/check.hpp"
 #include "cuda/shapes.cuh"
+#include "cuda/shapes_scratch.hpp"
+#include "cuda/shapes_tuning.hpp"
+#include "cuda/shapes_v2.cuh"
 #include "shapes_backend.hpp"
 
 namespace tally::cuda {
@@ -35,6 +39,12 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const bool segmented = g.offsets != nullptr;
   const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+  // v2 (tuning::shapes_vector_loads, default off): cached scratch always; the v2 row / segment
+  // kernels where the outputs are contiguous and the base element-aligned.
+  const bool v2 = tuning::shapes_vector_loads();
+  const bool v2_rows = v2 && !column_mode && (segmented || g.inner == 1) &&
+                       reinterpret_cast<std::uintptr_t>(g.x) % sizeof(typename Op::elem) == 0;
+  const std::int64_t tile = v2_rows ? v2::kTile2 : kTile;
 
   // Scratch: [bad, ovf] status words, the partials, and results bound for host memory.
   std::int64_t tiles = 0, chunks = 1, chunk = g.len;
@@ -45,8 +55,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     chunks = std::min<std::int64_t>(chunks, 65535);
     chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
     chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
-  } else if (g.n > 0 && (segmented || g.len > kTile)) {
-    tiles = (g.n + kTile - 1) / kTile;
+  } else if (g.n > 0 && (segmented || g.len > tile)) {
+    tiles = (g.n + tile - 1) / tile;
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
@@ -56,7 +66,14 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::size_t s_idx = s_out + round_up(out_bytes);
   const std::size_t total = s_idx + round_up(idx_bytes);
   char* scratch = nullptr;
-  TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
+  std::unique_lock<std::mutex> hold;  // v2: the cached scratch is this call's until its sync
+  if (v2) {
+    shapes_scratch& cache = get_shapes_scratch(stream);
+    hold = std::unique_lock<std::mutex>(cache.in_use);
+    scratch = static_cast<char*>(cache.reserve(total, stream));
+  } else {
+    TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
+  }
   auto* status = reinterpret_cast<long long*>(scratch);
   auto* partials = reinterpret_cast<A*>(scratch + s_part);
   void* out = out_bytes ? scratch + s_out : r.out;
@@ -79,6 +96,22 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
       shapes_col_finish<Op><<<grid.x, kBlock, 0, stream>>>(d, op, static_cast<int>(chunks), partials);
       TALLY_CUDA(cudaGetLastError());
     }
+  } else if (v2_rows) {
+    if (tiles > 0) {
+      v2::tile_kernel<Op, v2::kTile2><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, partials, bad);
+      TALLY_CUDA(cudaGetLastError());
+    }
+    // lanes per output from the mean length (a group reads ~2 vectors per lane per step)
+    const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
+    auto go = [&]<int G>() {
+      unsigned blocks = static_cast<unsigned>((g.outputs + kBlock / G - 1) / (kBlock / G));
+      v2::group_kernel<Op, G, v2::kTile2><<<blocks, kBlock, 0, stream>>>(d, op, partials, bad);
+      TALLY_CUDA(cudaGetLastError());
+    };
+    if (mean_len >= 512) go.template operator()<32>();
+    else if (mean_len >= 256) go.template operator()<16>();
+    else if (mean_len >= 128) go.template operator()<8>();
+    else go.template operator()<4>();
   } else {
     if (tiles > 0) {
       shapes_tile_kernel<Op><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, partials, bad);
@@ -92,7 +125,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
   if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
   if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
-  TALLY_CUDA(cudaFreeAsync(scratch, stream));
+  if (!v2) TALLY_CUDA(cudaFreeAsync(scratch, stream));
   TALLY_CUDA(cudaStreamSynchronize(stream));
   st.bad_offset_at = words[0] == kNone ? -1 : words[0];
   st.overflow_at = words[1] == kNone ? -1 : words[1];

@@ -1,0 +1,61 @@
+// Shape-layer scratch cache (src/cuda/shapes_scratch.hpp) and the v2 switch
+// (src/cuda/shapes_tuning.hpp).
+#include "cuda/shapes_scratch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "cuda/check.hpp"
+#include "cuda/shapes_tuning.hpp"
+
+namespace tally::cuda {
+
+void* shapes_scratch::reserve(std::size_t need, cudaStream_t stream) {
+  if (need <= bytes) return data;
+  std::size_t grow = std::max(need, 2 * bytes);
+  if (data) TALLY_CUDA(cudaFreeAsync(data, stream));
+  data = nullptr;
+  bytes = 0;
+  TALLY_CUDA(cudaMallocAsync(&data, grow, stream));
+  bytes = grow;
+  return data;
+}
+
+shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
+  static std::mutex m;
+  static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<shapes_scratch>> cache;
+  int dev = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  auto& e = cache[{dev, stream}];
+  if (!e) e = std::make_unique<shapes_scratch>();
+  return *e;
+}
+
+namespace tuning {
+namespace {
+// -1: not read yet; 0 / 1: off / on.
+std::atomic<int> v2_state{-1};
+}  // namespace
+
+bool shapes_vector_loads() noexcept {
+  int s = v2_state.load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* e = std::getenv("TALLY_SHAPES_V2");
+    int v = (e && std::strcmp(e, "1") == 0) ? 1 : 0;
+    int expected = -1;
+    v2_state.compare_exchange_strong(expected, v);
+    s = v2_state.load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
+
+void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+}  // namespace tuning
+}  // namespace tally::cuda

@@ -1,0 +1,27 @@
+// Switch of the shape layer's v2 fast path (src/cuda/shapes_v2.cuh), default OFF.
+//
+// v2 (rows and CSR segments with contiguous outputs: unit element stride, element-aligned
+// base): 16-byte vector loads per lane from the first 16-byte boundary of each output (the
+// unaligned head and the tail read scalarly), several outputs per warp for short outputs
+// (groups of 4, 8, 16 or 32 lanes chosen from the mean output length), 16384-element tiles
+// for long outputs, and the scratch (status words, tile partials, staged host results) taken
+// from a per-(device, stream) cache grown on demand instead of cudaMallocAsync per call.
+// Column reductions and strided rows keep the v1 kernels (they only take the cached scratch).
+// Results stay deterministic (fixed combination order for a given shape and base address)
+// and fast sums keep the float64-accumulator bound of any summation order; the bits of fast
+// sums may differ from v1's (another order). Integer sums, means and min/max/arg results are
+// the same as v1's.
+//
+// The initial value comes from the environment variable TALLY_SHAPES_V2 ("1": on), read once
+// at the first call; set_shapes_vector_loads overrides it (benchmarks compare both paths).
+#pragma once
+
+namespace tally::cuda::tuning {
+
+/// Whether the shape layer's fast paths use v2 (see above). Thread-safe.
+bool shapes_vector_loads() noexcept;
+
+/// Switches v2 on or off for later calls (calls in flight keep their path). Thread-safe.
+void set_shapes_vector_loads(bool on) noexcept;
+
+}  // namespace tally::cuda::tuning
