@@ -85,21 +85,19 @@ int main() {
     const std::int64_t n64 = std::int64_t(1) << 27, n32 = std::int64_t(1) << 28;
     fill_both<double>(c, n64, dist);
     run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
-    run<levels_acc<false, 5, 1, 2>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5 F=2", n64, dist);
-    run<levels_acc<false, 5, 1, 3>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5 F=3", n64, dist);
     run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1, 3>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=3", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=4", n64, dist);
-    run<levels_acc<true, 9, 1, 5>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 F=5", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 3, 3>(c, "f64 dot K=9 F=4", n64, dist);
-    // Occupancy (ncu: 154 registers, 3 blocks per SM, 58% of cycles with no eligible warp,
-    // waiting on the staged loads): fewer registers per thread, more warps.
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 4, 4, 3>(c, "f64 dot K=9 F=4", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 4, 4>(c, "f64 dot K=9 F=4", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 5, 4>(c, "f64 dot K=9 F=4", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 128, 2, 4, 6>(c, "f64 dot K=9 F=4", n64, dist);
-    run<levels_acc<true, 9, 1, 0>, double, true, 128, 2, 4, 4>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1, 4>, double, true, 64, 2, 8, 4>(c, "f64 dot K=9 F=4", n64, dist);
+    // ncu (run 3/4): the f64 dot waits on its cp.async-staged tiles (35% of stalls) at 3 blocks
+    // per SM. Register prefetch instead of staging (STAGES=0: plain 16-byte loads, UNROLL tiles
+    // in flight per thread), and deeper or shallower staging.
+    run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 0>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 3, 0>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 8, 2, 0>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 256, 4, 1, 0>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 2, 3, 4>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 2>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<true, 9, 1>, double, true, 128, 1, 3, 8>(c, "f64 dot K=9", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 0>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<false, 5, 1>, double, false, 128, 8, 2, 0>(c, "f64 sum K=5", n64, dist);
     fill_both<float>(c, n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);

@@ -4,7 +4,7 @@
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
 #   usage: scripts/device-check.sh [tests] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu]  (default: all)
-#   env: CTEST_REGEX (tests: only those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS
+#   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -25,7 +25,7 @@ grep -E "spill|warning" /tmp/build.log | sort | uniq | head -10
 rc=0
 if want tests; then
   echo "== tests"
-  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} >"$OUT/ctest.log" 2>&1 || rc=1
+  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"} >"$OUT/ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\(Failed\)|Total Test time" "$OUT/ctest.log" | tail -12
   echo "skipped: $(grep -c '(Skipped)' "$OUT/ctest.log")"; grep '(Skipped)' "$OUT/ctest.log" | head -5
 fi
@@ -70,7 +70,7 @@ if want dist; then
   echo "== multi-GPU: NCCL tests and the 2-GPU benchmark ($(nvidia-smi -L | wc -l) GPUs)"
   ctest --test-dir $B --output-on-failure -R "Nccl|nccl|mpi_np" >/tmp/dist.log 2>&1 || rc=1
   grep -E "Test +#|tests passed|tests failed" /tmp/dist.log | tail -8
-  $B/bench/tally_dist_bench 2>&1 | tee "$OUT/dist-bench.txt" | tail -25
+  timeout 240 $B/bench/tally_dist_bench 2>&1 | tee "$OUT/dist-bench.txt" | tail -25
 fi
 
 if want pybench; then
