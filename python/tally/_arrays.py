@@ -290,6 +290,13 @@ def finish(*args: Arg) -> tuple:
                 raise ValueError(f"tally: an array's __cuda_array_interface__ names stream {a.stream:#x}, but the "
                                  f"call runs on stream {stream:#x}; synchronise them first")
             continue
+        if a.lib == "cupy" and any(st < 0 for st in a.flat.strides):
+            # CuPy's DLPack export divides a negative byte stride by an unsigned item size and
+            # hands out strides near 2^62 (cupy/cupy#10172, fixed by cupy/cupy#10228): read a
+            # negatively strided CuPy array through __cuda_array_interface__ instead. Its data
+            # is ready on CuPy's current stream, which is the stream this call runs on.
+            a.view = _tally.from_cuda_array_interface(a.flat)
+            continue
         a.view = a.flat.__dlpack__(stream=_dlpack_stream(stream)) if cuda else a.flat.__dlpack__()
     return ("cuda" if cuda else "cpu"), stream
 

@@ -146,6 +146,8 @@ def sum(x, axis: int, result_of, accuracy: str) -> Any:
     result = result_of(name)
     computed = "int64" if result in ("int64", "uint64") else result
     r, o = _out(a, _outputs(a, axis), computed, "sum")
+    if o.size == 0:
+        return _view_as(a.lib, r, result) if result != computed else r
     backend, stream = finish(a, o)
     _tally.sum_axis(a.view, axis, o.view, accuracy, backend, stream)
     return _view_as(a.lib, r, result) if result != computed else r
@@ -155,6 +157,8 @@ def mean(x, axis: int, result_of) -> Any:
     a, name = prepare_2d(x, "mean")
     result = result_of(name)
     r, o = _out(a, _outputs(a, axis), result, "mean")
+    if o.size == 0:
+        return r
     backend, stream = finish(a, o)
     _tally.mean_axis(a.view, axis, o.view, backend, stream)
     return r
@@ -169,6 +173,8 @@ def extreme(x, axis: int, is_max: bool, skip_nan: bool, want_index: bool, fn: st
         raise ValueError(f"tally.{fn}: axis {axis} has length 0 (shape {a.shape}), so there is no index to return "
                          "(NumPy: attempt to get an arg-extreme of an empty sequence)")
     r, o = _out(a, n, "int64" if want_index else a.dtype, fn)
+    if n == 0:  # nothing to compute (and an empty CuPy array has a null data pointer)
+        return r if want_index or name == a.dtype else _astype(a.lib, r, name)
     backend, stream = finish(a, o)
     values, indices = (None, o.view) if want_index else (o.view, None)
     _tally.extreme_axis(is_max, skip_nan, a.view, axis, values, indices, backend, stream)
