@@ -666,6 +666,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   };
   double t_read = tm.per_call([&](int k) { read_kernel<T><<<132 * 8, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
   rows.push_back({"shapes-read", "float32", "read-kernel", n, t_read, gb / t_read, NAN});
+  tally::cuda::tuning::set_shapes_vector_loads(false);  // v1 rows first; v2 (the default) beside them
   for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
     const std::int64_t r = n / cols;
     std::string shape = std::to_string(r) + "x" + std::to_string(cols);

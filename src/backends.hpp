@@ -45,4 +45,7 @@ void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
 /// Blocking correctly rounded L2 norm of floating x[0, n), n > 0, as `out`, to host memory.
 void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
+/// Blocking correctly rounded sum of |x| (the exact L1 norm) of float32/float64 x[0, n), as
+/// `out`, to host memory: the exact kernel reading each element as its absolute value.
+void norm1_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
 }  // namespace tally::cuda

@@ -485,7 +485,7 @@ template <class Out> __device__ __noinline__ Out round_span_digits(long long* sa
 /// grid's digits (see export_header) instead of rounding them. SQUARE (with DOT): y is x,
 /// read once (the sum of squares of a norm).
 template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0,
-          bool EXPORT = false, bool SQUARE = false>
+          bool EXPORT = false, bool SQUARE = false, bool ABS = false>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
@@ -498,6 +498,12 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   constexpr int N = UNROLL * V;
   static_assert(!SQUARE || DOT, "SQUARE is a dot product of x with itself");
   static_assert(!EXPORT || std::is_same_v<Out, long long>, "an exported state is digits");
+  static_assert(!ABS || !DOT, "ABS sums |x| (the exact L1 norm)");
+  // ABS: every element is read as |x| (exact; -0.0 becomes +0.0, NaN stays NaN).
+  auto tx = [](T v) -> T {
+    if constexpr (ABS) return v < T(0) ? T(-v) : (v == T(0) ? T(0) : v);
+    else return v;
+  };
   constexpr bool LOAD_Y = DOT && !SQUARE;
   if constexpr (SQUARE) y = x;
   using vec_t = vec<T, V>;
@@ -515,7 +521,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
   const int lane = threadIdx.x & 31;
-  if (tid < head) acc.one(x[tid], DOT ? y[tid] : T(0));
+  if (tid < head) acc.one(tx(x[tid]), DOT ? y[tid] : T(0));
   const std::int64_t nvec = (n - head) / V;
   const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
   const vec_t* yv = reinterpret_cast<const vec_t*>(DOT ? y + head : x + head);
@@ -530,7 +536,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        va[u * V + k] = a[u].v[k];
+        va[u * V + k] = tx(a[u].v[k]);
         vb[u * V + k] = DOT ? b[u].v[k] : T(0);
       }
     acc.template tile<N>(va, vb);
@@ -605,10 +611,10 @@ exact_kernel(const T* __restrict__ x,  // (n,)
     if constexpr (LOAD_Y) b = load(yv + i);
     else if constexpr (DOT) b = a;
 #pragma unroll
-    for (int k = 0; k < V; ++k) acc.one(a.v[k], DOT ? b.v[k] : T(0));
+    for (int k = 0; k < V; ++k) acc.one(tx(a.v[k]), DOT ? b.v[k] : T(0));
   }
   const std::int64_t tail = head + nvec * V;
-  if (tid < n - tail) acc.one(x[tail + tid], DOT ? y[tail + tid] : T(0));
+  if (tid < n - tail) acc.one(tx(x[tail + tid]), DOT ? y[tail + tid] : T(0));
 
   acc.finish(&sflags);
   __syncthreads();

@@ -101,7 +101,7 @@ using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<
                                      exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels, 1,
                                                        DOT ? tuning::exact_dot_fast_levels : tuning::exact_sum_fast_levels>>;
 
-template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false>
+template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
                   workspace& ws) {
   using A = exact_acc<T, DOT>;
@@ -119,12 +119,12 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE, ABS>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST, SQUARE>;
     unsigned grid = blocks((n - head) / V, resident_grid<kernel, B>(ws, smem));
     kernel<<<grid, B, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
   } else {
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE, ABS>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST, SQUARE>;
     unsigned grid = blocks(n, resident_grid<kernel, B>(ws, smem));
     kernel<<<grid, B, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
@@ -329,6 +329,28 @@ void reduce(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const v
   std::atomic_thread_fence(std::memory_order_acquire);  // read the value after the ticket
   std::memcpy(result_host, ws.host_result, dtype_size(o));
   status = *ws.host_status;
+}
+
+void norm1_exact(dtype t, dtype o, const void* x, std::int64_t n, void* result_host, stream_t stream, int device) {
+  if (n == 0) {
+    std::memset(result_host, 0, dtype_size(o));
+    return;
+  }
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  sink out{ws.host_result, ws.host_status, ws.host_done, ticket};
+  auto go = [&](auto* xt) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(xt)>>;
+    if (o == dtype::float64) launch_exact<T, false, double, false, false, true>(xt, xt, n, out, stream, ws);
+    else launch_exact<T, false, float, false, false, true>(xt, xt, n, out, stream, ws);
+  };
+  if (t == dtype::float32) go(static_cast<const float*>(x));
+  else go(static_cast<const double*>(x));
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::memcpy(result_host, ws.host_result, dtype_size(o));
 }
 
 void reduce_async(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,

@@ -2,8 +2,8 @@
 // of reduce_kernel (src/cuda/kernels.cuh: 16-byte vector loads, a per-thread fold, CUB block
 // reduction, the last block combining the block partials) with a reducer of
 // ops/moments.hpp; the value goes to pinned mapped host memory and the call synchronises the
-// stream. Exact L1 norm: |x| into a stream-ordered temporary, then the exact sum kernel
-// (cuda::reduce), until the exact kernels take a transform (src/cuda/exact.cuh).
+// stream. Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
+// until 2026-11-30 it was |x| into a temporary and the exact sum: 0.11-0.2x cuBLAS asum).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,29 +52,6 @@ void run(const T* x, std::int64_t n, void* result_host, stream_t s, int device) 
   std::memcpy(result_host, ws.host_result, sizeof(typename R::result_t));
 }
 
-template <class T> __global__ void abs_kernel(const T* __restrict__ x, T* __restrict__ out, std::int64_t n) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    out[i] = x[i] < T(0) ? -x[i] : (x[i] == T(0) ? T(0) : x[i]);  // |x|, -0.0 to +0.0, NaN kept
-}
-
-template <class T> void exact_norm1(dtype out, const T* x, std::int64_t n, void* result_host, stream_t s, int device) {
-  cudaStream_t stream = reinterpret_cast<cudaStream_t>(s);
-  device_guard guard(device);
-  T* tmp = nullptr;
-  TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&tmp), static_cast<std::size_t>(n) * sizeof(T), stream));
-  struct release {
-    T* p;
-    cudaStream_t s;
-    ~release() { cudaFreeAsync(p, s); }
-  } guard_tmp{tmp, stream};
-  unsigned grid = static_cast<unsigned>(std::clamp<std::int64_t>((n + kBlock - 1) / kBlock, 1, 65535 * 8));
-  abs_kernel<T><<<grid, kBlock, 0, stream>>>(x, tmp, n);
-  TALLY_CUDA(cudaGetLastError());
-  int status = 0;
-  reduce(reduce_op::sum, dtype_of<T>(), out, accuracy::exact, tmp, nullptr, n, result_host, status, s, device);
-}
-
 template <class R, class T> void run_any(const void* x, std::int64_t n, void* r, stream_t s, int dev) {
   run<R, T>(static_cast<const T*>(x), n, r, s, dev);
 }
@@ -85,8 +62,7 @@ void norm1(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, void
            int device) {
   bool f64 = out == dtype::float64;
   if (acc == accuracy::exact) {
-    if (t == dtype::float32) return exact_norm1(out, static_cast<const float*>(x), n, result_host, stream, device);
-    return exact_norm1(out, static_cast<const double*>(x), n, result_host, stream, device);
+    return norm1_exact(t, out, x, n, result_host, stream, device);
   }
   if (t == dtype::float32)
     return f64 ? run_any<ops::abs_sum_reducer<float, double>, float>(x, n, result_host, stream, device)

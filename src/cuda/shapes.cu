@@ -39,7 +39,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const bool segmented = g.offsets != nullptr;
   const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
-  // v2 (tuning::shapes_vector_loads, default off): cached scratch always; the v2 row / segment
+  // v2 (tuning::shapes_vector_loads, default on): cached scratch always; the v2 row / segment
   // kernels where the outputs are contiguous and the base element-aligned.
   const bool v2 = tuning::shapes_vector_loads();
   const bool v2_rows = v2 && !column_mode && (segmented || g.inner == 1) &&

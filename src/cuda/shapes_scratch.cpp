@@ -47,7 +47,7 @@ bool shapes_vector_loads() noexcept {
   int s = v2_state.load(std::memory_order_relaxed);
   if (s < 0) {
     const char* e = std::getenv("TALLY_SHAPES_V2");
-    int v = (e && std::strcmp(e, "1") == 0) ? 1 : 0;
+    int v = (e && std::strcmp(e, "0") == 0) ? 0 : 1;  // v2 unless TALLY_SHAPES_V2=0
     int expected = -1;
     v2_state.compare_exchange_strong(expected, v);
     s = v2_state.load(std::memory_order_relaxed);
