@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tally from Python on the GPU against CuPy and PyTorch: sum and dot of float32 / float64
-vectors of 2^20 .. 2^28 elements.
+vectors of 2^20 .. 2^28 elements; max, argmax, norm, mean and var from 2^24 up (host values
+on both sides: tally returns a Python scalar).
 
 Each call is timed with CUDA events on the current stream around that one call (after a
 warm-up), the median of --runs (>= 20) calls is kept, and GB/s counts the input bytes read
@@ -78,6 +79,20 @@ def main() -> None:
                         "cupy.dot (device result)": lambda x, y: m.dot(x, y),
                         "float(cupy.dot) (host value)": lambda x, y: float(m.dot(x, y)),
                     }
+                    if e >= 24:  # the other reductions, host values on both sides
+                        cases.update({
+                            "max: tally.max": lambda x, y: tally.max(x),
+                            "max: float(cupy.max)": lambda x, y: float(x.max()),
+                            "argmax: tally.argmax": lambda x, y: tally.argmax(x),
+                            "argmax: int(cupy.argmax)": lambda x, y: int(x.argmax()),
+                            "norm: tally.norm (exact)": lambda x, y: tally.norm(x),
+                            "norm: float(cupy.linalg.norm)": lambda x, y: float(m.linalg.norm(x)),
+                            "mean: tally.mean (exact)": lambda x, y: tally.mean(x),
+                            "mean: float(cupy.mean)": lambda x, y: float(x.mean()),
+                            "var: tally.var (exact)": lambda x, y: tally.var(x),
+                            "var: tally.var (fast)": lambda x, y: tally.var(x, accuracy="fast"),
+                            "var: float(cupy.var)": lambda x, y: float(x.var()),
+                        })
                 else:
                     pool = m.randn(n * slices + n, device="cuda", dtype=getattr(m, dt_name))
                     ev = lambda: m.cuda.Event(enable_timing=True)  # noqa: E731
@@ -90,9 +105,22 @@ def main() -> None:
                         "torch.dot (device result)": lambda x, y: m.dot(x, y),
                         "torch.dot().item() (host value)": lambda x, y: m.dot(x, y).item(),
                     }
+                    if e >= 24:
+                        cases.update({
+                            "max: tally.max, torch input": lambda x, y: tally.max(x),
+                            "max: torch.max().item()": lambda x, y: x.max().item(),
+                            "argmax: tally.argmax, torch input": lambda x, y: tally.argmax(x),
+                            "argmax: torch.argmax().item()": lambda x, y: x.argmax().item(),
+                            "norm: tally.norm (exact), torch input": lambda x, y: tally.norm(x),
+                            "norm: torch.linalg.vector_norm().item()": lambda x, y: m.linalg.vector_norm(x).item(),
+                            "mean: tally.mean (exact), torch input": lambda x, y: tally.mean(x),
+                            "mean: torch.mean().item()": lambda x, y: x.mean().item(),
+                            "var: tally.var (exact), torch input": lambda x, y: tally.var(x),
+                            "var: torch.var(correction=0).item()": lambda x, y: m.var(x, correction=0).item(),
+                        })
                 views = [pool[i * n:(i + 1) * n] for i in range(slices + 1)]
                 for name, f in cases.items():
-                    op = "dot" if "dot" in name else "sum"
+                    op = name.split(":")[0] if ":" in name else ("dot" if "dot" in name else "sum")
                     for w in range(3):  # warm-up: JIT, workspaces, allocator pools
                         f(views[w % len(views)], views[(w + 1) % len(views)])
                     sync()
@@ -123,7 +151,7 @@ def main() -> None:
         fh.write("GB/s of input read (dot: both inputs), median of %d calls timed with CUDA events, "
                  "from Python.\n" % runs)
         for dt_name in ("float32", "float64"):
-            for op in ("sum", "dot"):
+            for op in ("sum", "dot", "max", "argmax", "norm", "mean", "var"):
                 sel = [r for r in rows if r["dtype"] == dt_name and r["op"] == op]
                 if not sel:
                     continue
