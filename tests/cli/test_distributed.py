@@ -117,3 +117,71 @@ def test_refused_options_and_types(data, tmp_path):
     np.save(u8, np.arange(10, dtype=np.uint8))
     r = mpi(2, "sum", u8, code=1)
     assert "uint8" in r.stderr and "float32, float64, int32 and int64" in r.stderr
+
+
+# ---- --backend cuda: one GPU per rank (node-local rank modulo the GPU count) ----------------
+
+def gpu_present():
+    from test_cli import gpu_present as present
+    return present()
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    if not gpu_present():
+        pytest.skip("no CUDA GPU (or this build of tally has no CUDA backend)")
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("cmd", ["sum", "mean", "norm", "min", "max", "argmin", "argmax"])
+@pytest.mark.parametrize("name", ["f64", "f32", "fortran", "big_endian", "tiny"])
+def test_cuda_ranks_give_the_one_process_answer(gpu, data, ranks, cmd, name):
+    # 2 ranks: one GPU each on a 2-GPU machine, both on GPU 0 on a 1-GPU one; 3 ranks share.
+    want = single(cmd, data[name])
+    assert mpi(ranks, cmd, data[name], "--backend", "cuda").stdout.strip() == want
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_cuda_dot_integers_and_ties(gpu, data, ranks):
+    cuda = ("--backend", "cuda")
+    assert mpi(ranks, "dot", data["f64"], data["y64"], *cuda).stdout.strip() == single("dot", data["f64"], data["y64"])
+    assert mpi(ranks, "sum", data["i64"], *cuda).stdout.strip() == str(int(np.load(data["i64"]).sum()))
+    assert mpi(ranks, "argmin", data["ties"], *cuda).stdout.strip() == "5"
+    assert mpi(ranks, "argmin", data["ties"], "--skip-nan", *cuda).stdout.strip() == "1"
+    assert mpi(ranks, "argmax", data["ties"], "--skip-nan", *cuda).stdout.strip() == "2"
+
+
+def test_cuda_exact_sum_matches_math_fsum_and_reports_cuda(gpu, data):
+    import math
+    x = np.load(data["f64"])
+    assert float(mpi(2, "sum", data["f64"], "--backend", "cuda").stdout) == math.fsum(x.tolist())
+    out = json.loads(mpi(2, "sum", data["f32"], "--backend", "cuda", "--json").stdout)
+    assert out["backend"] == "cuda" and out["ranks"] == 2 and out["n"] == 100_003 and out["dtype"] == "float32"
+
+
+def test_cuda_errors_fail_every_rank(gpu, data, tmp_path):
+    empty = tmp_path / "empty.npy"
+    np.save(empty, np.zeros(0))
+    r = mpi(2, "argmin", empty, "--backend", "cuda", code=2)
+    assert "empty" in r.stderr
+    assert mpi(2, "sum", empty, "--backend", "cuda").stdout.strip() == "0.0"
+    u8 = tmp_path / "u8.npy"
+    np.save(u8, np.arange(10, dtype=np.uint8))
+    r = mpi(2, "sum", u8, "--backend", "cuda", code=1)
+    assert "uint8" in r.stderr
+
+
+def test_cuda_without_a_gpu_is_a_clear_error(data):
+    if gpu_present():
+        pytest.skip("a CUDA GPU is present (the cuda tests above cover this case)")
+    r = mpi(2, "sum", data["f64"], "--backend", "cuda", code=1)
+    assert r.stdout == ""
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("tally: ")]
+    assert len(lines) == 1, r.stderr  # printed once (rank 0), not once per rank
+    assert "--backend cuda" in lines[0] and "no usable CUDA GPU" in lines[0] and "--backend cpu" in lines[0]
+
+
+def test_auto_keeps_the_cpu_under_distributed(data):
+    out = json.loads(mpi(2, "sum", data["f64"], "--backend", "auto", "--json").stdout)
+    assert out["backend"] == "cpu"
+    assert out["value"] == float(single("sum", data["f64"]))

@@ -1,10 +1,18 @@
-// tally::mpi on the CPU backend, run by CTest under `mpirun -np 2` and `-np 4`. Every rank
-// builds the same global data; sub-communicators of 1, 2, ..., P ranks each take it in uneven
-// parts (empty parts included) and must return the same bits as tally's single-process result
-// and the MPFR oracle. Assertions are non-fatal (EXPECT) so every rank takes part in every
-// collective; only rank 0 prints; the exit status is failed if any rank failed.
+// tally::mpi, run by CTest under `mpirun -np 2` and `-np 4`: the Mpi suite on the CPU backend
+// (mpi_np2, mpi_np4), the MpiCuda suite with every rank's part in device memory on the CUDA
+// backend (mpi_cuda_np2, mpi_cuda_np4; each rank on GPU node-local rank modulo the GPU count,
+// so ranks share a GPU when there are fewer GPUs than ranks; skipped on every rank when any
+// rank has no GPU). Every rank builds the same global data; sub-communicators of 1, 2, ..., P
+// ranks each take it in uneven parts (empty parts included) and must return the same bits as
+// tally's single-process result and the MPFR oracle (cuda: the single-process cpu bits, and
+// the single-process cuda bits of the whole array on one GPU). Assertions are non-fatal
+// (EXPECT) so every rank takes part in every collective; only rank 0 prints; the exit status
+// is failed if any rank failed.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#if defined(TALLY_TEST_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -249,11 +257,183 @@ TEST(Mpi, ALocalFailureReachesEveryRankWithoutAHang) {
   EXPECT_EQ(tally::round<double>(m), 10.0 * world_size());
 }
 
+
+// ---- the CUDA backend: every rank's part in device memory (one GPU per rank, or shared) -----
+
+// Skips on every rank unless every rank can run the CUDA backend (a skip on some ranks only
+// would leave the others waiting in a collective).
+class MpiCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int mine = runnable(backend::cuda) ? 1 : 0, every = 0;
+    MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!every) GTEST_SKIP() << why_not(backend::cuda) << " (on this rank or another)";
+  }
+  static tally::options gpu() {
+    tally::options o;
+    o.backend = backend::cuda;
+    return o;
+  }
+};
+
+// Rank r's part of v copied to device memory (an empty part: a valid pointer, no elements).
+template <class T> buffer<T> part_on_gpu(const std::vector<T>& v, const std::vector<std::size_t>& c, int r) {
+  return buffer<T>(backend::cuda, std::vector<T>(v.begin() + c[r], v.begin() + c[r + 1]));
+}
+// A device view of a part, its memory declared (memory::device) or left for tally to find.
+template <class T> tally::view<const T> dev(const buffer<T>& b, bool declared) {
+  return {b.data(), b.size(), declared ? tally::memory::device : tally::memory::unknown};
+}
+
+template <class T> void cuda_sums_are_the_same_bits(std::size_t n) {
+  auto x = wide_data<T>(n, 17, 60), y = wide_data<T>(n, 18, 25);
+  // The references: one process on the cpu backend, and one process on one GPU.
+  const T s1 = tally::sum<T>(x, cpu()), d1 = tally::dot<T>(x, y, cpu());
+  const T m1 = tally::mean<T, T>(x, cpu()), q1 = tally::norm2<T, T>(x, cpu());
+  const double sw = tally::sum<T, double>(x, cpu());
+  const std::int64_t a1 = tally::argmax<T>(x, cpu());
+  {
+    tally::options o;
+    o.backend = backend::cuda;
+    buffer<T> gx(backend::cuda, x), gy(backend::cuda, y);
+    EXPECT_TRUE(same_bits(tally::sum<T>(gx.in(), o), s1));
+    EXPECT_TRUE(same_bits(tally::dot<T>(gx.in(), gy.in(), o), d1));
+    EXPECT_TRUE(same_bits((tally::mean<T, T>(gx.in(), o)), m1));
+    EXPECT_TRUE(same_bits((tally::norm2<T, T>(gx.in(), o)), q1));
+    EXPECT_EQ(tally::argmax<T>(gx.in(), o), a1);
+  }
+  if (oracle::have_oracle()) {
+    EXPECT_TRUE(same_bits(s1, oracle::exact<T, T>(x, {})));
+    EXPECT_TRUE(same_bits(d1, oracle::exact<T, T>(x, y)));
+  }
+  tally::options o;
+  o.backend = backend::cuda;
+  for_each_split(n, [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<T> bx = part_on_gpu(x, c, r), by = part_on_gpu(y, c, r);
+    const bool declared = r % 2 == 0;  // some ranks declare memory::device, others let tally find it
+    auto px = dev(bx, declared), py = dev(by, declared);
+    EXPECT_TRUE(same_bits(tm::sum<T>(comm, px, o), s1));
+    EXPECT_TRUE(same_bits(tm::dot<T>(comm, px, py, o), d1));
+    EXPECT_TRUE(same_bits(tm::mean<T>(comm, px, o), m1));
+    EXPECT_TRUE(same_bits(tm::norm2<T>(comm, px, o), q1));
+    EXPECT_TRUE(same_bits((tm::sum<T, double>(comm, px, o)), sw));
+    EXPECT_EQ(tm::argmax<T>(comm, px, o), a1);
+    auto rooted = tm::dot<T>(comm, px, py, 0, o);  // only rank 0 of comm receives it
+    EXPECT_EQ(rooted.has_value(), r == 0);
+    if (rooted) {
+      EXPECT_TRUE(same_bits(*rooted, d1));
+    }
+  });
+}
+
+TEST_F(MpiCuda, Float64SumDotMeanNormArgmaxAreTheSameBitsForAnySplit) { cuda_sums_are_the_same_bits<double>(100003); }
+TEST_F(MpiCuda, Float32SumDotMeanNormArgmaxAreTheSameBitsForAnySplit) { cuda_sums_are_the_same_bits<float>(100003); }
+// Parts of about 2^20 elements per rank: many blocks per GPU, the exact kernels' full path.
+TEST_F(MpiCuda, LargePartsAreTheSameBits) { cuda_sums_are_the_same_bits<double>((std::size_t(1) << 21) + 12345); }
+
+TEST_F(MpiCuda, IllConditionedSumCancelsAcrossRanks) {
+  std::vector<double> x = wide_data<double>(4001, 19, 20);
+  x[0] = std::ldexp(1.0, 80);
+  x[4000] = -std::ldexp(1.0, 80);
+  const double want = tally::sum<double>(x, cpu());
+  if (oracle::have_oracle()) {
+    EXPECT_TRUE(same_bits(want, oracle::exact<double, double>(x, {})));
+  }
+  for_each_split(x.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<double> bx = part_on_gpu(x, c, r);
+    EXPECT_TRUE(same_bits(tm::sum<double>(comm, dev(bx, true), gpu()), want));
+    EXPECT_TRUE(same_bits(tm::mean<double>(comm, dev(bx, true), gpu()), tally::mean<double, double>(x, cpu())));
+  });
+}
+
+TEST_F(MpiCuda, ExtremesGiveGlobalFirstIndices) {
+  std::vector<double> x(1000);
+  for (int i = 0; i < 1000; ++i) x[i] = (i * 37) % 11 - 3 + 1.0 / 7.0;  // in (-3, 8)
+  x[30] = x[400] = x[777] = -7;
+  x[100] = x[900] = 9;
+  std::vector<float> y{5, 1, 8, std::nanf(""), 1, 9, std::nanf(""), 0.5f, 9};
+  std::vector<std::int32_t> z{4, -2, 7, -2, 7};
+  for_each_split(x.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<double> bx = part_on_gpu(x, c, r);
+    EXPECT_EQ(tm::min<double>(comm, dev(bx, true), gpu()), -7);
+    EXPECT_EQ(tm::argmin<double>(comm, dev(bx, true), gpu()), 30);
+    EXPECT_EQ(tm::max<double>(comm, dev(bx, false), gpu()), 9);
+    EXPECT_EQ(tm::argmax<double>(comm, dev(bx, false), gpu()), 100);
+  });
+  for_each_split(y.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<float> by = part_on_gpu(y, c, r);
+    EXPECT_TRUE(std::isnan(tm::min<float>(comm, dev(by, true), gpu())));
+    EXPECT_EQ(tm::argmax<float>(comm, dev(by, true), gpu()), 3);
+    EXPECT_EQ(tm::nanargmin<float>(comm, dev(by, true), gpu()), 7);
+    EXPECT_EQ(tm::nanargmax<float>(comm, dev(by, true), gpu()), 5);
+    EXPECT_EQ(tm::nanmax<float>(comm, dev(by, true), gpu()), 9);
+  });
+  for_each_split(z.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<std::int32_t> bz = part_on_gpu(z, c, r);
+    EXPECT_EQ(tm::argmin<std::int32_t>(comm, dev(bz, true), gpu()), 1);
+    EXPECT_EQ(tm::argmax<std::int32_t>(comm, dev(bz, true), gpu()), 2);
+    buffer<double> empty(backend::cuda, std::vector<double>{});
+    EXPECT_TRUE(throws_tally([&] { tm::argmin<double>(comm, dev(empty, true), gpu()); }, errc::empty_input, {"empty"}));
+  });
+}
+
+TEST_F(MpiCuda, IntegersAreExactAndOverflowOnlyGlobally) {
+  std::vector<std::int64_t> x{INT64_MAX, -INT64_MAX, 5, 7, -3, 1};
+  std::vector<std::int64_t> big{INT64_MAX, 0, 0, 0, 0, 1};
+  for_each_split(x.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<std::int64_t> bx = part_on_gpu(x, c, r), bb = part_on_gpu(big, c, r);
+    EXPECT_EQ(tm::sum<std::int64_t>(comm, dev(bx, true), gpu()), 10);
+    EXPECT_TRUE(same_bits(tm::mean<std::int64_t>(comm, dev(bx, true), gpu()), 10.0 / 6.0));
+    EXPECT_TRUE(throws_tally([&] { tm::sum<std::int64_t>(comm, dev(bb, true), gpu()); }, errc::overflow, {"overflow"}));
+  });
+}
+
+TEST_F(MpiCuda, RanksOnDifferentBackendsMergeToTheSameBits) {
+  // Even ranks on the cpu (host parts), odd ranks on the GPU: the exact states are the same
+  // whichever backend made them.
+  auto x = wide_data<double>(50001, 21, 60);
+  const double want = tally::sum<double>(x, cpu());
+  for_each_split(x.size(), [&](MPI_Comm comm, int r, const std::vector<std::size_t>& c) {
+    buffer<double> bx = part_on_gpu(x, c, r);
+    double got = r % 2 ? tm::sum<double>(comm, dev(bx, true), gpu()) : tm::sum<double>(comm, slice(x, c, r), cpu());
+    EXPECT_TRUE(same_bits(got, want));
+  });
+}
+
+TEST_F(MpiCuda, HostPartsOnTheCudaBackendFailEveryRank) {
+  // A host part given to the cuda backend is errc::wrong_memory on its rank, and every rank throws.
+  sub_comm sc(world_size());
+  std::vector<double> x(10, 1.0);
+  buffer<double> bx(backend::cuda, x);
+  const bool host = world_rank() == world_size() - 1;
+  tally::view<const double> mine = host ? tally::view<const double>{x.data(), 10, tally::memory::host} : dev(bx, true);
+  if (host) {
+    EXPECT_TRUE(throws_tally([&] { tm::sum<double>(sc.comm, mine, gpu()); }, errc::wrong_memory, {"host memory"}));
+  } else {
+    EXPECT_TRUE(throws_tally([&] { tm::sum<double>(sc.comm, mine, gpu()); }, errc::wrong_memory));
+  }
+}
+
+// Each rank's GPU: its node-local rank (MPI_COMM_TYPE_SHARED) modulo the node's GPU count, as
+// `tally ... --distributed --backend cuda` picks it. Collective; a no-op without GPUs.
+void pick_gpu() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank(), MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+#if defined(TALLY_TEST_HAVE_CUDA)
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0) cudaSetDevice(local % gpus);
+#endif
+}
+
 }  // namespace
 }  // namespace tt
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  tt::pick_gpu();
   ::testing::InitGoogleTest(&argc, argv);
   if (tt::world_rank() != 0) {  // one report: rank 0's
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -48,6 +48,33 @@ template <class F> double timed(F&& f) {
 
 const tally::options kCuda{tally::backend::cuda};
 
+/// The device twin of a host output array: none for an empty ref ({nullptr, 0}: "not
+/// wanted"), else `size` elements (at least one byte allocated, so that a wanted output with
+/// no elements keeps a non-null pointer, as its host original).
+class device_output {
+ public:
+  explicit device_output(tally::mutable_array_ref host) : host_(host) {
+    if (host.data == nullptr && host.size == 0) return;
+    check(cudaMalloc(&p_, bytes() ? bytes() : 1), "cudaMalloc");
+  }
+  device_output(const device_output&) = delete;
+  device_output& operator=(const device_output&) = delete;
+  ~device_output() { if (p_) cudaFree(p_); }
+
+  std::size_t bytes() const { return static_cast<std::size_t>(host_.size) * tally::dtype_size(host_.type); }
+  tally::mutable_array_ref mref() const {
+    if (!p_) return {};
+    return {p_, host_.size, host_.type, tally::memory::device};
+  }
+  void copy_back() const {
+    if (p_ && bytes()) check(cudaMemcpy(host_.data, p_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+
+ private:
+  tally::mutable_array_ref host_;
+  void* p_ = nullptr;
+};
+
 }  // namespace
 
 double reduce_on_gpu(tally::reduce_op op, tally::array_ref x, tally::array_ref y, void* result,
@@ -77,6 +104,48 @@ double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtyp
     if (norm) tally::norm2(dx.ref(), result, rt, kCuda);
     else tally::mean(dx.ref(), result, rt, kCuda);
   });
+}
+
+double matrix_on_gpu(const matrix_call& call, tally::matrix_ref x, tally::mutable_array_ref values,
+                     tally::mutable_array_ref indices, tally::accuracy acc) {
+  // One copy of the whole matrix; its strides (in elements) stay valid on the device.
+  device_array dx(tally::array_ref{x.data, x.rows * x.cols, x.type, tally::memory::host});
+  tally::matrix_ref dm = x;
+  dm.data = dx.ref().data;
+  dm.where = tally::memory::device;
+  device_output dv(values), di(indices);
+  double s = timed([&] { call(dm, dv.mref(), di.mref(), {tally::backend::cuda, nullptr, acc}); });
+  dv.copy_back();
+  di.copy_back();
+  return s;
+}
+
+int gpu_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+void use_gpu(int device) {
+  cudaError_t e = cudaSetDevice(device);
+  if (e != cudaSuccess)
+    throw tally::error(tally::errc::cuda_error,
+                       "tally CLI: cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(e));
+}
+
+device_copy::device_copy(tally::array_ref host) : n_(host.size), t_(host.type) {
+  std::size_t bytes = static_cast<std::size_t>(n_) * tally::dtype_size(t_);
+  if (!bytes) return;
+  check(cudaMalloc(&p_, bytes), "cudaMalloc");
+  cudaError_t e = cudaMemcpy(p_, host.data, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    cudaFree(p_);
+    p_ = nullptr;
+    check(e, "cudaMemcpy");
+  }
+}
+
+device_copy::~device_copy() {
+  if (p_) cudaFree(p_);
 }
 
 }  // namespace tally_cli

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "tally/core.hpp"
+#include "tally/shapes.hpp"
 
 namespace tally_cli {
 
@@ -26,5 +28,47 @@ double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array
 /// Copies x to device memory and runs tally::mean (norm false) or tally::norm2 (norm true)
 /// there, the result (of type rt) to host memory at `result`. Returns the tally call's seconds.
 double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtype rt);
+
+/// A shape-layer call (tally::reduce_axis, mean_axis or extreme_axis) on a matrix and its
+/// output arrays; the caller builds it once and it runs on either side (see axis.cpp).
+using matrix_call = std::function<void(tally::matrix_ref x, tally::mutable_array_ref values,
+                                       tally::mutable_array_ref indices, const tally::options& opt)>;
+
+/// Copies the host matrix x (rows * cols elements, C order: row_stride == cols, col_stride
+/// == 1) to device memory once with cudaMemcpy, allocates device arrays shaped as `values`
+/// and `indices` (an empty ref {nullptr, 0} stays empty: not written), runs `call` on the
+/// device views (memory::device, backend cuda, the default stream, accuracy `acc`) and copies
+/// the outputs back into `values` / `indices` (host). Returns the seconds of `call` alone.
+/// Throws tally::error: whatever `call` throws (the cuda backend's refusals pass through
+/// unchanged), errc::cuda_error for a failed allocation or copy, errc::no_gpu in a build
+/// without CUDA.
+double matrix_on_gpu(const matrix_call& call, tally::matrix_ref x, tally::mutable_array_ref values,
+                     tally::mutable_array_ref indices, tally::accuracy acc);
+
+/// --distributed --backend cuda: the number of CUDA devices this process sees (0 when there
+/// is none, or in a build without CUDA).
+int gpu_count();
+
+/// Makes device `device` current for this process (cudaSetDevice). Throws tally::error
+/// (errc::cuda_error naming the device; errc::no_gpu in a build without CUDA).
+void use_gpu(int device);
+
+/// A host array copied once to device memory of the current device (cudaMalloc +
+/// cudaMemcpy); freed on destruction. An empty array holds no allocation (ref().data is
+/// null, size 0). Throws tally::error (errc::cuda_error; errc::no_gpu without CUDA).
+class device_copy {
+ public:
+  explicit device_copy(tally::array_ref host);
+  ~device_copy();
+  device_copy(const device_copy&) = delete;
+  device_copy& operator=(const device_copy&) = delete;
+  /// The copy: memory::device, the host array's length and element type.
+  tally::array_ref ref() const { return {p_, n_, t_, tally::memory::device}; }
+
+ private:
+  void* p_ = nullptr;
+  std::int64_t n_ = 0;
+  tally::dtype t_ = tally::dtype::float64;
+};
 
 }  // namespace tally_cli

@@ -1,6 +1,7 @@
 // tally CLI: `--distributed` (tally::mpi). Each rank reads its slice of the .npy file(s) and
-// reduces it on the CPU backend; tally::mpi merges the exact states (or gathers the extremes)
-// and rank 0 prints.
+// reduces it on the CPU backend (--backend auto or cpu) or, with --backend cuda, on a GPU of
+// its node (node-local rank modulo the GPU count; the slice copied there once); tally::mpi
+// merges the exact states (or gathers the extremes) and rank 0 prints.
 #include <fmt/core.h>
 #include <mpi.h>
 
@@ -8,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "array.hpp"
+#include "cuda_staging.hpp"
 #include "distributed.hpp"
 #include "format.hpp"
 #include "npy.hpp"
@@ -39,29 +42,30 @@ scalar as_scalar(tally::dtype t, const unsigned char* p) {
 }
 
 // The reduction itself; every rank calls it (collective); the result is valid on rank 0.
-outcome reduce_parts(const dist_request& r, const host_array& a, const host_array& b, std::int64_t total) {
+// a and b: this rank's parts, in host memory (cpu) or device memory (cuda).
+outcome reduce_parts(const dist_request& r, tally::array_ref a, tally::array_ref b, std::int64_t total, tally::backend be) {
   namespace tm = tally::mpi;
   MPI_Comm w = MPI_COMM_WORLD;
-  tally::options opt{tally::backend::cpu, nullptr, r.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+  tally::options opt{be, nullptr, r.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
   alignas(8) unsigned char v[8] = {};
   if (r.cmd == "sum" || r.cmd == "dot") {
     tally::reduce_op op = r.cmd == "sum" ? tally::reduce_op::sum : tally::reduce_op::dot;
-    tally::dtype rt = tally::result_dtype(op, a.type());
-    tm::reduce(w, op, a.ref(), op == tally::reduce_op::dot ? b.ref() : tally::array_ref{}, v, rt, 0, opt);
+    tally::dtype rt = tally::result_dtype(op, a.type);
+    tm::reduce(w, op, a, op == tally::reduce_op::dot ? b : tally::array_ref{}, v, rt, 0, opt);
     scalar s = as_scalar(rt, v);
     return {repr(s), json_number(s), rt};
   }
   if (r.cmd == "mean" || r.cmd == "norm") {
-    tally::dtype rt = a.type() == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
-    if (r.cmd == "mean") tm::mean(w, a.ref(), v, rt, 0, opt);
-    else tm::norm2(w, a.ref(), v, rt, 0, opt);
+    tally::dtype rt = a.type == tally::dtype::float32 ? tally::dtype::float32 : tally::dtype::float64;
+    if (r.cmd == "mean") tm::mean(w, a, v, rt, 0, opt);
+    else tm::norm2(w, a, v, rt, 0, opt);
     scalar s = as_scalar(rt, v);
     return {repr(s), json_number(s), rt};
   }
   bool mx = r.cmd == "max" || r.cmd == "argmax";
   std::int64_t index = -1;
   tally::nan_policy nans = r.skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate;
-  tm::extreme(w, mx ? tally::extreme_op::max : tally::extreme_op::min, nans, a.ref(), v, &index, 0, opt);
+  tm::extreme(w, mx ? tally::extreme_op::max : tally::extreme_op::min, nans, a, v, &index, 0, opt);
   int rank = 0;
   MPI_Comm_rank(w, &rank);
   if (r.cmd.starts_with("arg")) {
@@ -71,8 +75,20 @@ outcome reduce_parts(const dist_request& r, const host_array& a, const host_arra
                                               : "the input holds only NaN, so there is no index"));
     return {std::to_string(index), std::to_string(index), tally::dtype::int64};
   }
-  scalar s = as_scalar(a.type(), v);
-  return {repr(s), json_number(s), a.type()};
+  scalar s = as_scalar(a.type, v);
+  return {repr(s), json_number(s), a.type};
+}
+
+// This process's rank on its node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED; for
+// OpenMPI the same as OMPI_COMM_WORLD_LOCAL_RANK). Collective over MPI_COMM_WORLD.
+int node_local_rank(int world_rank) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return world_rank;
+  int local = world_rank;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  return local;
 }
 
 }  // namespace
@@ -88,11 +104,15 @@ int run_distributed(const dist_request& r) {
   std::string message;
   host_array a, b;
   std::int64_t offset = 0, total = 0;
+  // --backend cuda: one GPU per rank, the node-local rank modulo the node's GPU count (several
+  // ranks may share one). auto keeps the CPU here: the parts are read into host memory, and
+  // which ranks get which GPUs is the launcher's business, so the GPU is only used when asked.
+  const bool gpu = r.backend == "cuda";
+  const int local_rank = gpu ? node_local_rank(rank) : 0;
+  std::optional<device_copy> da, db;  // the parts on the GPU (freed before MPI_Finalize)
   // Reading: every rank its slice. A failure on any rank stops every rank before the
   // reduction (an MPI_Allreduce of the exit codes), so none waits in a collective.
   try {
-    if (r.backend == "cuda")
-      throw npy::error("--distributed runs each rank's part on the CPU backend (--backend cpu or auto)");
     auto npy_only = [](const std::string& p) {
       std::error_code ec;
       if (std::filesystem::exists(p, ec) && !npy::has_magic(p))
@@ -111,6 +131,19 @@ int run_distributed(const dist_request& r) {
       b = convert(std::move(b), t);
     }
     if (r.cmd == "norm" && !is_float(a.type())) a = convert(std::move(a), tally::dtype::float64);
+    if (gpu) {
+      int gpus = gpu_count();
+      if (gpus == 0)
+        throw tally::error(tally::errc::no_gpu,
+                           "--distributed --backend cuda: this rank sees no usable CUDA GPU (or this build of "
+                           "tally has no CUDA support); use --backend cpu");
+      use_gpu(local_rank % gpus);
+      da.emplace(a.ref());
+      if (r.cmd == "dot") db.emplace(b.ref());
+    }
+  } catch (const tally::error& e) {  // no GPU, a CUDA allocation or copy
+    code = 1;
+    message = e.what();
   } catch (const std::exception& e) {
     code = 2;
     message = e.what();
@@ -120,14 +153,15 @@ int run_distributed(const dist_request& r) {
   if (worst == 0) {
     try {
       double t0 = MPI_Wtime();
-      outcome o = reduce_parts(r, a, b, total);
+      outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, total, tally::backend::cuda)
+                      : reduce_parts(r, a.ref(), b.ref(), total, tally::backend::cpu);
       double secs = MPI_Wtime() - t0;
       if (rank == 0) {
         if (r.json)
           fmt::print("{}\n", json_object({{"value", o.json},
                                           {"dtype", json_string(tally::dtype_name(o.type))},
                                           {"n", std::to_string(total)},
-                                          {"backend", json_string("cpu")},
+                                          {"backend", json_string(gpu ? "cuda" : "cpu")},
                                           {"ranks", std::to_string(size)},
                                           {"seconds", repr(secs)}}));
         else
@@ -153,6 +187,8 @@ int run_distributed(const dist_request& r) {
   }
   int exit_code = 0;
   MPI_Allreduce(&code, &exit_code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  da.reset();
+  db.reset();
   if (!already) MPI_Finalize();
   return exit_code;
 }

@@ -36,8 +36,11 @@ constexpr const char* kFooter = R"(Synopsis:
   tally argmin|argmax FILE [--skip-nan]
                                      index (0-based, flattened) of its first occurrence
   --axis 0|1 (sum, mean, min, max, argmin, argmax of a 2-D array): one result per column
-                                     (0) or row (1), one per line (CPU backend); argmin/argmax
-                                     give the index within the column or row
+                                     (0) or row (1), one per line; argmin/argmax give the
+                                     index within the column or row. --backend cuda copies
+                                     the matrix to the GPU once and reduces it there (exact
+                                     floating sums and means per output: not on the GPU in
+                                     this version, an error; auto then uses the CPU)
 
 Input files:
   .npy (dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order, C or Fortran
@@ -60,8 +63,10 @@ min and max give a value of the input's type; ties go to the first index. Accumu
 result types: docs/types.md.
 
 Distributed: mpirun -np 4 tally sum big.npy --distributed  (each rank reads its slice of
-the .npy file(s) and reduces it on the CPU; rank 0 prints the combined result, in exact
-mode bitwise the same as one process; sum dot mean norm min max argmin argmax).
+the .npy file(s) and reduces it; rank 0 prints the combined result, in exact mode bitwise
+the same as one process; sum dot mean norm min max argmin argmax). Ranks run on the CPU
+(--backend auto or cpu: auto keeps the CPU under --distributed); --backend cuda puts each
+rank on a GPU (its node-local rank modulo the node's GPU count), copying its slice there.
 
 Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
 cuda); 2 usage or input error.)";
@@ -247,16 +252,24 @@ report run_mean_norm(bool norm, const settings& s) {
   return {repr(v), json_number(v), rt, a.size(), gpu ? tally::backend::cuda : tally::backend::cpu, secs};
 }
 
-/// --axis: `cmd` along one axis of a 2-D FILE (CPU backend), one result per line (--json: a
-/// list under "value").
+/// --axis: `cmd` along one axis of a 2-D FILE, one result per line (--json: a list under
+/// "value"). --backend cuda copies the matrix to the GPU once (axis.cpp, cuda_staging.cpp);
+/// auto picks as the 1-D commands do (the GPU when one is present), and falls back to the
+/// cpu backend when the cuda backend refuses the operation (errc::invalid_argument: exact
+/// floating sums and means per output, in this version). An explicit --backend cuda passes
+/// the refusal through as an error (exit 1).
 void run_axis(const std::string& cmd, const settings& s) {
-  if (s.backend == "cuda")
-    throw input_error(fmt::format("{}: --axis runs on the cpu backend in this version (use --backend cpu or auto)", s.a));
   host_array a = load(s.a, csv_options(s, false));
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
+  tally::backend be = pick_backend(s.backend);
   axis_report r;
   try {
-    r = reduce_along(cmd, a, s.axis, s.skip_nan, acc);
+    try {
+      r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, be);
+    } catch (const tally::error& e) {
+      if (s.backend != "auto" || be != tally::backend::cuda || e.code() != tally::errc::invalid_argument) throw;
+      r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, tally::backend::cpu);
+    }
   } catch (const std::invalid_argument& e) {
     throw input_error(fmt::format("{}: {}", s.a, e.what()));
   }
@@ -268,7 +281,7 @@ void run_axis(const std::string& cmd, const settings& s) {
                                     {"dtype", json_string(tally::dtype_name(r.type))},
                                     {"n", std::to_string(a.size())},
                                     {"axis", std::to_string(s.axis)},
-                                    {"backend", json_string("cpu")},
+                                    {"backend", json_string(tally::backend_name(r.used))},
                                     {"seconds", repr(r.seconds)}}));
   } else {
     for (const std::string& t : r.text) fmt::print("{}\n", t);
@@ -306,7 +319,8 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
                        : "--skip-rows takes a count of lines, 0 or more, not '" + v + "'";
           },
           "N>=0"));
-  cmd->add_option("--backend", s.backend, "auto (the GPU if present, else the CPU), cpu or cuda")
+  cmd->add_option("--backend", s.backend,
+                  "auto (the GPU if present, else the CPU; the CPU under --distributed), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--accuracy", s.accuracy,
@@ -365,7 +379,7 @@ int main(int argc, char** argv) {
   }
   for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})
     cmd->add_option("--axis", s.axis, "2-D .npy input: reduce along axis 0 (one result per column) or 1 (per row),"
-                                      " printed one per line (CPU backend)")
+                                      " printed one per line (either backend; see --backend)")
         ->check(CLI::IsMember({0, 1}));
   try {
     app.parse(argc, argv);

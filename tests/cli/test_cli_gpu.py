@@ -1,0 +1,173 @@
+"""`tally ... --axis 0|1` on the cuda backend: the matrix is copied to the GPU once and reduced
+there by the shape layer. Every answer the GPU gives must be the CPU's, text for text (exact and
+integer sums and means, min/max/argmin/argmax are the same bits on every backend; fast float
+sums are compared on integer-valued data, where every order of addition is exact). What the
+cuda backend refuses (exact floating sums and means per output, in this version) must be one
+clear line and exit 1 with --backend cuda, and the CPU's answer with --backend auto.
+
+The GPU tests skip without a GPU (detected as test_cli does: `--backend auto` reports "cuda");
+the no-GPU tests skip on a GPU machine.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from test_cli import bad, gpu_present, js, ok, run, save
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    if not gpu_present():
+        pytest.skip("no CUDA GPU (or this build of tally has no CUDA backend)")
+
+
+@pytest.fixture(scope="module")
+def no_gpu():
+    if gpu_present():
+        pytest.skip("a CUDA GPU is present (the GPU tests cover this case)")
+
+
+CMDS = ["sum", "mean", "min", "max", "argmin", "argmax"]
+
+
+def both(path, cmd, axis, *extra):
+    """The JSON reports of the cpu and cuda backends for one command."""
+    cpu = js(cmd, path, "--axis", axis, "--backend", "cpu", *extra)
+    r = run(cmd, path, "--axis", axis, "--backend", "cuda", "--json", *extra)
+    return cpu, r
+
+
+def refused(r):
+    """The cuda backend's refusal of an exact floating sum / mean per output: exit 1, nothing on
+    stdout, one line that says what and where."""
+    lines = r.stderr.splitlines()
+    return (r.returncode == 1 and r.stdout == "" and len(lines) == 1 and lines[0].startswith("tally: ")
+            and "cuda" in lines[0].lower() and "exact floating" in lines[0].lower())
+
+
+def exact_float(dtype, cmd, extra):
+    return np.dtype(dtype).kind == "f" and (cmd == "mean" or (cmd == "sum" and "fast" not in extra))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("shape", [(7, 5), (1, 9), (9, 1), (300, 2), (2, 300), (0, 3), (3, 0), (1, 1)])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_axis_cuda_gives_the_cpu_answer(gpu, tmp_path, dtype, shape, fortran):
+    rng = np.random.default_rng(sum(shape) + 11)
+    a = rng.integers(-50, 50, size=shape).astype(dtype)  # integer-valued: fast sums are exact too
+    p = save(tmp_path, "a.npy", a, fortran=fortran)
+    for axis in (0, 1):
+        for cmd in CMDS:
+            extras = [()] + ([("--accuracy", "fast")] if cmd == "sum" else [])
+            for extra in extras:
+                if cmd.startswith("arg") and a.shape[axis] == 0 and a.size == 0 and a.shape[1 - axis] > 0:
+                    # an empty column/row has no index: the same input error on both backends
+                    line = bad(cmd, p, "--axis", axis, "--backend", "cuda", words=["empty"])
+                    assert line == bad(cmd, p, "--axis", axis, "--backend", "cpu")
+                    continue
+                cpu, r = both(p, cmd, axis, *extra)
+                if exact_float(dtype, cmd, extra) and r.returncode != 0:
+                    assert refused(r), (r.returncode, r.stdout, r.stderr)
+                    continue
+                assert r.returncode == 0 and r.stderr == "", r.stderr
+                got = json.loads(r.stdout)
+                assert got["backend"] == "cuda"
+                assert got["value"] == cpu["value"], (cmd, axis, extra)
+                assert got["dtype"] == cpu["dtype"] and got["n"] == cpu["n"] and got["axis"] == axis
+                # the text output too, line for line
+                assert ok(cmd, p, "--axis", axis, "--backend", "cuda", *extra) == \
+                    ok(cmd, p, "--axis", axis, "--backend", "cpu", *extra)
+
+
+def test_axis_cuda_large_matrix_against_numpy(gpu, tmp_path):
+    # 2.1 M elements: long rows and tall columns (tiles split across blocks on the GPU).
+    rng = np.random.default_rng(4)
+    a = rng.integers(-2**40, 2**40, size=(3001, 701), dtype=np.int64)
+    a[1234, 17] = a.min() - 5  # a unique minimum
+    a[:, 3] = 7                # a column of ties: argmin/argmax give 0
+    p = save(tmp_path, "big.npy", a)
+    for axis in (0, 1):
+        assert js("sum", p, "--axis", axis, "--backend", "cuda")["value"] == a.sum(axis=axis).tolist()
+        assert js("min", p, "--axis", axis, "--backend", "cuda")["value"] == a.min(axis=axis).tolist()
+        assert js("argmin", p, "--axis", axis, "--backend", "cuda")["value"] == a.argmin(axis=axis).tolist()
+        assert js("argmax", p, "--axis", axis, "--backend", "cuda")["value"] == a.argmax(axis=axis).tolist()
+        # integer means are exact on the GPU: the cpu's bits
+        assert js("mean", p, "--axis", axis, "--backend", "cuda")["value"] == \
+            js("mean", p, "--axis", axis, "--backend", "cpu")["value"]
+    f = rng.standard_normal((1500, 1400)) * 10.0 ** rng.integers(-20, 20, size=(1500, 1400))
+    pf = save(tmp_path, "f.npy", f.astype(np.float32))
+    for axis in (0, 1):
+        for cmd in ("max", "argmax", "min", "argmin"):
+            assert js(cmd, pf, "--axis", axis, "--backend", "cuda")["value"] == \
+                js(cmd, pf, "--axis", axis, "--backend", "cpu")["value"]
+        # fast float32 sums of wide data: within the fast bound of the exact sums, per output
+        fast = js("sum", pf, "--axis", axis, "--backend", "cuda", "--accuracy", "fast")["value"]
+        exact = js("sum", pf, "--axis", axis, "--backend", "cpu")["value"]
+        mags = np.abs(f.astype(np.float32).astype(np.float64)).sum(axis=axis)
+        assert len(fast) == len(exact)
+        for g, e, m in zip(fast, exact, mags):
+            # two float32 roundings (half an ulp each) plus the float64 tree's error (n * 2^-53 * sum|x|
+            # at most, 1500 terms: below 1e-12 of the magnitudes)
+            assert abs(g - e) <= 2.0 ** -24 * (abs(g) + abs(e)) + 1e-12 * m, (g, e, m)
+
+
+def test_axis_cuda_nan_rules(gpu, tmp_path):
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0], [np.nan, np.nan, np.nan]])
+    p = save(tmp_path, "a.npy", a)
+    for axis in (0, 1):
+        for cmd in ("min", "max", "argmin", "argmax"):
+            assert js(cmd, p, "--axis", axis, "--backend", "cuda")["value"] == \
+                js(cmd, p, "--axis", axis, "--backend", "cpu")["value"]
+    assert js("max", p, "--axis", 0, "--backend", "cuda", "--skip-nan")["value"] == [4.0, 5.0, 3.0]
+    assert js("argmax", p, "--axis", 0, "--backend", "cuda", "--skip-nan")["value"] == [1, 1, 0]
+    bad("argmin", p, "--axis", 1, "--skip-nan", "--backend", "cuda", words=["row 2", "only NaN"])
+
+
+def test_axis_cuda_errors_are_clear(gpu, tmp_path):
+    big = save(tmp_path, "big.npy", np.full((2, 3), 2**62, dtype=np.int64))
+    bad("sum", big, "--axis", 1, "--backend", "cuda", code=1, words=["overflow", "output 0"])
+    bad("sum", save(tmp_path, "v.npy", np.arange(5.0)), "--axis", 0, "--backend", "cuda", words=["2-D", "(5,)"])
+    u8 = save(tmp_path, "u8.npy", np.ones((2, 2), dtype=np.uint8))
+    bad("sum", u8, "--axis", 0, "--backend", "cuda", code=1, words=["uint8"])
+    # exact floating sums / means per output: refused on cuda in this version, or (once the
+    # GPU has them) the cpu's bits; never a crash or another number
+    f = save(tmp_path, "f.npy", np.random.default_rng(2).standard_normal((50, 60)))
+    for cmd in ("sum", "mean"):
+        for axis in (0, 1):
+            r = run(cmd, f, "--axis", axis, "--backend", "cuda")
+            assert refused(r) or (r.returncode == 0 and r.stdout == ok(cmd, f, "--axis", axis, "--backend", "cpu") + "\n"), \
+                (r.returncode, r.stdout, r.stderr)
+
+
+def test_axis_auto_uses_the_gpu_and_falls_back(gpu, tmp_path):
+    i = save(tmp_path, "i.npy", np.arange(60, dtype=np.int32).reshape(6, 10))
+    r = js("sum", i, "--axis", 0)  # auto: the GPU, as the 1-D commands choose
+    assert r["backend"] == "cuda" and r["value"] == np.arange(60).reshape(6, 10).sum(axis=0).tolist()
+    f = np.random.default_rng(8).standard_normal((40, 30)) * 1e10
+    p = save(tmp_path, "f.npy", f)
+    for cmd in ("sum", "mean"):
+        for axis in (0, 1):
+            auto = js(cmd, p, "--axis", axis)  # the GPU's answer or, refused there, the cpu's
+            assert auto["value"] == js(cmd, p, "--axis", axis, "--backend", "cpu")["value"]
+            assert auto["backend"] in ("cuda", "cpu")
+
+
+def test_axis_cuda_without_a_gpu_is_a_clear_error(no_gpu, tmp_path):
+    p = save(tmp_path, "a.npy", np.arange(12, dtype=np.int64).reshape(3, 4))
+    for cmd in CMDS:
+        line = bad(cmd, p, "--axis", 0, "--backend", "cuda", code=1)
+        assert "cuda" in line.lower() and ("gpu" in line.lower() or "support" in line.lower()), line
+    # auto: the cpu, with the numbers numpy gives
+    r = js("sum", p, "--axis", 1)
+    assert r["backend"] == "cpu" and r["value"] == [6, 22, 38]
+    assert js("argmax", p, "--axis", 0, "--backend", "auto")["value"] == [2, 2, 2, 2]
+
+
+def test_axis_with_no_outputs_is_an_empty_list(tmp_path):
+    # (0, 3) along axis 1 and (3, 0) along axis 0: no rows / columns, so no results (NumPy: [])
+    for shape, axis in (((0, 3), 1), ((3, 0), 0)):
+        p = save(tmp_path, "e.npy", np.zeros(shape))
+        for cmd in CMDS:
+            assert js(cmd, p, "--axis", axis, "--backend", "cpu")["value"] == []
+            assert ok(cmd, p, "--axis", axis, "--backend", "cpu") == ""
