@@ -361,9 +361,9 @@ int main(int argc, char** argv) {
   add_options(dot, s, true);
   add_options(add, s, true);
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
-  CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded (CPU backend)");
+  CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded");
   add_options(mean, s, false);
-  CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (CPU backend)");
+  CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (L1, L2; the max norm is exact)");
   add_options(norm, s, false);
   norm->add_option("--ord", s.ord, "which norm: 1 (sum |x|), 2 (Euclidean, default) or inf (max |x|)")
       ->check(CLI::IsMember({"1", "2", "inf"}));
