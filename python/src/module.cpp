@@ -350,6 +350,99 @@ void extreme_axis(bool mx, bool skip_nan, const in_array& x, int axis, const std
                       skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, axis, rv, ri, o);
 }
 
+
+// ---- N-D axis reductions (python/tally/_axis.py) ----------------------------------------------
+// The Python layer views an N-D reduction as matrices (kept extent x reduced extent) or as
+// contiguous 1-D slices at element offsets from x's data (x: any ndim and strides; the offsets
+// come from x's own shape and strides, so every element read is one of x's). The loops run
+// here, without the GIL, so many matrices or slices cost no Python calls.
+using offsets_in = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+const void* element_at(const in_array& x, std::int64_t offset, tally::dtype t) {
+  return static_cast<const char*>(x.data()) + offset * static_cast<std::int64_t>(tally::dtype_size(t));
+}
+
+// One output block of out: elements [first, first + count).
+tally::mutable_array_ref block_of(const tally::mutable_array_ref& out, std::int64_t first, std::int64_t count) {
+  if (out.data == nullptr) return {};
+  return {static_cast<char*>(out.data) + first * static_cast<std::int64_t>(tally::dtype_size(out.type)), count,
+          out.type, out.where};
+}
+
+// Along axis 1 of offsets.shape(0) matrices (rows, cols) with strides (row_stride, col_stride)
+// at element offsets offsets[b] from x's data; matrix b's rows outputs go to
+// out[b * rows, (b + 1) * rows) (out / values / indices: C-contiguous, one element per output,
+// made by the Python layer; None leaves one out). kind: sum, mean, min, max, nanmin, nanmax.
+// Blocking; on the CUDA backend each matrix is one call (one stream synchronisation).
+void axis_batches(const std::string& kind, const in_array& x, std::int64_t rows, std::int64_t cols,
+                  std::int64_t row_stride, std::int64_t col_stride, const offsets_in& offsets,
+                  const std::optional<out_array>& out, const std::optional<out_array>& indices,
+                  const std::string& accuracy, const std::string& backend, std::uintptr_t stream) {
+  bool is_sum = kind == "sum", is_mean = kind == "mean";
+  bool mx = kind == "max" || kind == "nanmax", skip_nan = kind == "nanmin" || kind == "nanmax";
+  if (!is_sum && !is_mean && !mx && kind != "min" && kind != "nanmin")
+    throw nb::value_error(("tally: unknown axis reduction '" + kind + "'").c_str());
+  const char* fn = is_sum ? "sum" : is_mean ? "mean" : extreme_name(mx, skip_nan);
+  tally::dtype t = dtype_of(x.dtype(), fn, "x");
+  tally::memory m = memory_of(x.device_type(), fn, "x");
+  tally::mutable_array_ref ro{}, ri{};
+  if (out) ro = out_of(*out, fn, "out");
+  if (indices) ri = out_of(*indices, fn, "indices");
+  if ((is_sum || is_mean) && !out) throw nb::value_error((prefix(fn) + "out is required").c_str());
+  auto batches = static_cast<std::int64_t>(offsets.shape(0));
+  for (const tally::mutable_array_ref* r : {&ro, &ri})
+    if (r->data != nullptr && r->size != batches * rows)
+      throw nb::value_error((prefix(fn) + "a result array has " + std::to_string(r->size) + " elements, not " +
+                             std::to_string(batches * rows)).c_str());
+  tally::options o = options(is_sum ? accuracy : "exact", backend, stream, fn);
+  const std::int64_t* off = offsets.data();
+  nb::gil_scoped_release unlocked;
+  if (rows == 0) return;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    tally::matrix_ref mb{element_at(x, off[b], t), rows, cols, row_stride, col_stride, t, m};
+    tally::mutable_array_ref vb = block_of(ro, b * rows, rows), ib = block_of(ri, b * rows, rows);
+    if (is_sum) tally::reduce_axis(tally::reduce_op::sum, mb, 1, vb, o);
+    else if (is_mean) tally::mean_axis(mb, 1, vb, o);
+    else
+      tally::extreme_axis(mx ? tally::extreme_op::max : tally::extreme_op::min,
+                          skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, mb, 1, vb, ib, o);
+  }
+}
+
+// One 1-D call per output: out[i] = f(the n contiguous elements at element offset offsets[i]
+// from x's data), f = norm1, norm2, norm_inf, var or std (ddof) as out's type (float32 or
+// float64; out is host memory, C-contiguous, offsets.shape(0) elements). Each output is
+// exactly the whole-array function of its slice. Blocking; on the CUDA backend one stream
+// synchronisation per output.
+void slices(const std::string& kind, const in_array& x, std::int64_t n, const offsets_in& offsets, std::int64_t ddof,
+            const out_array& out, const std::string& accuracy, const std::string& backend, std::uintptr_t stream) {
+  bool is_var = kind == "var" || kind == "std";
+  if (!is_var && kind != "norm1" && kind != "norm2" && kind != "norminf")
+    throw nb::value_error(("tally: unknown per-slice reduction '" + kind + "'").c_str());
+  const char* fn = is_var ? kind.c_str() : "norm";
+  tally::dtype t = dtype_of(x.dtype(), fn, "x");
+  tally::memory m = memory_of(x.device_type(), fn, "x");
+  tally::mutable_array_ref ro = out_of(out, fn, "out");
+  if (ro.where == tally::memory::device || (ro.type != tally::dtype::float32 && ro.type != tally::dtype::float64))
+    throw nb::value_error((prefix(fn) + "out must be a host float32 or float64 array").c_str());
+  auto outputs = static_cast<std::int64_t>(offsets.shape(0));
+  if (ro.size != outputs)
+    throw nb::value_error((prefix(fn) + "out has " + std::to_string(ro.size) + " elements, not " +
+                           std::to_string(outputs)).c_str());
+  tally::options o = options(accuracy, backend, stream, fn);
+  const std::int64_t* off = offsets.data();
+  auto esz = static_cast<std::int64_t>(tally::dtype_size(ro.type));
+  nb::gil_scoped_release unlocked;
+  for (std::int64_t i = 0; i < outputs; ++i) {
+    tally::array_ref xi{element_at(x, off[i], t), n, t, m};
+    void* r = static_cast<char*>(ro.data) + i * esz;
+    if (is_var) tally::var(xi, ddof, kind == "std", r, ro.type, o);
+    else if (kind == "norm1") tally::norm1(xi, r, ro.type, o);
+    else if (kind == "norm2") tally::norm2(xi, r, ro.type, o);
+    else tally::norm_inf(xi, r, ro.type, o);
+  }
+}
+
 }  // namespace
 
 NB_MODULE(_tally, m) {
@@ -468,4 +561,10 @@ NB_MODULE(_tally, m) {
         nb::arg("stream") = 0);
   m.def("extreme_axis", &extreme_axis, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("axis"),
         nb::arg("values").none(), nb::arg("indices").none(), nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  // N-D axis reductions (python/tally/_axis.py)
+  m.def("axis_batches", &axis_batches, nb::arg("kind"), nb::arg("x"), nb::arg("rows"), nb::arg("cols"),
+        nb::arg("row_stride"), nb::arg("col_stride"), nb::arg("offsets"), nb::arg("out").none(), nb::arg("indices").none(),
+        nb::arg("accuracy") = "exact", nb::arg("backend") = "auto", nb::arg("stream") = 0);
+  m.def("slices", &slices, nb::arg("kind"), nb::arg("x"), nb::arg("n"), nb::arg("offsets"), nb::arg("ddof"), nb::arg("out"),
+        nb::arg("accuracy") = "exact", nb::arg("backend") = "auto", nb::arg("stream") = 0);
 }

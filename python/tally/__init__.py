@@ -21,42 +21,51 @@ Arrays (any shape, read flattened in C order; element types float32, float64, in
   copied to a contiguous array in their own library (numpy / cupy / torch, on the current
   stream) before the call. ``add``'s ``out`` is never copied (it must be C-contiguous).
 
-Axis reductions (``axis=0``, ``1``, ``-1``, ``-2`` of a 2-D array for sum, mean, min, max,
-argmin, argmax and the nan forms; a 1-D array takes 0 and -1 as the whole-array reduction;
-more than 2 dimensions: NotImplementedError): the C++ layer reads any row and column strides,
-so C order, Fortran order, ``x.T``, ``x[::2, 1::3]`` and negative strides are read in place
-for float32, float64, int32 and int64. Copies (in the array's own library, on its current
-stream) are made only for the other element types, which are widened exactly first (float16
-and bfloat16 to float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64;
-uint64 is a TypeError), and for NumPy arrays in big-endian byte order or with byte strides
-that are not a multiple of the item size. CUDA arrays: fast and integer sums, integer means
-and min/max/argmin/argmax along an axis run on the GPU; exact floating sums and floating
-means along an axis are CPU-only in this version and raise ValueError (the C++ message; pass
-accuracy="fast" for sums, or copy to the host).
+Axis reductions (``axis=`` and ``keepdims=`` of sum, mean, min, max, argmin, argmax, the nan
+forms, norm, var and std; NumPy's semantics): an int, a tuple of distinct ints (not for argmin,
+argmax and norm, which take one int), negative axes, None for the whole array, on arrays of any
+number of dimensions. Each output reduces all its elements at once: an exact sum or mean over a
+tuple of axes is the correctly rounded value of all of them (one rounding, never a sum of
+rounded partial sums); norm, var and std give, per output, the bits the whole-array function
+gives for that slice. float32, float64, int32 and int64 data of any strides (C order, Fortran
+order, transposes, ``x[::2, 1::3]``, negative strides, broadcasts) are read in place whenever
+the reduced axes merge into one strided extent (any single axis; several when their strides
+allow it). Copies (in the array's own library, on its current stream) are made only for
+reduced axes that do not merge (e.g. axes (0, 2) of a C-order 3-D array: one copy with them
+moved last), for norm / var / std when the reduced elements of an output are not contiguous,
+for the other element types, which are widened exactly first (float16 and bfloat16 to
+float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64; uint64 is a TypeError
+except for norm), and for NumPy arrays in big-endian byte order or with byte strides that are
+not a multiple of the item size. CUDA arrays: fast and integer sums, integer means,
+min/max/argmin/argmax, norm and floating var/std along axes run on the GPU (norm, var and std:
+one call, so one stream synchronisation, per output); exact floating sums and floating means
+along an axis are CPU-only in this version and raise ValueError (the C++ message; pass
+accuracy="fast" for sums, or copy to the host). python/tally/_axis.py describes the layout.
 
 Results: Python ``float`` / ``int`` for whole-array reductions (the call blocks until the
 value is on the host); ``add`` and the axis reductions return an array of the input's library
 (NumPy in, NumPy out; CuPy in, CuPy out; torch in, torch out; lists: NumPy), on the input's
 device and allocated on the library's current stream, or ``add``'s ``out``. Axis results
 have NumPy's dtype for the operation: sum as the whole-array sum (``dtype=``), mean float32
-or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64. They block until
-written.
+or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64, norm/var/std as
+their whole-array results. They block until written.
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
 (wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
 without a GPU (cuda_error, no_gpu): RuntimeError. An axis out of range: AxisError (a
-ValueError and IndexError, as NumPy); axis on more than 2 dimensions, a tuple axis, or
-``axis=`` for norm, var, std: NotImplementedError in this version.
+ValueError and IndexError, as NumPy); a repeated axis: ValueError; a tuple axis for argmin,
+argmax (and the nan forms): TypeError; a tuple of more than one axis for norm (NumPy's matrix
+norms): ValueError.
 """
 
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _axis, _tally
-from ._arrays import check_axis, empty_like, finish, prepare, prepare_out, dtype_name
+from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
            "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale", "cuda_available"]
@@ -99,20 +108,19 @@ def _mean_dtype(dtype, name: str) -> str:
     return out
 
 
-def _axis_of(x, axis, fn: str) -> Optional[int]:
-    """0 or 1 for an axis reduction of a 2-D x; None for the whole-array one."""
-    return None if axis is None else _axis.normalize(x, axis, fn)
+Axis = Union[None, int, Tuple[int, ...]]
 
 
-def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> Any:
-    """Sum of all elements of `x`, or per column (axis=0) / per row (axis=1) of a 2-D `x`.
+def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepdims: bool = False) -> Any:
+    """Sum of all elements of `x`, or along `axis` (numpy.sum's axis and keepdims).
 
-    x: array of shape (n,) or any shape (read flattened), element type float32, float64,
-        int32 or int64: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on the current
-        stream), CPU torch, any DLPack or __cuda_array_interface__ array, or a list.
+    x: array of any shape (read flattened for axis=None), element type float32, float64, int32
+        or int64 (others: see below): NumPy (CPU backend), CuPy or CUDA torch (CUDA backend,
+        on the current stream), CPU torch, any DLPack or __cuda_array_interface__ array, or
+        a list.
     dtype: result / accumulator type: float32 or float64 for floating x (default: x's type;
         float32 data with dtype=float64 give the correctly rounded float64 sum), int64 for
-        integer x (the default; accumulated exactly in 128 bits).
+        integer x (the default; accumulated exactly in 128 bits; uint64 for unsigned x).
     accuracy: "exact" (default): the exact sum rounded once to `dtype`, to nearest with ties to
         even: correctly rounded, so the same bits on every backend, GPU, launch shape and thread
         count (float32 in float64 exponent bins: Demmel, Hida, SIAM J. Sci. Comput. 25(4),
@@ -120,38 +128,44 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = No
         Trans. Computers 64(7), 2015; a Kulisch superaccumulator behind them). "fast": a
         float64 accumulator tree, within the error bound documented in tally.hpp; the bits may
         differ between backends.
-    axis: None (default): the whole array. 0 / -2: one sum per column, 1 / -1: one per row of
-        a 2-D x (a 1-D x takes 0 / -1 as None). Each output is the sum of its own column or
-        row with the same accumulator and rounding as the whole-array sum (exact: correctly
-        rounded per output). Returns a 1-D array of x's library (NumPy, CuPy or torch, on x's
-        device; shape (cols,) for axis 0, (rows,) for axis 1) of `dtype`, allocated on the
-        library's current stream; any row and column strides are read in place (see
-        "Axis reductions" in the package docstring for when a copy happens). On CUDA arrays
-        only accuracy="fast" and integer sums are available along an axis in this version:
-        exact floating sums raise ValueError (the C++ message naming the cuda backend).
-        An empty column/row sums to 0. More than 2 dimensions: NotImplementedError.
+    axis: None (default): the whole array. An int (negative: from the end) or a tuple of
+        distinct ints: one sum per index of the other axes, over all the elements of the
+        given axes at once, with the accumulator and rounding of the whole-array sum (exact:
+        each output correctly rounded, ONE rounding even over several axes; it equals
+        math.fsum of those elements for float64). float32/float64/int32/int64 data of any
+        strides are read in place when the reduced axes merge into one strided extent (a
+        single axis always does); otherwise the array is copied once, in its library, with the
+        reduced axes moved last. float16/bfloat16 are widened to float32, small integers and
+        bool to int32, uint32 to int64 (copies); uint64 along an axis: TypeError. Returns an
+        array of x's library (NumPy, CuPy or torch, on x's device, allocated on the
+        library's current stream) of `dtype` and the kept axes' shape; each output empty
+        (a length-0 axis) is 0. On CUDA arrays only accuracy="fast" and integer sums are
+        available along an axis in this version: exact floating sums raise ValueError (the C++
+        message naming the cuda backend). Axes covering every dimension: the whole-array sum.
+    keepdims: keep the reduced axes with length 1 (the result broadcasts against x); with
+        axis=None an array of shape (1,) * x.ndim.
 
-    Returns a Python float (floating x) or int (integer x) for axis=None. Empty x: 0.0 (0 for
-    integers); a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until
-    the value is on the host (after the work queued before it on the stream). A strided 1-D
-    view (x[::3], x[::-1]) is read in place (CUDA arrays: not for exact floating sums, which
-    copy it to a contiguous array first).
-    Raises TypeError (unsupported dtype), ValueError (bad accuracy), OverflowError (the exact
-    integer sum, or one per output, does not fit in int64), AxisError (a ValueError and
-    IndexError) for an axis out of range.
+    Returns a Python float (floating x) or int (integer x) for the whole array. Empty x: 0.0 (0
+    for integers); a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until
+    the value (or every output) is written (after the work queued before it on the stream).
+    Raises TypeError (unsupported dtype, a non-integer axis), ValueError (bad accuracy, a
+    repeated axis), OverflowError (the exact integer sum, or one per output, does not fit in
+    int64), AxisError (a ValueError and IndexError, as NumPy) for an axis out of range.
     """
     acc = _accuracy(accuracy, "sum")
-    ax = _axis_of(x, axis, "sum")
-    if ax is not None:
-        return _axis.sum(x, ax, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc)
+    axes = _axis.normalize(x, axis, "sum")
+    if not _axis.is_whole(x, axes):
+        return _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims)
     floating = ("float32", "float64")
     a = prepare(x, "sum", order_free=True,
                 strided_ok=lambda cuda, name: not cuda or name not in floating or acc == "fast")
     out = _out_dtype(dtype, a.dtype, "sum")
     backend, stream = finish(a)
     if a.strided:
-        return _tally.sum_strided(a.view, out, acc, backend, stream)
-    return _tally.sum(a.view, out, acc, backend, stream)
+        value = _tally.sum_strided(a.view, out, acc, backend, stream)
+    else:
+        value = _tally.sum(a.view, out, acc, backend, stream)
+    return _axis.whole(x, value, out or _sum_default(a.dtype), "sum", keepdims)
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
@@ -211,34 +225,38 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     return result
 
 
-def mean(x, *, dtype=None, axis: Optional[int] = None) -> Any:
-    """Arithmetic mean of all elements of `x` (any shape, read flattened), or per column
-    (axis=0) / row (axis=1) of a 2-D `x`: the exact sum divided by n, correctly rounded to
-    `dtype` (one rounding: the same bits on every backend and thread count; an exact long
-    division of the superaccumulator).
+def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False) -> Any:
+    """Arithmetic mean of all elements of `x` (any shape, read flattened), or along `axis`:
+    the exact sum divided by n, correctly rounded to `dtype` (one rounding: the same bits on
+    every backend and thread count; an exact long division of the superaccumulator).
 
     x: array of any supported dtype: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on
         the array library's current stream). A strided 1-D view is read in place (CUDA
         arrays: integer ones; floating ones are copied to a contiguous array first).
     dtype: float32 or float64; default float32 for float16, bfloat16 and float32 x, float64
         otherwise. Empty x: NaN (NumPy warns and returns NaN). Blocks.
-    axis: None (default): a Python float. 0 / -2, 1 / -1 of a 2-D x: a 1-D array of x's
-        library of `dtype` (shape (cols,) / (rows,); NaN for an empty column/row), each
-        output correctly rounded. CUDA arrays: integer data only along an axis in this
-        version (floating means per row/column raise ValueError, the C++ message naming the
-        cuda backend). More than 2 dimensions: NotImplementedError.
-    Raises TypeError for unsupported dtypes, AxisError for an axis out of range.
+    axis: None (default): a Python float. An int or a tuple of distinct ints (numpy.mean's
+        axis): an array of x's library of `dtype` and the kept axes' shape, each output the
+        exact sum of ALL its elements divided by their count, correctly rounded (NaN for an
+        empty one); layouts, copies and element types as `sum`. CUDA arrays: integer data only
+        along an axis in this version (floating means raise ValueError, the C++ message naming
+        the cuda backend).
+    keepdims: keep the reduced axes with length 1.
+    Raises TypeError for unsupported dtypes, AxisError for an axis out of range, ValueError for
+    a repeated axis.
     """
-    ax = _axis_of(x, axis, "mean")
-    if ax is not None:
-        return _axis.mean(x, ax, lambda name: _mean_dtype(dtype, name))
+    axes = _axis.normalize(x, axis, "mean")
+    if not _axis.is_whole(x, axes):
+        return _axis.mean(x, axes, lambda name: _mean_dtype(dtype, name), keepdims)
     a = prepare(x, "mean", order_free=True,
                 strided_ok=lambda cuda, name: not cuda or name not in ("float32", "float64"))
     out = _mean_dtype(dtype, a.dtype)
     backend, stream = finish(a)
     if a.strided:
-        return _tally.mean_strided(a.view, out, backend, stream)
-    return _tally.mean(a.view, out, backend, stream)
+        value = _tally.mean_strided(a.view, out, backend, stream)
+    else:
+        value = _tally.mean(a.view, out, backend, stream)
+    return _axis.whole(x, value, out, "mean", keepdims)
 
 
 _CORE = ("float32", "float64", "int32", "int64")
@@ -262,79 +280,134 @@ def _as_core(a, fn: str):
 
 
 
-def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
-    """Vector norm of all elements of `x` (any shape, read flattened), correctly rounded to
-    `dtype` (float32 or float64; default float64 for float64 x, float32 for the other floating
-    types; integer x is converted to float64 first, exactly below 2^53).
+def _float_out(dtype, fn: str, what: str) -> str:
+    out = dtype_name(dtype)
+    if out not in ("float32", "float64"):
+        raise TypeError(f"tally.{fn}: {what} is float32 or float64, not {out}")
+    return out
 
-    ord=2 (default): Euclidean norm, the square root of the exact sum of squares, rounded once;
-        no overflow or underflow on the way: norm([1e200, 1e200]) is 1.414...e200
-        (numpy.linalg.norm: inf). Always exact (accuracy is not consulted).
+
+def _norm_ord(ord) -> str:
+    if isinstance(ord, str) and ord == "inf" or (not isinstance(ord, str) and ord == np.inf):
+        return "inf"
+    if ord is None or (not isinstance(ord, (str, bool, np.bool_)) and ord in (1, 2)):
+        return "2" if ord is None else str(int(ord))
+    raise ValueError(f"tally.norm: ord must be 1, 2 (or None) or inf, not {ord!r} (tally computes the L1, L2 and max "
+                     "vector norms only)")
+
+
+def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None, int, Tuple[int]] = None,
+         keepdims: bool = False) -> Any:
+    """Vector norm of all elements of `x` (any shape, read flattened), or of each slice along
+    one axis (numpy.linalg.norm's vector norms), correctly rounded to `dtype` (float32 or
+    float64; default float64 for float64 x, float32 for the other floating types; integer x is
+    converted to float64 first, exactly below 2^53).
+
+    ord=2 (default; None is the same): Euclidean norm, the square root of the exact sum of
+        squares, rounded once; no overflow or underflow on the way: norm([1e200, 1e200]) is
+        1.414...e200 (numpy.linalg.norm: inf). Always exact (accuracy is not consulted).
     ord=1: sum |x|, the exact sum rounded once (accuracy="fast": a float64 accumulator).
     ord=inf (np.inf or "inf"): max |x|, exact; NaN anywhere gives NaN.
+    Other ords (-inf, 0, 3, "fro", ...): ValueError naming the ord.
     x: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on the array library's current
         stream). The norm of nothing is 0. NaN gives NaN; an infinity gives inf. Blocks; exact
         results are the same bits on every backend.
-    Raises ValueError for another ord, TypeError for unsupported dtypes, NotImplementedError
-    for axis.
+    axis: None (default): the whole array, a Python float. An int (or a 1-tuple): an array of
+        x's library, of `dtype` and the kept axes' shape, each output exactly the bits
+        tally.norm gives for its slice x[..., i, ...]. Each output is one 1-D call on its
+        slice, read in place when the slices are contiguous (the axis has stride 1, e.g. the
+        last axis of a C-order array), else after one copy with the axis moved last (in x's
+        library). On CUDA arrays: one stream synchronisation per output (the results are
+        gathered on the host and copied to the device once). A tuple of two or more axes
+        (numpy's matrix norms): ValueError.
+    keepdims: keep the reduced axis with length 1.
+    Raises ValueError for another ord or a matrix-norm axis, TypeError for unsupported dtypes,
+    AxisError for an axis out of range.
     """
-    check_axis(axis, "norm")
-    if isinstance(ord, str) and ord == "inf" or (not isinstance(ord, str) and ord == np.inf):
-        o = "inf"
-    elif not isinstance(ord, str) and ord in (1, 2):
-        o = str(int(ord))
-    else:
-        raise ValueError(f"tally.norm: ord must be 1, 2 or inf, not {ord!r}")
+    o = _norm_ord(ord)
     acc = _accuracy(accuracy, "norm")
+    if isinstance(axis, tuple) and len(axis) != 1:
+        raise ValueError(f"tally.norm: axis={axis!r}: numpy.linalg.norm computes matrix norms over a 2-tuple of axes; "
+                         "tally computes vector norms only: give one axis (or axis=None for the flattened array)")
+    out = _float_out(dtype, "norm", "the norm") if dtype is not None else None
+    axes = _axis.normalize(x, axis, "norm")
+    if not _axis.is_whole(x, axes):
+        def widen(name):
+            if not name.startswith("float") and name != "bfloat16":
+                return "float64"
+            return "float32" if o != "2" and name in ("float16", "bfloat16") else None
+        return _axis.per_slice(x, axes, {"1": "norm1", "2": "norm2", "inf": "norminf"}[o], "norm", widen,
+                               lambda name: out or ("float64" if name == "float64" else "float32"), acc, keepdims)
     a = prepare(x, "norm", order_free=True)
     if not a.dtype.startswith("float") and a.dtype != "bfloat16":  # integers: float64, in their own library
         f = a.flat
         a = prepare(f.double() if hasattr(f, "double") else f.astype("float64"), "norm")
-    out = dtype_name(dtype) if dtype is not None else ("float64" if a.dtype == "float64" else "float32")
-    if out not in ("float32", "float64"):
-        raise TypeError(f"tally.norm: the norm is float32 or float64, not {out}")
+    out = out or ("float64" if a.dtype == "float64" else "float32")
     if o != "2":  # (the L1 and max norms take float32 and float64; 16-bit floats convert exactly)
         a = _as_core(a, "norm")
     backend, stream = finish(a)
-    return _tally.norm_ord(a.view, o, out, acc, backend, stream)
+    return _axis.whole(x, _tally.norm_ord(a.view, o, out, acc, backend, stream), out, "norm", keepdims)
 
 
-def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis) -> float:
+def _core_type(name: str) -> Optional[str]:
+    """The exact conversion _as_core makes, by dtype name (None: none needed)."""
+    if name in _CORE:
+        return None
+    if name == "uint64":
+        raise TypeError("uint64 is not supported here (float32, float64, int32, int64, and the smaller types that "
+                        "convert to them exactly)")
+    return "float32" if name in ("float16", "bfloat16") else "int64"
+
+
+def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any:
     fn = "std" if take_sqrt else "var"
-    check_axis(axis, fn)
     if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
         raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
     acc = _accuracy(accuracy, fn)
+    out = _float_out(dtype, fn, "the result") if dtype is not None else None
+    axes = _axis.normalize(x, axis, fn)
+    if not _axis.is_whole(x, axes):
+        return _axis.per_slice(x, axes, fn, fn, _core_type, lambda name: out or ("float32" if name == "float32" else
+                                                                                   "float64"), acc, keepdims, int(ddof))
     a = prepare(x, fn, order_free=True)
     small_float = a.dtype in ("float32", "float16", "bfloat16")
     a = _as_core(a, fn)
-    if dtype is None:
-        out = "float32" if small_float else "float64"
-    else:
-        out = dtype_name(dtype)
-        if out not in ("float32", "float64"):
-            raise TypeError(f"tally.{fn}: the result is float32 or float64, not {out}")
+    out = out or ("float32" if small_float else "float64")
     backend, stream = finish(a)
-    return _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream)
+    return _axis.whole(x, _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream), out, fn, keepdims)
 
 
-def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
-    """Variance of all elements of `x` (read flattened): sum (x - mean)^2 / (n - ddof), NumPy's
-    ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from the exact sums of x and
-    x^2, formed exactly and rounded once (correctly rounded; no overflow or underflow on the
-    way; the same bits on both backends; integer CUDA arrays raise ValueError naming the
-    cuda backend in this version). accuracy="fast": Welford per thread merged by Chan et al. (1979), both backends.
+def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None,
+        keepdims: bool = False) -> Any:
+    """Variance of all elements of `x` (read flattened), or along `axis`: sum (x - mean)^2 /
+    (n - ddof), NumPy's ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from
+    the exact sums of x and x^2, formed exactly and rounded once (correctly rounded; no
+    overflow or underflow on the way; the same bits on both backends; integer CUDA arrays
+    raise ValueError naming the cuda backend in this version). accuracy="fast": Welford per
+    thread merged by Chan et al. (1979), both backends.
     dtype: float32 or float64 (default x's type for floating x, float64 for integers).
     n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a warning); NaN or an infinity in x gives
     NaN. Blocks.
+    axis: None (default): a Python float. An int or a tuple of distinct ints (numpy.var's
+        axis): an array of x's library, of `dtype` and the kept axes' shape, each output
+        exactly the bits tally.var gives for the flattened elements of its slice (one
+        rounding over all its axes). Each output is one 1-D call on its slice, read in place
+        when the slice is contiguous (e.g. the last axes of a C-order array), else after one
+        copy with the reduced axes moved last (in x's library). On CUDA arrays: one stream
+        synchronisation per output (results gathered on the host, copied to the device once).
+    keepdims: keep the reduced axes with length 1.
+    Raises TypeError (unsupported dtype such as uint64, a non-integer ddof or axis),
+    AxisError, ValueError (a repeated axis, bad accuracy).
     """
-    return _var(x, ddof, dtype, accuracy, False, axis)
+    return _var(x, ddof, dtype, accuracy, False, axis, keepdims)
 
 
-def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = None) -> float:
-    """Standard deviation: the square root of `var` (same arguments); in exact mode the correctly
-    rounded square root of the exact variance (one rounding in all)."""
-    return _var(x, ddof, dtype, accuracy, True, axis)
+def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None,
+        keepdims: bool = False) -> Any:
+    """Standard deviation: the square root of `var` (same arguments, axis and keepdims
+    included); in exact mode the correctly rounded square root of the exact variance (one
+    rounding in all), per output along an axis."""
+    return _var(x, ddof, dtype, accuracy, True, axis, keepdims)
 
 
 def count_nonzero(x) -> int:
@@ -412,94 +485,99 @@ def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
     return value, index, a
 
 
-def _value(x, is_max: bool, skip_nan: bool, fn: str, axis):
-    ax = _axis_of(x, axis, fn)
-    if ax is not None:
-        return _axis.extreme(x, ax, is_max, skip_nan, False, fn)
-    return _extreme(x, is_max, skip_nan, fn, True)[0]
+def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
+    axes = _axis.normalize(x, axis, fn)
+    if not _axis.is_whole(x, axes):
+        return _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims)
+    value, _, a = _extreme(x, is_max, skip_nan, fn, True)
+    return _axis.whole(x, value, a.dtype, fn, keepdims)
 
 
-def _index(x, is_max: bool, skip_nan: bool, fn: str, axis):
-    ax = _axis_of(x, axis, fn)
-    if ax is not None:
-        return _axis.extreme(x, ax, is_max, skip_nan, True, fn)
+def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
+    axes = _axis.normalize(x, axis, fn, single=True)
+    if not _axis.is_whole(x, axes):
+        return _axis.extreme(x, axes, is_max, skip_nan, True, fn, keepdims)
     _, index, a = _extreme(x, is_max, skip_nan, fn, False)
     if index < 0:
         raise ValueError(f"tally.{fn}: " + ("x is empty" if a.size == 0 else "x holds only NaN")
                          + ", so there is no index to return")
-    return index
+    return _axis.whole(x, index, "int64", fn, keepdims)
 
 
-def min(x, *, axis: Optional[int] = None) -> Any:
+def min(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
     """Smallest element of `x` (any shape, read flattened; host or CUDA array), as a Python
-    float or int of x's type; or per column (axis=0 / -2) or row (axis=1 / -1) of a 2-D x.
+    float or int of x's type; or along `axis` (numpy.min's axis and keepdims).
 
     NaN rule (NumPy's): a NaN anywhere gives NaN (see nanmin). Empty x gives +inf (integers:
     the type's largest value; NumPy raises instead). Exact (comparisons only) and
     deterministic: the same answer on every backend. Blocks until the value is on the host.
     A strided 1-D view (x[::3], x[::-1]) is read in place.
-    axis: None (default): the whole array, a Python scalar. 0 or 1 of a 2-D x: a 1-D array of
-        x's library and dtype (NumPy, CuPy or torch, on x's device, allocated on the library's
-        current stream), shape (cols,) for axis 0 and (rows,) for axis 1, each output the
-        min of its column / row under the same NaN rule; an empty column/row gives +inf (the
-        integer types' largest value; NumPy raises). Both backends. Any row and column strides
-        are read in place (see "Axis reductions" in the package docstring for when a copy
-        happens). More than 2 dimensions: NotImplementedError.
-    Raises TypeError for unsupported dtypes, AxisError (ValueError, IndexError) for an axis out
-    of range.
+    axis: None (default): the whole array, a Python scalar. An int or a tuple of distinct ints:
+        an array of x's library and dtype (NumPy, CuPy or torch, on x's device, allocated on
+        the library's current stream) of the kept axes' shape, each output the min of all the
+        elements of its slice under the same NaN rule; an empty slice gives +inf (the integer
+        types' largest value; NumPy raises). Both backends. Layouts and copies as `sum` (any
+        strides of float32/float64/int32/int64 read in place when the reduced axes merge into
+        one strided extent; smaller types widened exactly in a copy and the results converted
+        back).
+    keepdims: keep the reduced axes with length 1.
+    Raises TypeError for unsupported dtypes (uint64 along an axis), AxisError (ValueError,
+    IndexError) for an axis out of range, ValueError for a repeated axis.
     """
-    return _value(x, False, False, "min", axis)
+    return _value(x, False, False, "min", axis, keepdims)
 
 
-def max(x, *, axis: Optional[int] = None) -> Any:
+def max(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
-    when empty. As `min` otherwise."""
-    return _value(x, True, False, "max", axis)
+    when empty. As `min` otherwise (axis, keepdims included)."""
+    return _value(x, True, False, "max", axis, keepdims)
 
 
-def nanmin(x, *, axis: Optional[int] = None) -> Any:
+def nanmin(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
     """Smallest element of `x` ignoring NaN; NaN when x holds nothing else (per output with
-    axis: a column/row of only NaN gives NaN); +inf when empty. As `min` otherwise."""
-    return _value(x, False, True, "nanmin", axis)
+    axis: a slice of only NaN gives NaN); +inf when empty. As `min` otherwise."""
+    return _value(x, False, True, "nanmin", axis, keepdims)
 
 
-def nanmax(x, *, axis: Optional[int] = None) -> Any:
+def nanmax(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
-    return _value(x, True, True, "nanmax", axis)
+    return _value(x, True, True, "nanmax", axis, keepdims)
 
 
-def argmin(x, *, axis: Optional[int] = None) -> Any:
+def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
     """Index (into the flattened array, C order) of the first smallest element of `x`, or of
     the first NaN if x holds one (NumPy's rule). Ties go to the first index, on every backend
     and launch shape. Host or CUDA array; blocks. A strided 1-D view is read in place.
-    axis: None (default): a Python int. 0 or 1 of a 2-D x: a 1-D int64 array of x's library
-        (on x's device, allocated on the current stream; shape (cols,) / (rows,)) of the index
-        within each column (axis 0) or row (axis 1), the same rules per output; any strides
-        read in place (see `min`). More than 2 dimensions: NotImplementedError.
+    axis: None (default): a Python int. One int (negative: from the end; a tuple is a
+        TypeError, as numpy.argmin): an int64 array of x's library (on x's device, allocated
+        on the current stream) of the kept axes' shape, holding the index along `axis` of
+        each slice's first extreme, the same rules per output; any strides read in place
+        (other element types: see `min`).
+    keepdims: keep the reduced axis with length 1 (with axis=None: shape (1,) * x.ndim).
     Raises ValueError when x is empty, or (axis) when the reduced axis has length 0 and there
     are outputs (NumPy: "attempt to get argmin of an empty sequence"); TypeError for
-    unsupported dtypes; AxisError for an axis out of range."""
-    return _index(x, False, False, "argmin", axis)
+    unsupported dtypes or a tuple axis; AxisError for an axis out of range."""
+    return _index(x, False, False, "argmin", axis, keepdims)
 
 
-def argmax(x, *, axis: Optional[int] = None) -> Any:
+def argmax(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
     when x is empty. As `argmin` otherwise."""
-    return _index(x, True, False, "argmax", axis)
+    return _index(x, True, False, "argmax", axis, keepdims)
 
 
-def nanargmin(x, *, axis: Optional[int] = None) -> Any:
+def nanargmin(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
-    holds only NaN (with axis: when a column/row holds only NaN; the message names the first
-    such one). As `argmin` otherwise."""
-    return _index(x, False, True, "nanargmin", axis)
+    holds only NaN (with axis: when a slice holds only NaN; the message names the first such
+    one). As `argmin` otherwise."""
+    return _index(x, False, True, "nanargmin", axis, keepdims)
 
 
-def nanargmax(x, *, axis: Optional[int] = None) -> Any:
+def nanargmax(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN. As `argmin` otherwise."""
-    return _index(x, True, True, "nanargmax", axis)
+    return _index(x, True, True, "nanargmax", axis, keepdims)
 
 
 def cuda_available() -> bool:

@@ -17,7 +17,7 @@ Any shape is read flattened in C order. C-contiguous data is never copied; other
 torch, on the current stream), except that reductions whose value does not depend on the
 order (sum, mean, norm, min, max) read any dense layout (a transpose, Fortran order) in place,
 and that callers passing ``strided_ok`` get strided 1-D views as they are (Arg.strided: for
-_tally's *_strided functions). 2-D arrays for axis reductions: tally/_axis.py.
+_tally's *_strided functions). Axis reductions of N-D arrays: tally/_axis.py.
 """
 from __future__ import annotations
 
@@ -300,8 +300,3 @@ def finish(*args: Arg) -> tuple:
         a.view = a.flat.__dlpack__(stream=_dlpack_stream(stream)) if cuda else a.flat.__dlpack__()
     return ("cuda" if cuda else "cpu"), stream
 
-
-def check_axis(axis: Optional[int], fn: str) -> None:
-    if axis is not None:
-        raise NotImplementedError(f"tally.{fn}: axis={axis!r}: {fn} takes no axis in this version (whole-array only, "
-                                  "axis=None; sum, mean, min, max, argmin, argmax and the nan forms take axis)")

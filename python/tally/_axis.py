@@ -1,30 +1,58 @@
-"""Reductions along one axis of a 2-D array (the ``axis=`` of tally.sum, mean, min, max, argmin,
-argmax and the nan forms), over the C++ shape layer (tally/shapes.hpp: reduce_axis, mean_axis,
-extreme_axis), which reads any row and column strides.
+"""Reductions along axes of N-D arrays (the ``axis=`` and ``keepdims=`` of tally.sum, mean,
+min, max, argmin, argmax, the nan forms, norm, var and std), over the C++ shape layer
+(tally/shapes.hpp) and the 1-D functions (tally/core.hpp).
 
-Zero copy: float32, float64, int32 and int64 arrays of any strides (C order, Fortran order,
-``x.T``, ``x[::2, 1::3]``, negative NumPy/CuPy strides, broadcast zero strides) are read in
-place. A copy (in the array's own library, on its current stream) is made only for
+Axes follow NumPy: an int or a tuple of distinct ints (argmin/argmax: one int), negative ones
+counted from the end, None for the whole array; an axis out of range is numpy's AxisError (a
+ValueError and IndexError), a repeated one a ValueError ("duplicate value in 'axis'").
+
+How an N-D reduction is laid out (elements strides, any sign, 0 allowed):
+- length-1 axes are dropped; the kept axes are merged, in order, where their strides allow it
+  (stride[i] == stride[i+1] * shape[i+1]) into kept extents (m_1, t_1), ..., (m_k, t_k);
+- the reduced axes are merged in any order into ONE strided extent (n, s) when their strides
+  allow it (e.g. all the axes of a dense block, or any single axis). When they do not (say axes
+  0 and 2 of a C-order 3-D array), the array is copied once, in its own library on its current
+  stream, with the reduced axes moved last and made C-contiguous. So every output is ONE
+  reduction of its n elements: an exact sum over a tuple of axes is the correctly rounded sum
+  of all of them (one rounding), never a sum of rounded partial sums.
+- sum, mean, min, max (and arg/nan forms): one C++ matrix call, rows = a kept extent (the
+  longest; the last one on ties), cols = (n, s), reduced along its axis 1 (each output as the
+  1-D operation of its slice), repeated for every index of the other kept extents (one C++
+  loop, without the GIL; on CUDA arrays one stream synchronisation per matrix).
+- norm, var, std: the slices must be contiguous (s == 1; otherwise the copy above), and each
+  output is one call of the 1-D function on its slice (exactly the bits tally.norm / var / std
+  give for that slice). On CUDA arrays that is one stream synchronisation per output (the
+  results are gathered on the host and copied to the device once): fine for a few thousand
+  outputs, slow for millions of short slices.
+
+Zero copy otherwise: float32, float64, int32 and int64 arrays of any strides (C order,
+Fortran order, transposes, ``x[::2, 1::3]``, negative NumPy/CuPy strides, broadcast zero
+strides) are read in place. A copy (in the array's own library, on its current stream) is also
+made for
 - the other element types, converted exactly to a type the C++ layer reads (float16 and
   bfloat16 to float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64; min and
-  max values are converted back, exactly);
+  max values are converted back, exactly; norm: integers to float64; var/std: integers to int64);
 - NumPy data in big-endian byte order, or with byte strides that are not a multiple of the
   item size (views into structured arrays): np.ascontiguousarray.
-uint64 has no exact conversion here: axis reductions of uint64 are a TypeError.
+uint64 has no exact conversion here: axis sums, means, min/max and var/std of uint64 are a
+TypeError.
 
-Results: a new 1-D array of the input's library (NumPy in, NumPy out; CuPy in, CuPy out on its
-device; torch in, torch out on its device; lists: NumPy), allocated on the library's current
-stream like tally.add's result; shape (cols,) for axis 0 and (rows,) for axis 1.
+Results: a new C-contiguous array of the input's library (NumPy in, NumPy out; CuPy in, CuPy
+out on its device; torch in, torch out on its device; lists: NumPy), allocated on the
+library's current stream like tally.add's result, of the kept axes' shape (keepdims: the
+reduced axes kept with length 1). A reduction over every axis without keepdims is the
+whole-array one and returns a Python scalar.
 """
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
 from . import _tally
-from ._arrays import STRIDED_TYPES, Arg, _check_dtype, _cupy_stream, _strides, finish, library, new_array
+from ._arrays import STRIDED_TYPES, Arg, _check_dtype, _cupy_stream, _strides, finish, library
 
 try:
     _AxisError = np.exceptions.AxisError
@@ -36,38 +64,54 @@ _WIDER = {"float16": "float32", "bfloat16": "float32", "int8": "int32", "int16":
           "uint16": "int32", "bool": "int32", "uint32": "int64"}
 
 
-def normalize(x, axis, fn: str) -> Optional[int]:
-    """axis as 0 or 1 for a 2-D x; None when the reduction is the whole-array one (a 1-D x with
-    axis 0 or -1). AxisError (a ValueError and IndexError, as NumPy) when out of range;
-    NotImplementedError for tuples and for more than two dimensions; TypeError otherwise."""
-    if isinstance(axis, (tuple, list)):
-        raise NotImplementedError(f"tally.{fn}: axis={axis!r}: one axis at a time in this version (or axis=None "
-                                  "for the whole array)")
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"tally.{fn}: axis must be an integer or None, not {type(axis).__name__}")
-    try:
-        ax = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"tally.{fn}: axis must be an integer or None, not {type(axis).__name__}") from None
+def ndim_of(x) -> int:
     lib = library(x)
     if lib == "cai":
-        ndim = len(x.__cuda_array_interface__["shape"])
-    elif lib in ("numpy", "other"):
-        ndim = np.ndim(x)
-    else:
-        ndim = len(getattr(x, "shape", ()))
-    if ndim > 2:
-        raise NotImplementedError(f"tally.{fn}: axis={ax} on a {ndim}-D array: axis reductions take 1-D and 2-D "
-                                  "arrays in this version (reshape first, e.g. x.reshape(-1, x.shape[-1]) to "
-                                  "reduce the last axis)")
-    if not -ndim <= ax < ndim:
-        raise _AxisError(ax, ndim, f"tally.{fn}")
-    if ndim == 1:
+        return len(x.__cuda_array_interface__["shape"])
+    if lib in ("numpy", "other"):
+        return np.ndim(x)
+    return len(getattr(x, "shape", ()))
+
+
+def normalize(x, axis, fn: str, single: bool = False) -> Optional[Tuple[int, ...]]:
+    """axis (None, an int or a tuple of ints) as a tuple of distinct axes in [0, ndim), in the
+    order given; None for axis=None. single: only an int is allowed (argmin, argmax).
+    AxisError (a ValueError and IndexError, as NumPy) when out of range; ValueError for a
+    repeated axis; TypeError otherwise."""
+    if axis is None:
         return None
-    return ax % 2
+    if isinstance(axis, tuple):
+        if single:
+            raise TypeError(f"tally.{fn}: axis must be one integer or None, not the tuple {axis!r} (like "
+                            f"numpy.{fn}, {fn} reduces a single axis)")
+        items = axis
+    else:
+        items = (axis,)
+    ndim = ndim_of(x)
+    axes: List[int] = []
+    for a in items:
+        what = "one integer or None" if single else "an integer, a tuple of integers or None"
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"tally.{fn}: axis must be {what}, not {type(a).__name__}")
+        try:
+            ax = operator.index(a)
+        except TypeError:
+            raise TypeError(f"tally.{fn}: axis must be {what}, not {type(a).__name__}") from None
+        if not -ndim <= ax < ndim:
+            raise _AxisError(ax, ndim, f"tally.{fn}")
+        axes.append(ax % ndim)
+    if len(set(axes)) != len(axes):
+        dup = next(a for a in axes if axes.count(a) > 1)
+        raise ValueError(f"tally.{fn}: duplicate value in 'axis': {axis!r} names axis {dup} more than once")
+    return tuple(axes)
 
 
-def _library_2d(x, fn: str):
+def is_whole(x, axes: Optional[Tuple[int, ...]]) -> bool:
+    """Whether the reduction is over every axis (the whole-array one)."""
+    return axes is None or len(axes) == ndim_of(x)
+
+
+def _library(x, fn: str):
     """(lib, array) with lib in numpy / cupy / torch, or TypeError."""
     lib = library(x)
     if lib in ("numpy", "other"):
@@ -80,6 +124,10 @@ def _library_2d(x, fn: str):
                     "NumPy, CuPy or torch array (convert it, e.g. with cupy.asarray or torch.from_dlpack)")
 
 
+def _name(lib: str, a) -> str:
+    return str(a.dtype)[len("torch."):] if lib == "torch" else a.dtype.name
+
+
 def _astype(lib: str, a, name: str):
     if lib == "torch":
         import torch
@@ -90,41 +138,43 @@ def _astype(lib: str, a, name: str):
     return a.astype(name)
 
 
-def prepare_2d(x, fn: str):
-    """(Arg over a 2-D view for _tally's *_axis functions, the input's dtype name). The view is
-    x itself where the C++ layer can read it (see the module docstring), else a copy."""
-    lib, a = _library_2d(x, fn)
-    name = str(a.dtype)[len("torch."):] if lib == "torch" else a.dtype.name
-    _check_dtype(name, fn, "x")
-    work = a
-    if name in _WIDER:
-        work = _astype(lib, a, _WIDER[name])
-    elif name not in STRIDED_TYPES:
-        raise TypeError(f"tally.{fn}: axis reductions of {name} arrays are not available in this version "
-                        "(float16, bfloat16, float32, float64, int8-int64, uint8-uint32 and bool are)")
-    if lib == "numpy" and (not work.dtype.isnative or _strides(work, "numpy") is None):
-        work = np.ascontiguousarray(work, dtype=work.dtype.newbyteorder("="))
-    wname = str(work.dtype)[len("torch."):] if lib == "torch" else work.dtype.name
-    shape = tuple(work.shape)
+def _permute(lib: str, a, perm):
+    return a.permute(*perm) if lib == "torch" else a.transpose(perm)
+
+
+def _contiguous(lib: str, a):
+    if lib == "torch":
+        return a.contiguous()
+    if lib == "cupy":
+        import cupy
+        with a.device:
+            return cupy.ascontiguousarray(a)
+    return np.ascontiguousarray(a)
+
+
+def _new(lib: str, like, shape, dtype: str):
+    """A new C-contiguous array of `shape` and `dtype` in lib, on like's device (CuPy and torch
+    allocate on their current stream)."""
     if lib == "numpy":
-        arg = Arg("numpy", x, work, work, wname, shape, work.size, False, 0)
-    elif lib == "torch":
-        cuda = work.device.type == "cuda"
-        stream = 0
-        if cuda:
-            import torch
-            stream = int(torch.cuda.current_stream(work.device).cuda_stream)
-        arg = Arg("torch", a, work, None, wname, shape, work.numel(), cuda, stream)
-    else:
-        arg = Arg("cupy", a, work, None, wname, shape, work.size, True, _cupy_stream(work))
-    return arg, name
+        return np.empty(shape, dtype=dtype)
+    if lib == "cupy":
+        import cupy
+        with like.device:
+            return cupy.empty(shape, dtype=dtype)
+    import torch
+    return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
 
 
-def _out(a: Arg, n: int, dtype: str, fn: str) -> tuple:
-    """(result array, its Arg for finish())."""
-    r = new_array(a, (n,), dtype, fn, "")
-    view = r if a.lib == "numpy" else None
-    return r, Arg(a.lib, r, r, view, dtype, (n,), n, a.cuda, a.stream)
+def _from_host(lib: str, like, h: np.ndarray):
+    """Host array h as an array of lib on like's device (one copy, on the current stream)."""
+    if lib == "numpy":
+        return h
+    if lib == "cupy":
+        import cupy
+        with like.device:
+            return cupy.asarray(h)
+    import torch
+    return torch.from_numpy(h).to(like.device)
 
 
 def _view_as(lib: str, r, name: str):
@@ -135,54 +185,224 @@ def _view_as(lib: str, r, name: str):
     return r.view(name)
 
 
-def _outputs(a: Arg, axis: int) -> int:
-    return a.shape[1] if axis == 0 else a.shape[0]
+def _merge_kept(extents):
+    """Adjacent (length, stride) extents merged in order where C order allows it."""
+    out: List[Tuple[int, int]] = []
+    for m, t in extents:
+        if out and out[-1][1] == t * m:
+            out[-1] = (out[-1][0] * m, t)
+        else:
+            out.append((m, t))
+    return out
 
 
-def sum(x, axis: int, result_of, accuracy: str) -> Any:
-    """Sums along axis; result_of(x's dtype name) -> the result's dtype name (the C++ layer
+def _merge_reduced(extents) -> Optional[Tuple[int, int]]:
+    """The reduced (length, stride) extents as one (n, s) extent, in any order, or None."""
+    if not extents:
+        return 1, 1
+    ext = sorted(extents, key=lambda e: -abs(e[1]))
+    n, s = ext[0]
+    for m, t in ext[1:]:
+        if s != t * m:
+            return None
+        n, s = n * m, t
+    return n, s
+
+
+class Plan:
+    """An N-D reduction laid out for the C++ layer (see the module docstring)."""
+
+    __slots__ = ("lib", "arg", "name", "work", "kept", "n", "s", "out_shape", "keep_shape", "outputs", "copied")
+
+
+def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]], contiguous: bool = False) -> Plan:
+    """Lays out the reduction of x over `axes`. widen(dtype name) -> the name of the exact
+    conversion to make first, or None (it raises TypeError for types it refuses).
+    contiguous: the reduced elements of each output must be one contiguous slice (norm, var)."""
+    lib, a = _library(x, fn)
+    name = _name(lib, a)
+    _check_dtype(name, fn, "x")
+    try:
+        target = widen(name)
+    except TypeError as e:
+        raise TypeError(f"tally.{fn}: {e}") from None
+    work = _astype(lib, a, target) if target else a
+    if lib == "numpy" and (not work.dtype.isnative or _strides(work, "numpy") is None):
+        work = np.ascontiguousarray(work, dtype=work.dtype.newbyteorder("="))
+    shape = tuple(work.shape)
+    ndim = len(shape)
+    kept_axes = [i for i in range(ndim) if i not in axes]
+    p = Plan()
+    p.lib, p.name, p.copied = lib, name, False
+    p.out_shape = tuple(shape[i] for i in kept_axes)
+    p.keep_shape = tuple(1 if i in axes else shape[i] for i in range(ndim))
+    p.outputs = math.prod(p.out_shape)
+    n = math.prod(shape[i] for i in axes)
+    if p.outputs == 0 or n == 0:  # nothing to read: strides do not matter
+        kept, red = ([(p.outputs, 0)] if p.outputs > 1 else []), (n, 0)
+    else:
+        st = _strides(work, lib)
+        kept = _merge_kept([(shape[i], st[i]) for i in kept_axes if shape[i] > 1])
+        red = _merge_reduced([(shape[i], st[i]) for i in axes if shape[i] > 1])
+        if red is None or (contiguous and red[0] > 1 and red[1] != 1):
+            work = _contiguous(lib, _permute(lib, work, kept_axes + sorted(axes)))
+            p.copied = True
+            kept, red = ([(p.outputs, n)] if p.outputs > 1 else []), (n, 1)
+    p.work, p.kept, (p.n, p.s) = work, kept, red
+    wname = _name(lib, work)
+    if lib == "numpy":
+        p.arg = Arg("numpy", x, work, work, wname, shape, work.size, False, 0)
+    elif lib == "torch":
+        cuda = work.device.type == "cuda"
+        stream = 0
+        if cuda:
+            import torch
+            stream = int(torch.cuda.current_stream(work.device).cuda_stream)
+        p.arg = Arg("torch", a, work, None, wname, shape, work.numel(), cuda, stream)
+    else:
+        p.arg = Arg("cupy", a, work, None, wname, shape, work.size, True, _cupy_stream(work))
+    return p
+
+
+def _offsets(extents) -> np.ndarray:
+    """Element offsets of every index of `extents` ((length, stride) pairs), in C order."""
+    off = np.zeros(1, dtype=np.int64)
+    for m, t in extents:
+        off = (off[:, None] + np.arange(m, dtype=np.int64)[None, :] * t).reshape(-1)
+    return off
+
+
+def _shaped(p: Plan, r, keepdims: bool):
+    return r.reshape(p.keep_shape if keepdims else p.out_shape)
+
+
+def _run_batches(p: Plan, kind: str, values_dtype: Optional[str], want_index: bool, accuracy: str = "exact"):
+    """The matrix calls of a sum / mean / min / max reduction: (values, indices), each a flat
+    C-contiguous array of p.outputs elements in output (C) order, or None."""
+    values = _new(p.lib, p.work, (p.outputs,), values_dtype) if values_dtype else None
+    indices = _new(p.lib, p.work, (p.outputs,), "int64") if want_index else None
+    if p.outputs == 0:
+        return values, indices
+    kept = p.kept
+    if not kept:
+        rows, rs, others, j = 1, 0, [], None
+    else:
+        big = max(m for m, _ in kept)
+        j = max(i for i, (m, _) in enumerate(kept) if m == big)  # the longest kept extent (the last on ties)
+        rows, rs = kept[j]
+        others = kept[:j] + kept[j + 1:]
+    offsets = _offsets(others)
+    outs = [r for r in (values, indices) if r is not None]
+    views = [Arg(p.lib, r, r, r if p.lib == "numpy" else None, _name(p.lib, r), (p.outputs,), p.outputs,
+                 p.arg.cuda, p.arg.stream) for r in outs]
+    backend, stream = finish(p.arg, *views)
+    v = views.pop(0).view if values is not None else None
+    i = views.pop(0).view if indices is not None else None
+    _tally.axis_batches(kind, p.arg.view, rows, p.n, rs, p.s, offsets, v, i, accuracy, backend, stream)
+    if j is not None and j != len(kept) - 1:
+        # matrix b wrote the outputs of extent j contiguously: back to C order over the kept extents
+        ext = [m for m, _ in others] + [rows]
+        perm = list(range(j)) + [len(kept) - 1] + list(range(j, len(kept) - 1))
+        values, indices = ((None if r is None else _contiguous(p.lib, _permute(p.lib, r.reshape(ext), perm)).reshape(-1))
+                           for r in (values, indices))
+    return values, indices
+
+
+def sum(x, axes, result_of, accuracy: str, keepdims: bool) -> Any:
+    """Sums over `axes`; result_of(x's dtype name) -> the result's dtype name (the C++ layer
     writes int64 for integer data; unsigned data gets its bits viewed as uint64)."""
-    a, name = prepare_2d(x, "sum")
-    result = result_of(name)
+    p = plan(x, axes, "sum", _widen_strided)
+    result = result_of(p.name)
     computed = "int64" if result in ("int64", "uint64") else result
-    r, o = _out(a, _outputs(a, axis), computed, "sum")
-    if o.size == 0:
-        return _view_as(a.lib, r, result) if result != computed else r
-    backend, stream = finish(a, o)
-    _tally.sum_axis(a.view, axis, o.view, accuracy, backend, stream)
-    return _view_as(a.lib, r, result) if result != computed else r
+    r, _ = _run_batches(p, "sum", computed, False, accuracy)
+    if result != computed:
+        r = _view_as(p.lib, r, result)
+    return _shaped(p, r, keepdims)
 
 
-def mean(x, axis: int, result_of) -> Any:
-    a, name = prepare_2d(x, "mean")
-    result = result_of(name)
-    r, o = _out(a, _outputs(a, axis), result, "mean")
-    if o.size == 0:
-        return r
-    backend, stream = finish(a, o)
-    _tally.mean_axis(a.view, axis, o.view, backend, stream)
-    return r
+def mean(x, axes, result_of, keepdims: bool) -> Any:
+    p = plan(x, axes, "mean", _widen_strided)
+    r, _ = _run_batches(p, "mean", result_of(p.name), False)
+    return _shaped(p, r, keepdims)
 
 
-def extreme(x, axis: int, is_max: bool, skip_nan: bool, want_index: bool, fn: str) -> Any:
-    """min/max values (want_index False: x's dtype) or first indices (int64) along axis."""
-    a, name = prepare_2d(x, fn)
-    n = _outputs(a, axis)
-    length = a.shape[axis]
-    if want_index and length == 0 and n > 0:
-        raise ValueError(f"tally.{fn}: axis {axis} has length 0 (shape {a.shape}), so there is no index to return "
-                         "(NumPy: attempt to get an arg-extreme of an empty sequence)")
-    r, o = _out(a, n, "int64" if want_index else a.dtype, fn)
-    if n == 0:  # nothing to compute (and an empty CuPy array has a null data pointer)
-        return r if want_index or name == a.dtype else _astype(a.lib, r, name)
-    backend, stream = finish(a, o)
-    values, indices = (None, o.view) if want_index else (o.view, None)
-    _tally.extreme_axis(is_max, skip_nan, a.view, axis, values, indices, backend, stream)
+def _widen_strided(name: str) -> Optional[str]:
+    if name in _WIDER:
+        return _WIDER[name]
+    if name not in STRIDED_TYPES:
+        raise TypeError(f"axis reductions of {name} arrays are not available in this version "
+                        "(float16, bfloat16, float32, float64, int8-int64, uint8-uint32 and bool are)")
+    return None
+
+
+def _describe(p: Plan, axes, k: int) -> str:
+    """Which output k is, for messages: 'row 3' / 'column 3' of a 2-D x, else its index."""
+    if len(p.keep_shape) == 2 and len(axes) == 1:
+        return f"{'column' if axes[0] == 0 else 'row'} {k}"
+    idx = tuple(int(i) for i in np.unravel_index(k, p.out_shape))
+    return f"the slice at output index {idx}"
+
+
+def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, keepdims: bool) -> Any:
+    """min/max values (want_index False: x's dtype) or first indices along the axis (int64)."""
+    p = plan(x, axes, fn, _widen_strided)
+    if want_index and p.n == 0 and p.outputs > 0:
+        raise ValueError(f"tally.{fn}: axis {axes[0]} has length 0 (shape {tuple(p.work.shape)}), so there is no "
+                         "index to return (NumPy: attempt to get an arg-extreme of an empty sequence)")
+    kind = ("nan" if skip_nan else "") + ("max" if is_max else "min")
+    values, indices = _run_batches(p, kind, None if want_index else p.arg.dtype, want_index)
     if want_index:
-        if n > 0:
-            k = int(r.argmin())  # -1 (a slice of only NaN) is below every index
-            if int(r[k]) < 0:
-                raise ValueError(f"tally.{fn}: {'column' if axis == 0 else 'row'} {k} holds only NaN, so there is "
-                                 "no index to return (NumPy: All-NaN slice encountered)")
-        return r
-    return _astype(a.lib, r, name) if name != a.dtype else r
+        if p.outputs > 0:
+            k = int(indices.argmin())  # -1 (a slice of only NaN) is below every index
+            if int(indices[k]) < 0:
+                raise ValueError(f"tally.{fn}: {_describe(p, axes, k)} holds only NaN, so there is no index to "
+                                 "return (NumPy: All-NaN slice encountered)")
+        return _shaped(p, indices, keepdims)
+    if p.name != p.arg.dtype:
+        values = _astype(p.lib, values, p.name)
+    return _shaped(p, values, keepdims)
+
+
+def per_slice(x, axes, kind: str, fn: str, widen, out_dtype: Callable[[str], str], accuracy: str, keepdims: bool,
+              ddof: int = 0) -> Any:
+    """norm (kind norm1, norm2, norminf), var, std over `axes`: one 1-D call per output on its
+    contiguous slice (see the module docstring). out_dtype(the converted dtype name) -> the
+    result's dtype."""
+    p = plan(x, axes, fn, widen, contiguous=True)
+    result = out_dtype(p.arg.dtype)
+    host = np.empty(p.outputs, dtype=result)
+    offsets = _offsets(p.kept) if p.outputs > 0 else np.zeros(0, dtype=np.int64)
+    backend, stream = finish(p.arg)
+    _tally.slices(kind, p.arg.view, p.n, offsets, int(ddof), host, accuracy, backend, stream)
+    return _shaped(p, _from_host(p.lib, p.work, host), keepdims)
+
+
+def whole(x, value, dtype: str, fn: str, keepdims: bool) -> Any:
+    """A whole-array result: `value` itself, or (keepdims) an array of x's library, on x's
+    device, of shape (1,) * x.ndim and `dtype` holding it."""
+    if not keepdims:
+        return value
+    lib, a = _library(x, fn)
+    shape = (1,) * len(a.shape)
+    if lib == "torch":
+        import torch
+        return torch.full(shape, value, dtype=getattr(torch, dtype), device=a.device)
+    if lib == "cupy":
+        import cupy
+        with a.device:
+            return cupy.full(shape, value, dtype=dtype)
+    return np.full(shape, value, dtype=dtype)
+
+
+def dtype_of(x) -> str:
+    """x's element type as NumPy names it (np.asarray for lists and scalars)."""
+    lib = library(x)
+    if lib == "torch":
+        return str(x.dtype)[len("torch."):]
+    if lib == "cupy":
+        return x.dtype.name
+    if lib == "cai":
+        return np.dtype(x.__cuda_array_interface__["typestr"]).name
+    if lib == "dlpack":
+        return np.dtype(getattr(x, "dtype", "float64")).name
+    return np.asarray(x).dtype.name

@@ -2,7 +2,7 @@
 
 Arrays here are anything nanobind's device-agnostic ndarray accepts (a NumPy array, a DLPack
 capsule, an object with __dlpack__), C-contiguous (the *_strided and *_axis functions: any
-strides, 1-D and 2-D), on the CPU or a CUDA device; `stream` is a
+strides, 1-D and 2-D; axis_batches and slices: any ndim), on the CPU or a CUDA device; `stream` is a
 CUDA stream handle as an integer (0: the legacy default stream). Written from
 `python -m nanobind.stubgen -m tally._tally`, with the array and result types made precise.
 """
@@ -61,3 +61,16 @@ def sum_axis(x: ArrayIn, axis: int, out: ArrayOut, accuracy: str = 'exact', back
 def mean_axis(x: ArrayIn, axis: int, out: ArrayOut, backend: str = 'auto', stream: int = 0) -> None: ...
 
 def extreme_axis(is_max: bool, skip_nan: bool, x: ArrayIn, axis: int, values: Optional[ArrayOut], indices: Optional[ArrayOut], backend: str = 'auto', stream: int = 0) -> None: ...
+
+# N-D axis reductions (python/tally/_axis.py). axis_batches: along axis 1 of offsets.shape[0]
+# matrices (rows, cols) with element strides (row_stride, col_stride) at element offsets
+# offsets[b] from x's data (x: any ndim and strides); matrix b writes out/indices[b*rows :
+# (b+1)*rows] (C-contiguous 1-D results made by the caller; None: not written). kind: 'sum',
+# 'mean', 'min', 'max', 'nanmin', 'nanmax'. One C++ call per matrix. Blocking.
+def axis_batches(kind: str, x: ArrayIn, rows: int, cols: int, row_stride: int, col_stride: int, offsets: Annotated[NDArray, dict(dtype='int64', shape=(None,), order='C', device='cpu')], out: Optional[ArrayOut], indices: Optional[ArrayOut], accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> None: ...
+
+# slices: out[i] = the 1-D function of the n contiguous elements at element offset offsets[i]
+# from x's data; kind 'norm1', 'norm2', 'norminf', 'var', 'std' (ddof); out a host float32 or
+# float64 array of offsets.shape[0] elements. One C++ call (one stream synchronisation on the
+# CUDA backend) per output. Blocking.
+def slices(kind: str, x: ArrayIn, n: int, offsets: Annotated[NDArray, dict(dtype='int64', shape=(None,), order='C', device='cpu')], ddof: int, out: ArrayOut, accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> None: ...

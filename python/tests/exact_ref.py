@@ -38,3 +38,29 @@ def round_f32(q: Fraction) -> float:
         if best is None or key < best[0]:
             best = (key, float(c))
     return best[1]
+
+
+def round_sqrt_f64(q: Fraction) -> float:
+    """The square root of q >= 0 correctly rounded to float64 (to nearest, ties to even): the
+    neighbours of math.sqrt(float(q)) are checked against the exact midpoints, squared."""
+    if q == 0:
+        return 0.0
+    c = math.sqrt(float(q))
+    while True:
+        up, down = math.nextafter(c, math.inf), math.nextafter(c, 0.0)
+        hi = (Fraction(c) + Fraction(up)) / 2
+        lo = (Fraction(down) + Fraction(c)) / 2
+        if q > hi * hi or (q == hi * hi and np.float64(c).view(np.int64) % 2 == 1):
+            c = up
+        elif q < lo * lo or (q == lo * lo and np.float64(c).view(np.int64) % 2 == 1):
+            c = down
+        else:
+            return c
+
+
+def fraction_var(values, ddof: int = 0) -> Fraction:
+    """sum (x - mean)^2 / (n - ddof), exactly (n - ddof > 0)."""
+    xs = [Fraction(float(v)) for v in values]
+    n = len(xs)
+    mean = sum(xs, Fraction(0)) / n
+    return sum(((v - mean) ** 2 for v in xs), Fraction(0)) / (n - ddof)

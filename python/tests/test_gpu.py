@@ -341,3 +341,157 @@ def test_var_std_same_bits_as_cpu(lib):
             assert abs(f - tally.var(hx)) <= 1e-10 * abs(tally.var(hx))
     with pytest.raises(ValueError, match="not available on the cuda backend"):
         tally.var(lib.array(np.arange(10, dtype=np.int64)))
+
+
+# --- N-D axis reductions, tuple axes, keepdims, norm/var/std along axes on the GPU (never run on
+# a GPU yet: written for the H200). Every result is compared with NumPy or with tally's CPU
+# backend on the host copy (exact results have the same bits on both backends).
+
+ND_AXES = [0, 1, 2, 3, -1, -3, (0, 1), (2, 3), (1, 2, 3), (0, 2), (1, 3), (3, 0), ()]
+
+
+def _perm(lib, x, perm):
+    return x.transpose(perm) if lib.name == "cupy" else x.permute(*perm)
+
+
+def _nd_views(lib, h):
+    """(device view, host copy of the same view) pairs over a 4-D array h."""
+    x = lib.array(h)
+    out = [(x, h), (_perm(lib, x, (2, 0, 3, 1)), np.transpose(h, (2, 0, 3, 1))),
+           (x[:, ::2, :, 1::2], h[:, ::2, :, 1::2])]
+    if lib.name == "cupy":
+        out.append((x[::-1, :, ::-2], h[::-1, :, ::-2]))  # torch has no negative steps
+    return out
+
+
+def _slices(h, axis):
+    axes = tuple(a % h.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    kept = [i for i in range(h.ndim) if i not in axes]
+    n = int(np.prod([h.shape[i] for i in axes]))
+    return list(np.ascontiguousarray(np.transpose(h, kept + sorted(axes))).reshape(-1, n))
+
+
+def test_nd_axis_sums_and_extremes_on_the_gpu(lib):
+    rng = np.random.default_rng(41)
+    h = rng.standard_normal((5, 6, 7, 8)) * np.exp2(rng.integers(-30, 30, (5, 6, 7, 8)))
+    h[1, 2, 3, 4] = h.max() + 1.0
+    h[4, 5, 6, 7] = h[1, 2, 3, 4]  # ties: the first index wins
+    for v, hv in _nd_views(lib, h):
+        for axis in ND_AXES:
+            want = np.sum(hv, axis=axis)
+            s = tally.sum(v, axis=axis, accuracy="fast")
+            assert lib.is_mine(s) and _same_device(s, v) and _name(s) == "float64"
+            assert tuple(s.shape) == want.shape, axis
+            for got, c in zip(lib.host(s).reshape(-1).tolist(), _slices(hv, axis)):
+                assert abs(got - math.fsum(c)) <= max(len(c) - 1, 0) * 2.0**-53 * float(np.abs(c).sum())
+            k = tally.sum(v, axis=axis, accuracy="fast", keepdims=True)
+            assert tuple(k.shape) == np.sum(hv, axis=axis, keepdims=True).shape
+            if axis != ():
+                with pytest.raises(ValueError, match="not available on the cuda backend"):
+                    tally.sum(v, axis=axis)  # exact floating sums along an axis: CPU only
+            for f in ("min", "max", "nanmin", "nanmax"):
+                r = getattr(tally, f)(v, axis=axis, keepdims=True)
+                assert lib.is_mine(r) and _same_device(r, v) and _name(r) == "float64"
+                np.testing.assert_array_equal(lib.host(r), getattr(np, f)(hv, axis=axis, keepdims=True))
+            if not isinstance(axis, tuple):
+                for f in ("argmin", "argmax", "nanargmin", "nanargmax"):
+                    r = getattr(tally, f)(v, axis=axis)
+                    assert lib.is_mine(r) and _name(r) == "int64"
+                    np.testing.assert_array_equal(lib.host(r), getattr(np, f)(hv, axis=axis))
+    with pytest.raises(TypeError, match="one integer or None"):
+        tally.argmax(lib.array(h), axis=(0, 1))
+
+
+def test_nd_axis_integer_sums_and_means_on_the_gpu(lib):
+    rng = np.random.default_rng(42)
+    for dt in (np.int32, np.int64, np.int8, np.uint8):
+        info = np.iinfo(dt)
+        h = rng.integers(max(info.min, -2**31), min(int(info.max), 2**31 - 1) + 1, (4, 5, 6, 7)).astype(dt)
+        for v, hv in _nd_views(lib, h):
+            for axis in ND_AXES:
+                s = tally.sum(v, axis=axis)
+                assert lib.is_mine(s) and _name(s) == ("uint64" if dt == np.uint8 else "int64")
+                if _name(s) == "uint64":  # (the values are below 2^63; torch's uint64 has few operations)
+                    s = s.view(lib.m.int64)
+                assert lib.host(s).tolist() == np.sum(hv.astype(np.int64), axis=axis).tolist(), (dt, axis)
+                m = tally.mean(v, axis=axis, keepdims=True)
+                assert _name(m) == "float64"
+                np.testing.assert_array_equal(lib.host(m), tally.mean(np.ascontiguousarray(hv), axis=axis, keepdims=True))
+                r = tally.max(v, axis=axis)
+                assert _name(r) == np.dtype(dt).name
+                np.testing.assert_array_equal(lib.host(r), np.max(hv, axis=axis))
+    with pytest.raises(OverflowError):
+        tally.sum(lib.array(np.full((2, 2, 2), 2**62, dtype=np.int64)), axis=(0, 1))
+
+
+def test_nd_norm_var_std_along_axes_same_bits_as_cpu(lib):
+    rng = np.random.default_rng(43)
+    for dt in (np.float64, np.float32):
+        h = (rng.standard_normal((4, 5, 6, 7)) * np.exp2(rng.integers(-20, 20, (4, 5, 6, 7)))).astype(dt)
+        for v, hv in _nd_views(lib, h):
+            hc = np.ascontiguousarray(hv)
+            for axis in (0, 1, 2, 3, -1):
+                for o in (1, 2, np.inf):
+                    r = tally.norm(v, o, axis=axis)
+                    assert lib.is_mine(r) and _same_device(r, v) and _name(r) == np.dtype(dt).name
+                    want = tally.norm(hc, o, axis=axis)  # the CPU backend: exact, the same bits
+                    np.testing.assert_array_equal(lib.host(r), want)
+                    np.testing.assert_allclose(lib.host(r), np.linalg.norm(hv.astype(np.float64), o, axis=axis),
+                                               rtol=1e-5 if dt == np.float32 else 1e-12)
+                assert tuple(tally.norm(v, axis=axis, keepdims=True).shape) == \
+                    np.linalg.norm(hv, axis=axis, keepdims=True).shape
+            for axis in (0, 3, (1, 2), (0, 3), (0, 1, 2)):
+                for ddof in (0, 1):
+                    r = tally.var(v, axis=axis, ddof=ddof)
+                    assert lib.is_mine(r) and _name(r) == np.dtype(dt).name
+                    np.testing.assert_array_equal(lib.host(r), tally.var(hc, axis=axis, ddof=ddof))
+                    sd = tally.std(v, axis=axis, ddof=ddof, keepdims=True, dtype=np.float64)
+                    assert _name(sd) == "float64"
+                    np.testing.assert_array_equal(lib.host(sd), tally.std(hc, axis=axis, ddof=ddof, keepdims=True,
+                                                                          dtype=np.float64))
+                f = tally.var(v, axis=axis, accuracy="fast")
+                np.testing.assert_allclose(lib.host(f), np.var(hv.astype(np.float64), axis=axis),
+                                           rtol=1e-4 if dt == np.float32 else 1e-10)
+    with pytest.raises(ValueError, match="not available on the cuda backend"):
+        tally.var(lib.array(np.arange(12, dtype=np.int64).reshape(3, 4)), axis=1)
+
+
+def test_nd_keepdims_whole_array_and_empty_on_the_gpu(lib):
+    h = np.arange(24.0).reshape(2, 3, 4)
+    x = lib.array(h)
+    for f in ("sum", "mean", "min", "max", "argmax", "norm", "var"):
+        r = getattr(tally, f)(x, keepdims=True)
+        assert lib.is_mine(r) and _same_device(r, x) and tuple(r.shape) == (1, 1, 1)
+        assert lib.host(r).reshape(-1)[0] == getattr(tally, f)(h), f
+    assert tally.sum(x, axis=(0, 1, 2)) == 276.0  # every axis: the whole-array sum, a Python float
+    e = lib.array(np.zeros((3, 0, 4)))
+    assert lib.host(tally.sum(e, axis=1, accuracy="fast")).tolist() == [[0.0] * 4] * 3
+    assert tuple(tally.max(e, axis=(0, 2)).shape) == (0,)
+    assert lib.host(tally.norm(e, axis=1)).tolist() == [[0.0] * 4] * 3
+    with pytest.raises(ValueError, match="length 0"):
+        tally.argmin(e, axis=1)
+    # a reduction on a non-blocking stream: tally allocates and runs there
+    s = lib.new_stream()
+    with lib.use(s):
+        y = lib.m.zeros((3, 4, 2**18), dtype=lib.m.float64) if lib.name == "cupy" else \
+            lib.m.zeros((3, 4, 2**18), dtype=lib.m.float64, device="cuda")
+        for _ in range(5):
+            y += 1.0
+        assert lib.host(tally.max(y, axis=(0, 2))).tolist() == [5.0] * 4
+        assert lib.host(tally.norm(y, 1, axis=2)).tolist() == [[5.0 * 2**18] * 4] * 3
+    lib.sync()
+
+
+def test_nd_axis_on_cpu_torch_tensors():
+    torch = pytest.importorskip("torch")
+    h = np.random.default_rng(44).standard_normal((3, 4, 5))
+    t = torch.from_numpy(h.copy())
+    for v, hv in ((t, h), (t.permute(2, 0, 1), np.transpose(h, (2, 0, 1))), (t[:, ::2, 1:], h[:, ::2, 1:])):
+        for axis in (0, 1, 2, (0, 2), (1, 2)):
+            s = tally.sum(v, axis=axis, keepdims=True)
+            assert isinstance(s, torch.Tensor) and s.dtype == torch.float64 and s.device.type == "cpu"
+            np.testing.assert_array_equal(s.numpy(), tally.sum(np.ascontiguousarray(hv), axis=axis, keepdims=True))
+            np.testing.assert_array_equal(tally.var(v, axis=axis).numpy(), tally.var(hv, axis=axis))
+        a = tally.argmax(v, axis=1)
+        assert a.dtype == torch.int64 and a.tolist() == np.argmax(hv, axis=1).tolist()
+        assert tally.norm(v, axis=2).tolist() == tally.norm(hv, axis=2).tolist()
