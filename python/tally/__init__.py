@@ -17,7 +17,7 @@ Arrays (any shape, read flattened in C order; element types float32, float64, in
 - C-contiguous arrays are never copied. sum, mean, norm and min/max read any dense layout
   (``x.T``, Fortran order) in place; sum, mean, min, max, argmin, argmax and the nan forms
   read strided 1-D views (``x[::3]``, ``x[::-1]``) of float32, float64, int32 and int64 in
-  place (on CUDA arrays except exact floating sums and floating means). Other layouts are
+  place (host and CUDA arrays). Other layouts are
   copied to a contiguous array in their own library (numpy / cupy / torch, on the current
   stream) before the call. ``add``'s ``out`` is never copied (it must be C-contiguous).
 
@@ -29,10 +29,9 @@ for float32, float64, int32 and int64. Copies (in the array's own library, on it
 stream) are made only for the other element types, which are widened exactly first (float16
 and bfloat16 to float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64;
 uint64 is a TypeError), and for NumPy arrays in big-endian byte order or with byte strides
-that are not a multiple of the item size. CUDA arrays: fast and integer sums, integer means
-and min/max/argmin/argmax along an axis run on the GPU; exact floating sums and floating
-means along an axis are CPU-only in this version and raise ValueError (the C++ message; pass
-accuracy="fast" for sums, or copy to the host).
+that are not a multiple of the item size. CUDA arrays: every axis reduction (exact and fast
+sums, means, min/max/argmin/argmax) runs on the GPU; exact sums and means there have the
+bits of the CPU backend's.
 
 Results: Python ``float`` / ``int`` for whole-array reductions (the call blocks until the
 value is on the host); ``add`` and the axis reductions return an array of the input's library
@@ -126,16 +125,13 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = No
         rounded per output). Returns a 1-D array of x's library (NumPy, CuPy or torch, on x's
         device; shape (cols,) for axis 0, (rows,) for axis 1) of `dtype`, allocated on the
         library's current stream; any row and column strides are read in place (see
-        "Axis reductions" in the package docstring for when a copy happens). On CUDA arrays
-        only accuracy="fast" and integer sums are available along an axis in this version:
-        exact floating sums raise ValueError (the C++ message naming the cuda backend).
-        An empty column/row sums to 0. More than 2 dimensions: NotImplementedError.
+        "Axis reductions" in the package docstring for when a copy happens). CUDA arrays
+        are reduced on the GPU (exact sums: the CPU backend's bits). An empty column/row sums to 0. More than 2 dimensions: NotImplementedError.
 
     Returns a Python float (floating x) or int (integer x) for axis=None. Empty x: 0.0 (0 for
     integers); a sum of negative zeros is -0.0; NaN and infinities follow IEEE. Blocks until
     the value is on the host (after the work queued before it on the stream). A strided 1-D
-    view (x[::3], x[::-1]) is read in place (CUDA arrays: not for exact floating sums, which
-    copy it to a contiguous array first).
+    view (x[::3], x[::-1]) is read in place (host and CUDA arrays).
     Raises TypeError (unsupported dtype), ValueError (bad accuracy), OverflowError (the exact
     integer sum, or one per output, does not fit in int64), AxisError (a ValueError and
     IndexError) for an axis out of range.
@@ -144,9 +140,8 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Optional[int] = No
     ax = _axis_of(x, axis, "sum")
     if ax is not None:
         return _axis.sum(x, ax, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc)
-    floating = ("float32", "float64")
     a = prepare(x, "sum", order_free=True,
-                strided_ok=lambda cuda, name: not cuda or name not in floating or acc == "fast")
+                strided_ok=lambda cuda, name: True)
     out = _out_dtype(dtype, a.dtype, "sum")
     backend, stream = finish(a)
     if a.strided:
@@ -218,22 +213,20 @@ def mean(x, *, dtype=None, axis: Optional[int] = None) -> Any:
     division of the superaccumulator).
 
     x: array of any supported dtype: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on
-        the array library's current stream). A strided 1-D view is read in place (CUDA
-        arrays: integer ones; floating ones are copied to a contiguous array first).
+        the array library's current stream). A strided 1-D view is read in place.
     dtype: float32 or float64; default float32 for float16, bfloat16 and float32 x, float64
         otherwise. Empty x: NaN (NumPy warns and returns NaN). Blocks.
     axis: None (default): a Python float. 0 / -2, 1 / -1 of a 2-D x: a 1-D array of x's
         library of `dtype` (shape (cols,) / (rows,); NaN for an empty column/row), each
-        output correctly rounded. CUDA arrays: integer data only along an axis in this
-        version (floating means per row/column raise ValueError, the C++ message naming the
-        cuda backend). More than 2 dimensions: NotImplementedError.
+        output correctly rounded (CUDA arrays: on the GPU, the CPU backend's bits). More
+        than 2 dimensions: NotImplementedError.
     Raises TypeError for unsupported dtypes, AxisError for an axis out of range.
     """
     ax = _axis_of(x, axis, "mean")
     if ax is not None:
         return _axis.mean(x, ax, lambda name: _mean_dtype(dtype, name))
     a = prepare(x, "mean", order_free=True,
-                strided_ok=lambda cuda, name: not cuda or name not in ("float32", "float64"))
+                strided_ok=lambda cuda, name: True)
     out = _mean_dtype(dtype, a.dtype)
     backend, stream = finish(a)
     if a.strided:
