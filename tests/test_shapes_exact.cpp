@@ -107,9 +107,10 @@ class ShapesExact : public Typed {
           ASSERT_TRUE(same_bits(got[o], one_d)) << "output " << o << ", length " << w.size() << ": against 1-D tally::"
                                                 << (mean ? "mean" : "sum") << " of its elements";
         }
-        if (oracle_here)
+        if (oracle_here) {
           ASSERT_TRUE(same_bits(got[o], (oracle_of<T, Out>(w, mean)))) << "output " << o << ", length " << w.size()
                                                                         << ": against MPFR";
+        }
       }
     };
     one.template operator()<T>(false);
