@@ -117,8 +117,9 @@ template <class T, class Out, bool MEAN>
 __device__ __noinline__ void finish(Out* out, std::int64_t o, std::int64_t* d, unsigned flags, std::int64_t len) {
   using L = layout_of<T>;
   Out r;
+  const Out nan = sizeof(Out) == 8 ? static_cast<Out>(ex::double_of(std::uint64_t(0x7ff8) << 48)) : static_cast<Out>(ex::float_of(0x7fc00000u));
   if constexpr (MEAN)
-    r = len == 0 ? std::numeric_limits<Out>::quiet_NaN()
+    r = len == 0 ? nan
                  : ex::divide_round<Out>(d, L::digits, L::base, flags, static_cast<std::uint64_t>(len));
   else
     r = len == 0 ? Out(0) : ex::round_span<Out>(d, L::digits, L::base, flags);
