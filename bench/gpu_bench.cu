@@ -629,7 +629,7 @@ void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
 
 }  // namespace
 
-// ---- shapes: per-row, per-column and segmented sums (fast mode; tally/shapes.hpp) --------
+// ---- shapes: per-row, per-column and segmented sums (fast and exact; tally/shapes.hpp) -----
 //
 // float32, n elements in all: row sums and column sums of row-major matrices, and segments
 // with one huge segment among 10,000 tiny ones. Anchors: cub::DeviceSegmentedReduce::Sum
@@ -644,6 +644,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
   timer tm(P.s);
   tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};
   const double gb = double(bytes) / 1e3;
   T* out = reinterpret_cast<T*>(P.out);  // results (at most n / 2 of them)
   std::int64_t* doff = nullptr;
@@ -684,6 +685,15 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
                          {out, cols, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
+    // exact (correctly rounded per output; src/cuda/shapes_exact.cuh)
+    double t_rows_x = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, exact);
+    }, slots, reps);
+    double t_cols_x = tm.per_call([&](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                         {out, cols, tally::dtype::float32, tally::memory::device}, exact);
+    }, slots, reps);
     // the same shapes through the v2 path (src/cuda/shapes_tuning.hpp); check = the largest
     // relative difference of the row sums of X(0) from v1's
     auto row_sums = [&]() {
@@ -710,6 +720,8 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
+    rows.push_back({"rows-" + shape, "float32", "tally-exact", n, t_rows_x, gb / t_rows_x, NAN});
+    rows.push_back({"cols-" + shape, "float32", "tally-exact", n, t_cols_x, gb / t_cols_x, NAN});
     rows.push_back({"rows-" + shape + "-v2", "float32", "tally-fast", n, t_rows2, gb / t_rows2, v2_diff});
     rows.push_back({"cols-" + shape + "-v2", "float32", "tally-fast", n, t_cols2, gb / t_cols2, NAN});
   }
@@ -727,6 +739,10 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
                              {out, segs, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
     double t_cub = tm.per_call([&](int k) { CK(cub_segments(k, segs)); }, slots, reps);
+    double t_seg_x = tm.per_call([&](int k) {
+      tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                             {out, segs, tally::dtype::float32, tally::memory::device}, exact);
+    }, slots, reps);
     tally::cuda::tuning::set_shapes_vector_loads(true);
     double t_seg2 = tm.per_call([&](int k) {
       tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
@@ -735,6 +751,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
     tally::cuda::tuning::set_shapes_vector_loads(false);
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
+    rows.push_back({"segments-uneven", "float32", "tally-exact", n, t_seg_x, gb / t_seg_x, NAN});
     rows.push_back({"segments-uneven-v2", "float32", "tally-fast", n, t_seg2, gb / t_seg2, NAN});
   }
   if (ctemp) CK(cudaFree(ctemp));

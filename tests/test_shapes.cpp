@@ -4,8 +4,8 @@
 // 1-D CPU exact path (itself checked against MPFR in test_exact.cpp / test_mean.cpp), integer
 // sums against an exact 128-bit sum, fast sums against the first-order bound of any float64
 // summation order, (n - 1) * 2^-53 * sum|x| (+ half an ulp for float32), and min/max/argmin/
-// argmax against a sequential scan. On the CUDA backend exact floating sums and floating
-// means must be refused (errc::invalid_argument), as documented.
+// argmax against a sequential scan, on both backends (the CUDA backend's exact sums and means
+// against the 1-D CPU bits; tests/test_shapes_exact.cpp has the hard cases and MPFR).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,10 +69,6 @@ class Shapes : public Typed {
     for (auto acc : {tally::accuracy::exact, tally::accuracy::fast}) {
       SCOPED_TRACE(acc == tally::accuracy::exact ? "exact sum" : "fast sum");
       buffer<R> out(b(), m, R(7));
-      if (is_float_v<T> && acc == tally::accuracy::exact && cuda()) {
-        EXPECT_TRUE(throws_tally([&] { sum(acc, out); }, errc::invalid_argument, {"not available on the cuda backend"}));
-        continue;
-      }
       sum(acc, out);
       std::vector<R> got = out.read();
       for (std::size_t o = 0; o < m; ++o) {
@@ -108,16 +104,12 @@ class Shapes : public Typed {
     {
       SCOPED_TRACE("mean");
       buffer<double> out(b(), m, 7.0);
-      if (is_float_v<T> && cuda()) {
-        EXPECT_TRUE(throws_tally([&] { mean(out); }, errc::invalid_argument, {"not available on the cuda backend"}));
-      } else {
-        mean(out);
-        std::vector<double> got = out.read();
-        for (std::size_t o = 0; o < m; ++o) {
-          SCOPED_TRACE("output " + std::to_string(o));
-          double w = tally::mean<T, double>(want[o], cpu_opt());
-          ASSERT_TRUE(same_bits(got[o], w));
-        }
+      mean(out);
+      std::vector<double> got = out.read();
+      for (std::size_t o = 0; o < m; ++o) {
+        SCOPED_TRACE("output " + std::to_string(o));
+        double w = tally::mean<T, double>(want[o], cpu_opt());
+        ASSERT_TRUE(same_bits(got[o], w));
       }
     }
     // extremes
@@ -275,13 +267,8 @@ TEST_P(Shapes, StridedViews) {
       fa.accuracy = tally::accuracy::fast;
       tally::options c = cpu_opt();
       if constexpr (is_float_v<T>) {
-        if (cuda()) {
-          EXPECT_TRUE(throws_tally([&] { return tally::sum_strided<T>(v, ex); }, errc::invalid_argument));
-          EXPECT_TRUE(throws_tally([&] { return tally::mean_strided<T>(v, ex); }, errc::invalid_argument));
-        } else {
-          EXPECT_TRUE(same_bits(tally::sum_strided<T>(v, ex), tally::sum<T>(w, c)));
-          EXPECT_TRUE(same_bits(tally::mean_strided<T>(v, ex), tally::mean<T>(w, c)));
-        }
+        EXPECT_TRUE(same_bits(tally::sum_strided<T>(v, ex), tally::sum<T>(w, c)));
+        EXPECT_TRUE(same_bits(tally::mean_strided<T>(v, ex), tally::mean<T>(w, c)));
         // narrow data: integers below 2^21, any order of float64 additions is exact
         EXPECT_TRUE(same_bits(tally::sum_strided<T>(v, fa), tally::sum<T>(w, c)));
       } else {
@@ -446,10 +433,10 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
                              errc::invalid_argument, {"cannot produce"}));
     EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::max, nan_policy::propagate, x.ref(), 1, {}, {}, opt()); },
                              errc::null_pointer, {"neither"}));
-    // offsets: first not 0, decreasing, last not x's length
-    // (fast mode: exact floating segment sums are refused on the cuda backend before the
-    // offsets, which the GPU checks in a kernel, are read)
+    // offsets: first not 0, decreasing, last not x's length (on the cuda backend the GPU
+    // checks them in a kernel before the reduction: fast and exact sums, and means)
     buffer<R> so(b(), 3, R(0));
+    buffer<double> mo(b(), 3, 0.0);
     tally::options fast = opt();
     fast.accuracy = tally::accuracy::fast;
     for (auto [off, where] : std::vector<std::pair<std::vector<std::int64_t>, std::string>>{
@@ -457,6 +444,12 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
       auto bo = put(off);
       EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), fast); }, errc::invalid_argument,
                                {"offsets"}))
+          << "offsets case " << where;
+      EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), opt()); }, errc::invalid_argument,
+                               {"offsets", where}))
+          << "offsets case " << where;
+      EXPECT_TRUE(throws_tally([&] { tally::segment_mean<T, double>(bx.in(), bo.in(), mo.out(), opt()); },
+                               errc::invalid_argument, {"offsets"}))
           << "offsets case " << where;
     }
     // host offsets for device data (or the reverse) is a memory error, not a crash

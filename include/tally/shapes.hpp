@@ -12,10 +12,12 @@
 //   sum: +0 (integers 0); mean: NaN; min: +inf, max: -inf (integers: the type's highest /
 //   lowest value); index: -1. A segment of only NaNs with nan_policy::omit: NaN and -1.
 //
-// Backends: everything on the CPU backend. The CUDA backend runs fast sums, integer sums,
-// integer means and min/max/argmin/argmax; exact floating sums and floating means per
-// row/column/segment are not available there in this version (errc::invalid_argument, which
-// says so; use accuracy::fast or the cpu backend).
+// Backends: everything on both. Exact floating sums and floating means give the same bits on
+// the CPU and CUDA backends (each output's exact sum on the superaccumulator grid of
+// ops::exact, rounded once by the same functions; on the GPU: per-thread TwoSum expansions
+// flushed into shared-memory carry-save digits, outputs split across blocks merged by integer
+// atomics, so the bits do not depend on the launch shape; the int64 digit words cannot
+// overflow for outputs below 2^45 elements).
 #pragma once
 
 #include <cstdint>
@@ -93,7 +95,8 @@ void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutabl
 // runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty).
 // Empty segments give the empty results listed at the top. Very uneven sizes are fine: on the
 // GPU, segments longer than a tile are split across blocks and their partials combined in a
-// fixed order by a second pass (deterministic, no floating atomics). Other rules as the axis
+// fixed order by a second pass (exact sums and means: integer digits merged by atomic
+// addition, exact in any order; deterministic, no floating atomics). Other rules as the axis
 // forms; indices are positions within the segment.
 
 /// Per-segment sums (op must be reduce_op::sum); out types and accuracy as `reduce_axis`.

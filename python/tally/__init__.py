@@ -17,7 +17,7 @@ Arrays (any shape, read flattened in C order; element types float32, float64, in
 - C-contiguous arrays are never copied. sum, mean, norm and min/max read any dense layout
   (``x.T``, Fortran order) in place; sum, mean, min, max, argmin, argmax and the nan forms
   read strided 1-D views (``x[::3]``, ``x[::-1]``) of float32, float64, int32 and int64 in
-  place (on CUDA arrays except exact floating sums and floating means). Other layouts are
+  place (host and CUDA arrays). Other layouts are
   copied to a contiguous array in their own library (numpy / cupy / torch, on the current
   stream) before the call. ``add``'s ``out`` is never copied (it must be C-contiguous).
 
@@ -36,11 +36,10 @@ moved last), for norm / var / std when the reduced elements of an output are not
 for the other element types, which are widened exactly first (float16 and bfloat16 to
 float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64; uint64 is a TypeError
 except for norm), and for NumPy arrays in big-endian byte order or with byte strides that are
-not a multiple of the item size. CUDA arrays: fast and integer sums, integer means,
-min/max/argmin/argmax, norm and floating var/std along axes run on the GPU (norm, var and std:
-one call, so one stream synchronisation, per output); exact floating sums and floating means
-along an axis are CPU-only in this version and raise ValueError (the C++ message; pass
-accuracy="fast" for sums, or copy to the host). python/tally/_axis.py describes the layout.
+not a multiple of the item size. CUDA arrays: every axis reduction runs on the GPU (exact
+sums and means with the CPU backend's bits; norm, var and std: one call, so one stream
+synchronisation, per output; exact var/std of integer data: ValueError).
+python/tally/_axis.py describes the layout.
 
 Results: Python ``float`` / ``int`` for whole-array reductions (the call blocks until the
 value is on the host); ``add`` and the axis reductions return an array of the input's library
@@ -139,9 +138,8 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         bool to int32, uint32 to int64 (copies); uint64 along an axis: TypeError. Returns an
         array of x's library (NumPy, CuPy or torch, on x's device, allocated on the
         library's current stream) of `dtype` and the kept axes' shape; each output empty
-        (a length-0 axis) is 0. On CUDA arrays only accuracy="fast" and integer sums are
-        available along an axis in this version: exact floating sums raise ValueError (the C++
-        message naming the cuda backend). Axes covering every dimension: the whole-array sum.
+        (a length-0 axis) is 0. CUDA arrays are reduced on the GPU (exact sums: the CPU
+        backend's bits). Axes covering every dimension: the whole-array sum.
     keepdims: keep the reduced axes with length 1 (the result broadcasts against x); with
         axis=None an array of shape (1,) * x.ndim.
 
@@ -158,7 +156,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         return _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims)
     floating = ("float32", "float64")
     a = prepare(x, "sum", order_free=True,
-                strided_ok=lambda cuda, name: not cuda or name not in floating or acc == "fast")
+                strided_ok=lambda cuda, name: True)
     out = _out_dtype(dtype, a.dtype, "sum")
     backend, stream = finish(a)
     if a.strided:
@@ -231,16 +229,14 @@ def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False) -> Any:
     every backend and thread count; an exact long division of the superaccumulator).
 
     x: array of any supported dtype: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on
-        the array library's current stream). A strided 1-D view is read in place (CUDA
-        arrays: integer ones; floating ones are copied to a contiguous array first).
+        the array library's current stream). A strided 1-D view is read in place.
     dtype: float32 or float64; default float32 for float16, bfloat16 and float32 x, float64
         otherwise. Empty x: NaN (NumPy warns and returns NaN). Blocks.
     axis: None (default): a Python float. An int or a tuple of distinct ints (numpy.mean's
         axis): an array of x's library of `dtype` and the kept axes' shape, each output the
         exact sum of ALL its elements divided by their count, correctly rounded (NaN for an
-        empty one); layouts, copies and element types as `sum`. CUDA arrays: integer data only
-        along an axis in this version (floating means raise ValueError, the C++ message naming
-        the cuda backend).
+        empty one); layouts, copies and element types as `sum`. CUDA arrays: on the GPU, with
+        the CPU backend's bits.
     keepdims: keep the reduced axes with length 1.
     Raises TypeError for unsupported dtypes, AxisError for an axis out of range, ValueError for
     a repeated axis.
@@ -249,7 +245,7 @@ def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False) -> Any:
     if not _axis.is_whole(x, axes):
         return _axis.mean(x, axes, lambda name: _mean_dtype(dtype, name), keepdims)
     a = prepare(x, "mean", order_free=True,
-                strided_ok=lambda cuda, name: not cuda or name not in ("float32", "float64"))
+                strided_ok=lambda cuda, name: True)
     out = _mean_dtype(dtype, a.dtype)
     backend, stream = finish(a)
     if a.strided:

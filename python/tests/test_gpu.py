@@ -230,11 +230,16 @@ def test_axis_results_are_arrays_of_the_library_on_its_device(lib):
                 assert lib.is_mine(s) and _same_device(s, x) and _name(s) == "float64"
                 for got, c in zip(lib.host(s).tolist(), cols):
                     assert abs(got - math.fsum(c)) <= max(len(c) - 1, 0) * 2.0**-53 * float(np.abs(c).sum())
-                # exact floating sums and floating means along an axis are CPU-only: ValueError
-                with pytest.raises(ValueError, match="not available on the cuda backend"):
-                    tally.sum(v, axis=axis)
-                with pytest.raises(ValueError, match="not available on the cuda backend"):
-                    tally.mean(v, axis=axis)
+                # exact sums and means along an axis run on the GPU: the bits of the CPU backend's
+                # (NumPy input), which are those of the whole-array sum / mean of each column / row
+                for f in ("sum", "mean"):
+                    for dt in (None, "float32"):
+                        g = getattr(tally, f)(v, axis=axis, dtype=dt)
+                        assert lib.is_mine(g) and _same_device(g, x)
+                        want = getattr(tally, f)(np.ascontiguousarray(hv), axis=axis, dtype=dt)
+                        np.testing.assert_array_equal(lib.host(g).view(np.uint8), want.view(np.uint8))
+                        for got, c in zip(lib.host(g).tolist(), cols):
+                            assert got == getattr(tally, f)(np.ascontiguousarray(c), dtype=dt)
                 # extremes: the same answers as the CPU backend and NumPy (first index on ties)
                 for f in ("min", "max", "argmin", "argmax"):
                     r = getattr(tally, f)(v, axis=axis)
@@ -305,8 +310,9 @@ def test_strided_1d_views_on_the_gpu(lib):
         assert _arrays.prepare(v, "max", strided_ok=lambda cuda, name: True).strided  # read in place
         for f in ("min", "max", "argmin", "argmax"):
             assert getattr(tally, f)(v) == getattr(np, f)(hv)
-        assert tally.sum(v) == math.fsum(hv)  # exact: copied to a contiguous array, then exact on the GPU
+        assert tally.sum(v) == math.fsum(hv)  # exact, read in place on the GPU (strided shape kernels)
         assert tally.mean(v) == tally.mean(np.ascontiguousarray(hv))
+        assert tally.sum(v, dtype="float32") == tally.sum(np.ascontiguousarray(hv), dtype="float32")
         assert abs(tally.sum(v, accuracy="fast") - math.fsum(hv)) <= len(hv) * 2.0**-53 * float(np.abs(hv).sum())
     hi = np.arange(100_000, dtype=np.int64) * 3
     xi = lib.array(hi)
@@ -386,9 +392,11 @@ def test_nd_axis_sums_and_extremes_on_the_gpu(lib):
                 assert abs(got - math.fsum(c)) <= max(len(c) - 1, 0) * 2.0**-53 * float(np.abs(c).sum())
             k = tally.sum(v, axis=axis, accuracy="fast", keepdims=True)
             assert tuple(k.shape) == np.sum(hv, axis=axis, keepdims=True).shape
-            if axis != ():
-                with pytest.raises(ValueError, match="not available on the cuda backend"):
-                    tally.sum(v, axis=axis)  # exact floating sums along an axis: CPU only
+            # exact sums and means along the axes: on the GPU, the CPU backend's bits
+            hc = np.ascontiguousarray(hv)
+            np.testing.assert_array_equal(lib.host(tally.sum(v, axis=axis)), tally.sum(hc, axis=axis))
+            np.testing.assert_array_equal(lib.host(tally.mean(v, axis=axis, keepdims=True)),
+                                          tally.mean(hc, axis=axis, keepdims=True))
             for f in ("min", "max", "nanmin", "nanmax"):
                 r = getattr(tally, f)(v, axis=axis, keepdims=True)
                 assert lib.is_mine(r) and _same_device(r, v) and _name(r) == "float64"

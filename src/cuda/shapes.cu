@@ -10,6 +10,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/shapes.cuh"
+#include "cuda/shapes_exact.hpp"
 #include "cuda/shapes_scratch.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "cuda/shapes_v2.cuh"
@@ -153,7 +154,9 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     } else {
       mk.template operator()<int_sum<T>, std::int64_t>();
     }
-  } else {  // fast floating sums (exact ones are refused by shapes_supported)
+  } else if (r.what == kind::mean || r.acc == accuracy::exact) {  // src/cuda/shapes_exact.cu
+    shapes_exact_run(g, r, st, s);
+  } else {  // fast floating sums
     if (r.out_type == dtype::float32) mk.template operator()<fast_sum<T, float>, float>();
     else mk.template operator()<fast_sum<T, double>, double>();
   }
@@ -161,10 +164,8 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
 
 }  // namespace
 
-bool shapes_supported(const tally::shapes::request& r, dtype t) noexcept {
-  bool floating = t == dtype::float32 || t == dtype::float64;
-  if (!floating || r.what == kind::extreme) return true;
-  return r.what == kind::sum && r.acc == accuracy::fast;
+bool shapes_supported(const tally::shapes::request&, dtype) noexcept {
+  return true;  // every operation and element type of the shape layer (exact ones: shapes_exact.cu)
 }
 
 void shapes_run(const geometry& g, const request& r, outcome& st, stream_t stream, int device) {

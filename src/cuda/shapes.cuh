@@ -158,8 +158,9 @@ template <class T, bool MAX, bool SKIP> struct extreme {
 
 // ---- kernels ----------------------------------------------------------------------------------
 
-/// bad = the first i in [0, segments] where the offsets break the rules.
-__global__ void shapes_check_offsets(const std::int64_t* off, std::int64_t segments, std::int64_t n, long long* bad) {
+/// bad = the first i in [0, segments] where the offsets break the rules. (static: one copy per
+/// translation unit that launches it, shapes.cu and shapes_exact.cu.)
+static __global__ void shapes_check_offsets(const std::int64_t* off, std::int64_t segments, std::int64_t n, long long* bad) {
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i > segments) return;
   bool ok = i == 0 ? off[0] == 0 : off[i] >= off[i - 1];

@@ -1,0 +1,124 @@
+// Launch layer of the shape layer's exact floating sums and means (src/cuda/shapes_exact.cuh):
+// picks row or column mode as src/cuda/shapes.cu does, sizes the grids, and lays out the
+// scratch: status words, zeroed merge slots (digits, flags, counter) for outputs split across
+// blocks, and results bound for host memory. Deterministic: the merges are integer additions.
+#include "cuda/shapes_exact.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+
+#include "cuda/check.hpp"
+#include "cuda/shapes_exact.cuh"
+#include "cuda/shapes_scratch.hpp"
+#include "cuda/shapes_tuning.hpp"
+
+namespace tally::cuda {
+namespace {
+
+using namespace shapes_k;
+using namespace shapes_k::exact;
+using tally::shapes::geometry;
+using tally::shapes::kind;
+using tally::shapes::outcome;
+using tally::shapes::request;
+
+std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  TALLY_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+template <class T, class Out, bool MEAN>
+void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
+  constexpr int W = slot_words<T>;
+  const bool segmented = g.offsets != nullptr;
+  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+  geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+
+  // Column mode: blocks of kColOut outputs, rows split into chunks for a few waves of blocks.
+  const std::int64_t gx = (g.outputs + kColOut - 1) / kColOut;
+  std::int64_t chunks = 1, chunk = std::max<std::int64_t>(1, g.len), tiles = 0;
+  if (column_mode) {
+    const std::int64_t want = std::max<std::int64_t>(1, (4LL * sm_count() + gx - 1) / gx);
+    chunks = std::clamp<std::int64_t>(want, 1, std::max<std::int64_t>(1, g.len / 256));
+    chunks = std::min<std::int64_t>(chunks, 65535);
+    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
+    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+  } else if (g.n > 0 && (segmented || g.len > kXTile)) {
+    tiles = (g.n + kXTile - 1) / kXTile;
+  }
+  const std::size_t slot_count = column_mode ? (chunks > 1 ? static_cast<std::size_t>(g.outputs) : 0) : static_cast<std::size_t>(tiles);
+  const std::size_t counter_count = column_mode && chunks > 1 ? static_cast<std::size_t>(gx) : 0;
+  const std::size_t out_bytes = r.out_on_host ? sizeof(Out) * static_cast<std::size_t>(g.outputs) : 0;
+  const std::size_t s_slots = round_up(2 * sizeof(long long));
+  const std::size_t merge_bytes = (slot_count * W + counter_count) * sizeof(std::int64_t);
+  const std::size_t s_out = s_slots + round_up(merge_bytes);
+  const std::size_t total = s_out + round_up(out_bytes);
+  char* scratch = nullptr;
+  const bool cached = tuning::shapes_vector_loads();
+  std::unique_lock<std::mutex> hold;  // the cached scratch is this call's until its sync
+  if (cached) {
+    shapes_scratch& cache = get_shapes_scratch(stream);
+    hold = std::unique_lock<std::mutex>(cache.in_use);
+    scratch = static_cast<char*>(cache.reserve(total, stream));
+  } else {
+    TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
+  }
+  auto* status = reinterpret_cast<long long*>(scratch);
+  auto* slots = reinterpret_cast<std::int64_t*>(scratch + s_slots);
+  auto* counters = reinterpret_cast<unsigned long long*>(slots + slot_count * W);
+  Out* out = out_bytes ? reinterpret_cast<Out*>(scratch + s_out) : static_cast<Out*>(r.out);
+  TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
+  if (merge_bytes) TALLY_CUDA(cudaMemsetAsync(slots, 0, merge_bytes, stream));
+
+  const long long* bad = nullptr;
+  if (segmented) {
+    bad = status;
+    unsigned blocks = static_cast<unsigned>((g.outputs + 1 + kBlock - 1) / kBlock);
+    shapes_check_offsets<<<blocks, kBlock, 0, stream>>>(g.offsets, g.outputs, g.n, status);
+    TALLY_CUDA(cudaGetLastError());
+  }
+  if (column_mode) {
+    dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
+    exact_col_kernel<T, Out, MEAN><<<grid, kBlock, 0, stream>>>(d, out, chunk, slots, counters);
+    TALLY_CUDA(cudaGetLastError());
+  } else {
+    if (tiles > 0) {
+      exact_tile_kernel<T, Out, MEAN><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, out, slots, bad);
+      TALLY_CUDA(cudaGetLastError());
+    }
+    unsigned blocks = static_cast<unsigned>((g.outputs + kWarps - 1) / kWarps);
+    exact_warp_kernel<T, Out, MEAN><<<blocks, kBlock, 0, stream>>>(d, out, bad);
+    TALLY_CUDA(cudaGetLastError());
+  }
+  long long words[2];
+  TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
+  if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
+  if (!cached) TALLY_CUDA(cudaFreeAsync(scratch, stream));
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  st.bad_offset_at = words[0] == kNone ? -1 : words[0];
+}
+
+template <class T> void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+  const bool mean = r.what == kind::mean;
+  if (r.out_type == dtype::float32) {
+    if (mean) launch<T, float, true>(g, r, st, s);
+    else launch<T, float, false>(g, r, st, s);
+  } else {
+    if (mean) launch<T, double, true>(g, r, st, s);
+    else launch<T, double, false>(g, r, st, s);
+  }
+}
+
+}  // namespace
+
+void shapes_exact_run(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
+  if (g.type == dtype::float32) run_t<float>(g, r, st, stream);
+  else run_t<double>(g, r, st, stream);
+}
+
+}  // namespace tally::cuda

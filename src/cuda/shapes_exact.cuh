@@ -1,0 +1,271 @@
+// CUDA kernels of the shape layer's exact floating sums and means (per row, per column, per
+// CSR segment, strided views): every output is the exact sum of its elements, held on the
+// superaccumulator grid of the CPU shape path (ops::exact::f32_sum_layout for float32 data,
+// f64_sum_layout for float64), rounded once with the same host/device functions the CPU uses
+// (ops::exact::round_span; divide_round for means), so the bits are the CPU backend's and those
+// of tally::sum / tally::mean over the output's elements.
+//
+// Per element: each thread keeps an expansion of ops::exact::kTerms doubles (TwoSum, Knuth;
+// Ogita, Rump and Oishi 2005) and flushes what overflows it into a superaccumulator of int64
+// digits in shared memory with 64-bit shared atomicAdd, no carry propagation (carry-save:
+// each deposit adds |v| < 2^32 to at most five digits, so fewer than 2^31 deposits per digit
+// cannot overflow); at the end the expansion is drained into it. Integer addition is exact
+// and associative, so the order of the atomics changes nothing: deterministic, launch-shape
+// independent results.
+//
+//  - exact_warp_kernel: one warp per output of at most kXTile elements (rows, segments,
+//    strided views), one shared superaccumulator per warp; lane 0 rounds.
+//  - exact_tile_kernel: outputs longer than kXTile: the flat element range in tiles of kXTile,
+//    one block per tile (a tile meets at most two long outputs, as in shapes_tile_kernel).
+//    Each block folds its part into a shared superaccumulator, carry-normalises it to signed
+//    digits in [-2^31, 2^31) and adds its nonzero digits with global atomicAdd into the
+//    output's slot in scratch (slot = the output's first tile), ORs its flags there, and counts
+//    itself in the slot's counter; the block that counts last (threadfence reduction, as in
+//    the CUDA samples) reads the slot back and rounds.
+//  - exact_col_kernel: column reductions (outputs adjacent in memory): a block owns 32
+//    adjacent outputs, lane j of every warp reads output j (a warp reads 32 neighbours of one
+//    row: coalesced), the 8 warps take rows in turn; 32 shared superaccumulators per block.
+//    Tall matrices are split into row chunks over gridDim.y that merge as the tiles do (slot =
+//    the output, one counter per 32 outputs).
+// Special values travel as ops::exact flags (NaN, +inf, -inf, not -0.0), ORed.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "cuda/shapes.cuh"
+#include "tally/ops/exact.hpp"
+
+namespace tally::cuda::shapes_k::exact {
+
+namespace ex = ops::exact;
+
+inline constexpr std::int64_t kXTile = 16384;  // elements per tile; longer outputs are split
+inline constexpr int kWarps = kBlock / 32;
+inline constexpr int kColOut = 32;  // outputs per block in column mode
+
+template <class T> using layout_of = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+
+/// Words of a slot in scratch: the digits, the flags, the counter of blocks done.
+template <class T> inline constexpr int slot_words = layout_of<T>::digits + 2;
+
+__device__ __forceinline__ void shared_add(std::int64_t* d, int i, std::int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(d + i), static_cast<unsigned long long>(v));
+}
+
+/// Adds element x to the thread's expansion; what overflows it goes into the digits at d.
+template <class T> __device__ __forceinline__ void take(ex::expansion& f, T x, std::int64_t* d) {
+  using L = layout_of<T>;
+  auto add = [d](int i, std::int64_t v) { shared_add(d, i, v); };
+  auto flush = [&](double v) { ex::deposit<L>(v, add); };
+  ex::add_term(f, x, flush);
+  if constexpr (std::is_same_v<T, double>) {
+    if (ex::too_big(f.a[0])) {  // keep |a0| < 2^1011: no TwoSum can overflow
+      flush(f.a[0]);
+      f.a[0] = 0.0;
+    }
+  }
+}
+
+/// Drains the expansion into the digits at d; returns its flags.
+template <class T> __device__ __forceinline__ unsigned drain_to(ex::expansion& f, std::int64_t* d) {
+  using L = layout_of<T>;
+  auto add = [d](int i, std::int64_t v) { shared_add(d, i, v); };
+  ex::drain(f, [&](double v) { ex::deposit<L>(v, add); });
+  return f.flags;
+}
+
+/// Folds elements k = first, first + step, ... < k1 of output o (kUnroll loads in flight).
+template <class T>
+__device__ __forceinline__ void fold(ex::expansion& f, const geo& g, std::int64_t o, std::int64_t k0, std::int64_t k1,
+                                     int first, int step, std::int64_t* d) {
+  const T* x = static_cast<const T*>(g.x);
+  std::int64_t k = k0 + first;
+  for (; k + (kUnroll - 1) * step < k1; k += kUnroll * step) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x + g.addr(o, k + u * step));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) take<T>(f, v[u], d);
+  }
+  for (; k < k1; k += step) take<T>(f, __ldg(x + g.addr(o, k)), d);
+}
+
+/// OR of v over the warp.
+__device__ __forceinline__ unsigned warp_or(unsigned v) {
+#pragma unroll
+  for (int s = 16; s >= 1; s /= 2) v |= __shfl_xor_sync(0xffffffffu, v, s);
+  return v;
+}
+
+/// Signed carry normalisation: digits 0..D-2 into [-2^31, 2^31), the carry into the top
+/// digit (the value is unchanged). Keeps a partial's nonzero digits few whatever its sign.
+__device__ __forceinline__ void balance(std::int64_t* d, int D) {
+  std::int64_t c = 0;
+  for (int i = 0; i + 1 < D; ++i) {
+    std::int64_t v = d[i] + c;
+    c = (v + (std::int64_t(1) << 31)) >> 32;
+    d[i] = v - c * (std::int64_t(1) << 32);
+  }
+  d[D - 1] += c;
+}
+
+/// Rounds the output's digits (overwritten) into out[o]: the correctly rounded sum (len == 0:
+/// +0) or mean (len == 0: NaN), as the CPU shape path writes it. Out of line: the long
+/// division of the mean stays out of the folding loops' registers.
+template <class T, class Out, bool MEAN>
+__device__ __noinline__ void finish(Out* out, std::int64_t o, std::int64_t* d, unsigned flags, std::int64_t len) {
+  using L = layout_of<T>;
+  Out r;
+  const Out nan = sizeof(Out) == 8 ? static_cast<Out>(ex::double_of(std::uint64_t(0x7ff8) << 48)) : static_cast<Out>(ex::float_of(0x7fc00000u));
+  if constexpr (MEAN)
+    r = len == 0 ? nan
+                 : ex::divide_round<Out>(d, L::digits, L::base, flags, static_cast<std::uint64_t>(len));
+  else
+    r = len == 0 ? Out(0) : ex::round_span<Out>(d, L::digits, L::base, flags);
+  out[o] = r;
+}
+
+/// One warp per output of at most kXTile elements (longer ones: exact_tile_kernel).
+template <class T, class Out, bool MEAN>
+__global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, const long long* bad) {
+  using L = layout_of<T>;
+  __shared__ std::int64_t acc[kWarps][L::digits];
+  if (bad && *bad != kNone) return;
+  const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
+  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kWarps + w;
+  if (o >= g.outputs) return;  // whole warps leave; only warp-level synchronisation below
+  const std::int64_t len = g.length(o);
+  if (len > kXTile) return;
+  std::int64_t* d = acc[w];
+  for (int i = lane; i < L::digits; i += 32) d[i] = 0;
+  __syncwarp();
+  ex::expansion f;
+  fold<T>(f, g, o, 0, len, lane, 32, d);
+  unsigned flags = warp_or(drain_to<T>(f, d));
+  __syncwarp();
+  if (lane == 0) finish<T, Out, MEAN>(out, o, d, flags, len);
+}
+
+/// Outputs longer than kXTile: one block per tile of kXTile flat elements, merged through
+/// slots (slot_words<T> words each, zeroed) in scratch; the last block of an output rounds.
+template <class T, class Out, bool MEAN>
+__global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std::int64_t* slots, const long long* bad) {
+  using L = layout_of<T>;
+  constexpr int D = L::digits;
+  __shared__ std::int64_t acc[D];
+  __shared__ unsigned sflags;
+  __shared__ bool last;
+  if (bad && *bad != kNone) return;
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t f0 = t * kXTile, f1 = f0 + kXTile < g.n ? f0 + kXTile : g.n;
+  const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
+  for (int part = 0; part < 2; ++part) {
+    const std::int64_t s = part == 0 ? sa : sb;
+    if (part == 1 && sb == sa) break;
+    const std::int64_t b = g.begin(s), len = g.length(s);
+    if (len <= kXTile) continue;  // (uniform across the block)
+    for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = 0;
+    if (threadIdx.x == 0) sflags = 0;
+    __syncthreads();
+    const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
+    ex::expansion f;
+    fold<T>(f, g, s, lo, hi, threadIdx.x, kBlock, acc);
+    unsigned fl = warp_or(drain_to<T>(f, acc));
+    if ((threadIdx.x & 31) == 0 && fl) atomicOr(&sflags, fl);
+    __syncthreads();
+    if (threadIdx.x == 0) balance(acc, D);
+    __syncthreads();
+    std::int64_t* slot = slots + (b / kXTile) * slot_words<T>;
+    for (int i = threadIdx.x; i < D; i += kBlock)
+      if (acc[i] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(slot + i), static_cast<unsigned long long>(acc[i]));
+    if (threadIdx.x == 0 && sflags) atomicOr(reinterpret_cast<unsigned long long*>(slot + D), static_cast<unsigned long long>(sflags));
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const unsigned long long blocks = static_cast<unsigned long long>((b + len - 1) / kXTile - b / kXTile + 1);
+      last = atomicAdd(reinterpret_cast<unsigned long long*>(slot + D + 1), 1ULL) == blocks - 1;
+    }
+    __syncthreads();
+    if (last) {  // every other block of this output has added its digits (and fenced)
+      __threadfence();
+      for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = static_cast<std::int64_t>(__ldcg(reinterpret_cast<const long long*>(slot + i)));
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
+        finish<T, Out, MEAN>(out, s, acc, flags, len);
+      }
+    }
+    __syncthreads();  // acc and sflags are reused
+  }
+}
+
+/// Column mode: kColOut adjacent outputs per block (blockIdx.x), rows [y * chunk, (y + 1) *
+/// chunk) of gridDim.y chunks; with more than one chunk the blocks merge through slots (one
+/// per output, slot_words<T> words, zeroed) and counters (one per blockIdx.x, zeroed).
+template <class T, class Out, bool MEAN>
+__global__ void __launch_bounds__(kBlock) exact_col_kernel(geo g, Out* out, std::int64_t chunk, std::int64_t* slots,
+                                                           unsigned long long* counters) {
+  using L = layout_of<T>;
+  constexpr int D = L::digits;
+  __shared__ std::int64_t acc[kColOut][D];
+  __shared__ unsigned sflags[kColOut];
+  __shared__ bool last;
+  const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
+  const std::int64_t o0 = static_cast<std::int64_t>(blockIdx.x) * kColOut;
+  const int live = g.outputs - o0 < kColOut ? static_cast<int>(g.outputs - o0) : kColOut;
+  for (int i = threadIdx.x; i < kColOut * D; i += kBlock) acc[i / D][i % D] = 0;
+  if (threadIdx.x < kColOut) sflags[threadIdx.x] = 0;
+  __syncthreads();
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  if (lane < live) {
+    ex::expansion f;
+    const T* x = static_cast<const T*>(g.x) + (o0 + lane) * g.outer;
+    std::int64_t* d = acc[lane];
+    std::int64_t k = k0 + w;
+    constexpr int step = kWarps;
+    for (; k + (kUnroll - 1) * step < k1; k += kUnroll * step) {
+      T v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x + (k + u * step) * g.inner);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) take<T>(f, v[u], d);
+    }
+    for (; k < k1; k += step) take<T>(f, __ldg(x + k * g.inner), d);
+    unsigned fl = drain_to<T>(f, d);
+    if (fl) atomicOr(&sflags[lane], fl);
+  }
+  __syncthreads();
+  if (gridDim.y == 1) {
+    if (threadIdx.x < live) finish<T, Out, MEAN>(out, o0 + threadIdx.x, acc[threadIdx.x], sflags[threadIdx.x], g.len);
+    return;
+  }
+  if (threadIdx.x < live) balance(acc[threadIdx.x], D);
+  __syncthreads();
+  for (int i = threadIdx.x; i < live * D; i += kBlock) {
+    const std::int64_t v = acc[i / D][i % D];
+    if (v != 0)
+      atomicAdd(reinterpret_cast<unsigned long long*>(slots + (o0 + i / D) * slot_words<T> + i % D), static_cast<unsigned long long>(v));
+  }
+  if (threadIdx.x < live && sflags[threadIdx.x])
+    atomicOr(reinterpret_cast<unsigned long long*>(slots + (o0 + threadIdx.x) * slot_words<T> + D),
+             static_cast<unsigned long long>(sflags[threadIdx.x]));
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counters + blockIdx.x, 1ULL) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int i = threadIdx.x; i < live * D; i += kBlock)
+    acc[i / D][i % D] = static_cast<std::int64_t>(
+        __ldcg(reinterpret_cast<const long long*>(slots + (o0 + i / D) * slot_words<T> + i % D)));
+  __syncthreads();
+  if (threadIdx.x < live) {
+    const std::int64_t* slot = slots + (o0 + threadIdx.x) * slot_words<T>;
+    unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
+    finish<T, Out, MEAN>(out, o0 + threadIdx.x, acc[threadIdx.x], flags, g.len);
+  }
+}
+
+}  // namespace tally::cuda::shapes_k::exact

@@ -1,0 +1,17 @@
+// Launch layer of the shape layer's exact floating sums and means on the GPU (kernels:
+// src/cuda/shapes_exact.cuh). Called by src/cuda/shapes.cu for float32 / float64 data when
+// the request is a mean, or a sum with accuracy::exact.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "shapes_backend.hpp"
+
+namespace tally::cuda {
+
+/// Exact sums (r.what == sum) or means (r.what == mean) of g's outputs into r.out (float32 or
+/// float64; host memory when r.out_on_host), bitwise those of the CPU shape path. Blocking
+/// (synchronises stream). Reports bad device offsets in st.bad_offset_at.
+void shapes_exact_run(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
+
+}  // namespace tally::cuda
