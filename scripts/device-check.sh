@@ -35,6 +35,9 @@ if want sanitize; then
   F='Backends/Typed.TinyLengths/cuda*:Backends/Typed.SmallKnownValues/cuda*:Backends/Typed.EmptyInput/cuda*:Backends/Typed.MisalignedViews/cuda*:CudaOnly.*Small:Backends/Exact.WideExponentRanges/cuda*:Backends/Exact.KnownAnswers/cuda*'
   F="$F:Backends/Shapes.EmptyAndLengthOneAxes/cuda*:Backends/Types.*/cuda:Backends/Mean.SpecialValuesAndEmpty/cuda*:Backends/Norm.SpecialValuesEmptyAndErrors/cuda*"
   F="$F:Backends/Logical.*/cuda*:Backends/Axpy.*/cuda*:Backends/Transform.*/cuda*"
+  F="$F:Backends/ShapesExact.SpecialValuesSignedZerosOverflowAndEmpty/cuda*:Backends/ShapesExact.StridedViews/cuda*"
+  F="$F:Backends/ShapesExact.ColumnReductionsOfRowMajorMatricesSplitIntoRowChunks/cuda*:Backends/Shapes.*Segment*/cuda*"
+  F="$F:Backends/Extremes.*/cuda*:Backends/Norms.*/cuda*"
   : >"$OUT/sanitize.log"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="${SANITIZE_FILTER:-$F}" \
