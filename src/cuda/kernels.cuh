@@ -124,10 +124,8 @@ add_kernel(const T* x, const T* y, T* out, std::int64_t n, std::int64_t head, in
 
 /// One-launch reduction whose reducer needs each element's index (min/max and their first
 /// index: ops/extremes.hpp): R::accumulate(acc, x[i], i). Loads as in reduce_kernel (scalar
-/// head, 16-byte vectors with UNROLL in flight, scalar tail); R::combine breaks ties by index
-/// across threads. Each thread visits its elements in increasing index order, which is what
-/// lets a reducer with screening (R::screen_t: ops::extreme_reducer) skip tiles that cannot
-/// change its accumulator.
+/// head, 16-byte vectors with UNROLL in flight, scalar tail); the order of accumulation does
+/// not matter (R::combine breaks ties by index).
 template <class R, class T, int V, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK)
 indexed_kernel(const T* __restrict x,  // (n,)
@@ -146,17 +144,6 @@ indexed_kernel(const T* __restrict x,  // (n,)
     vec_t a[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) a[u] = load(xv + i + u * stride);
-    if constexpr (requires { typename R::screen_t; }) {
-      // Most tiles cannot change the accumulator (see the reducer's may_change): one compare
-      // per element, no index arithmetic, for those.
-      typename R::screen_t best = R::screen_identity();
-      bool nan = false;
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-        for (int k = 0; k < V; ++k) R::screen(best, nan, a[u].v[k]);
-      if (!R::may_change(acc, best, nan)) continue;
-    }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll

@@ -61,20 +61,6 @@ template <class T, bool MAX, bool SKIP_NAN> struct extreme_reducer {
       acc.index = i;
     }
   }
-  // Tile screening (src/cuda/kernels.cuh indexed_kernel): a thread visits its elements in
-  // increasing index order, so a tile can change acc only if its best non-NaN value is
-  // strictly better than acc.value, or acc holds no element yet, or the tile holds the first
-  // NaN (propagate). Tiles that cannot are skipped after one compare per element.
-  using screen_t = T;
-  static TALLY_HD T screen_identity() { return empty_value(); }
-  static TALLY_HD void screen(T& best, bool& nan, T x) {
-    if (is_nan(x)) nan = true;
-    else if (MAX ? x > best : x < best) best = x;
-  }
-  static TALLY_HD bool may_change(const acc_t& acc, T best, bool nan) {
-    if (!SKIP_NAN && nan && acc.nan_index == kNoIndex) return true;
-    return acc.index == kNoIndex || (MAX ? best > acc.value : best < acc.value);
-  }
   static TALLY_HD acc_t combine(acc_t a, acc_t b) {
     acc_t r = better(b.value, b.index, a.value, a.index) ? b : a;
     r.nan_index = a.nan_index < b.nan_index ? a.nan_index : b.nan_index;
