@@ -254,22 +254,15 @@ report run_mean_norm(bool norm, const settings& s) {
 
 /// --axis: `cmd` along one axis of a 2-D FILE, one result per line (--json: a list under
 /// "value"). --backend cuda copies the matrix to the GPU once (axis.cpp, cuda_staging.cpp);
-/// auto picks as the 1-D commands do (the GPU when one is present), and falls back to the
-/// cpu backend when the cuda backend refuses the operation (errc::invalid_argument: exact
-/// floating sums and means per output, in this version). An explicit --backend cuda passes
-/// the refusal through as an error (exit 1).
+/// auto picks as the 1-D commands do (the GPU when one is present). Every backend gives the
+/// same bits for exact and integer sums, means and min/max/argmin/argmax.
 void run_axis(const std::string& cmd, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
   tally::backend be = pick_backend(s.backend);
   axis_report r;
   try {
-    try {
-      r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, be);
-    } catch (const tally::error& e) {
-      if (s.backend != "auto" || be != tally::backend::cuda || e.code() != tally::errc::invalid_argument) throw;
-      r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, tally::backend::cpu);
-    }
+    r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, be);
   } catch (const std::invalid_argument& e) {
     throw input_error(fmt::format("{}: {}", s.a, e.what()));
   }
