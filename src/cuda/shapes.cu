@@ -66,15 +66,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::size_t s_out = s_part + round_up(part_count * sizeof(A));
   const std::size_t s_idx = s_out + round_up(out_bytes);
   const std::size_t total = s_idx + round_up(idx_bytes);
-  char* scratch = nullptr;
-  std::unique_lock<std::mutex> hold;  // v2: the cached scratch is this call's until its sync
-  if (v2) {
-    shapes_scratch& cache = get_shapes_scratch(stream);
-    hold = std::unique_lock<std::mutex>(cache.in_use);
-    scratch = static_cast<char*>(cache.reserve(total, stream));
-  } else {
-    TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
-  }
+  scratch_lease lease(total, stream, v2);  // v2: the cached scratch, this call's until its sync
+  char* scratch = lease.data();
   auto* status = reinterpret_cast<long long*>(scratch);
   auto* partials = reinterpret_cast<A*>(scratch + s_part);
   void* out = out_bytes ? scratch + s_out : r.out;
@@ -126,7 +119,6 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
   if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
   if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
-  if (!v2) TALLY_CUDA(cudaFreeAsync(scratch, stream));
   TALLY_CUDA(cudaStreamSynchronize(stream));
   st.bad_offset_at = words[0] == kNone ? -1 : words[0];
   st.overflow_at = words[1] == kNone ? -1 : words[1];

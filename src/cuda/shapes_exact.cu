@@ -58,16 +58,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::size_t merge_bytes = (slot_count * W + counter_count) * sizeof(std::int64_t);
   const std::size_t s_out = s_slots + round_up(merge_bytes);
   const std::size_t total = s_out + round_up(out_bytes);
-  char* scratch = nullptr;
-  const bool cached = tuning::shapes_vector_loads();
-  std::unique_lock<std::mutex> hold;  // the cached scratch is this call's until its sync
-  if (cached) {
-    shapes_scratch& cache = get_shapes_scratch(stream);
-    hold = std::unique_lock<std::mutex>(cache.in_use);
-    scratch = static_cast<char*>(cache.reserve(total, stream));
-  } else {
-    TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), total, stream));
-  }
+  scratch_lease lease(total, stream, tuning::shapes_vector_loads());  // held until the sync below
+  char* scratch = lease.data();
   auto* status = reinterpret_cast<long long*>(scratch);
   auto* slots = reinterpret_cast<std::int64_t*>(scratch + s_slots);
   auto* counters = reinterpret_cast<unsigned long long*>(slots + slot_count * W);
@@ -98,7 +90,6 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   long long words[2];
   TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
   if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
-  if (!cached) TALLY_CUDA(cudaFreeAsync(scratch, stream));
   TALLY_CUDA(cudaStreamSynchronize(stream));
   st.bad_offset_at = words[0] == kNone ? -1 : words[0];
 }

@@ -37,6 +37,20 @@ shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
   return *e;
 }
 
+scratch_lease::scratch_lease(std::size_t bytes, cudaStream_t stream, bool cached) : stream_(stream), cached_(cached) {
+  if (cached) {
+    shapes_scratch& cache = get_shapes_scratch(stream);
+    hold_ = std::unique_lock<std::mutex>(cache.in_use);
+    data_ = static_cast<char*>(cache.reserve(bytes, stream));
+  } else {
+    TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), bytes, stream));
+  }
+}
+
+scratch_lease::~scratch_lease() {
+  if (!cached_ && data_) cudaFreeAsync(data_, stream_);  // (a destructor reports nothing)
+}
+
 namespace tuning {
 namespace {
 // -1: not read yet; 0 / 1: off / on.
