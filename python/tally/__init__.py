@@ -64,6 +64,7 @@ from typing import Any, Literal, Optional, Tuple, Union
 import numpy as np
 
 from . import _axis, _tally
+from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
@@ -110,7 +111,7 @@ def _mean_dtype(dtype, name: str) -> str:
 Axis = Union[None, int, Tuple[int, ...]]
 
 
-def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepdims: bool = False) -> Any:
+def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Sum of all elements of `x`, or along `axis` (numpy.sum's axis and keepdims).
 
     x: array of any shape (read flattened for axis=None), element type float32, float64, int32
@@ -149,24 +150,30 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
     Raises TypeError (unsupported dtype, a non-integer axis), ValueError (bad accuracy, a
     repeated axis), OverflowError (the exact integer sum, or one per output, does not fit in
     int64), AxisError (a ValueError and IndexError, as NumPy) for an axis out of range.
+    out: None (default), or an array to write the result into, returned instead of a new one
+        (numpy.sum's out): of the result's library and device (NumPy for host x; CuPy or torch
+        on x's device), of the result's shape (() for a whole-array sum), and of a dtype the
+        result casts to under NumPy's 'same_kind' rule. The result is computed as without out
+        and then copied in by out's library (not zero copy). Wrong library, device, shape or
+        dtype: TypeError or ValueError naming it.
     """
     acc = _accuracy(accuracy, "sum")
     axes = _axis.normalize(x, axis, "sum")
     if not _axis.is_whole(x, axes):
-        return _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims)
+        return _into(out, _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims), x, "sum")
     floating = ("float32", "float64")
     a = prepare(x, "sum", order_free=True,
                 strided_ok=lambda cuda, name: True)
-    out = _out_dtype(dtype, a.dtype, "sum")
+    rt = _out_dtype(dtype, a.dtype, "sum")
     backend, stream = finish(a)
     if a.strided:
-        value = _tally.sum_strided(a.view, out, acc, backend, stream)
+        value = _tally.sum_strided(a.view, rt, acc, backend, stream)
     else:
-        value = _tally.sum(a.view, out, acc, backend, stream)
-    return _axis.whole(x, value, out or _sum_default(a.dtype), "sum", keepdims)
+        value = _tally.sum(a.view, rt, acc, backend, stream)
+    return _into(out, _axis.whole(x, value, rt or _sum_default(a.dtype), "sum", keepdims), x, "sum")
 
 
-def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
+def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[float, int]:
     """Dot product: the sum of x[i] * y[i] over the flattened arrays.
 
     x, y: arrays of n elements each (any shapes with the same element count, read flattened
@@ -182,16 +189,17 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact") -> Union[float, int]:
     Raises ValueError when the lengths or element types differ, TypeError for unsupported
     dtypes or host and CUDA arrays mixed, OverflowError when the exact integer result does
     not fit in int64.
+    out: an array to write the result into (returned), as `sum`'s out.
     """
     a, b = prepare(x, "dot", "x"), prepare(y, "dot", "y")
     if a.dtype != b.dtype:
         raise ValueError(f"tally.dot: element type mismatch: x is {a.dtype}, y is {b.dtype}")
     if a.size != b.size:
         raise ValueError(f"tally.dot: length mismatch: x has {a.size} elements, y has {b.size}")
-    out = _out_dtype(dtype, a.dtype, "dot")
+    rt = _out_dtype(dtype, a.dtype, "dot")
     acc = _accuracy(accuracy, "dot")
     backend, stream = finish(a, b)
-    return _tally.dot(a.view, b.view, out, acc, backend, stream)
+    return _into(out, _tally.dot(a.view, b.view, rt, acc, backend, stream), x, "dot")
 
 
 def add(x, y, *, out: Optional[Any] = None) -> Any:
@@ -223,7 +231,7 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     return result
 
 
-def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False) -> Any:
+def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Arithmetic mean of all elements of `x` (any shape, read flattened), or along `axis`:
     the exact sum divided by n, correctly rounded to `dtype` (one rounding: the same bits on
     every backend and thread count; an exact long division of the superaccumulator).
@@ -240,19 +248,20 @@ def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False) -> Any:
     keepdims: keep the reduced axes with length 1.
     Raises TypeError for unsupported dtypes, AxisError for an axis out of range, ValueError for
     a repeated axis.
+    out: an array to write the result into (returned), as `sum`'s out.
     """
     axes = _axis.normalize(x, axis, "mean")
     if not _axis.is_whole(x, axes):
-        return _axis.mean(x, axes, lambda name: _mean_dtype(dtype, name), keepdims)
+        return _into(out, _axis.mean(x, axes, lambda name: _mean_dtype(dtype, name), keepdims), x, "mean")
     a = prepare(x, "mean", order_free=True,
                 strided_ok=lambda cuda, name: True)
-    out = _mean_dtype(dtype, a.dtype)
+    rt = _mean_dtype(dtype, a.dtype)
     backend, stream = finish(a)
     if a.strided:
-        value = _tally.mean_strided(a.view, out, backend, stream)
+        value = _tally.mean_strided(a.view, rt, backend, stream)
     else:
-        value = _tally.mean(a.view, out, backend, stream)
-    return _axis.whole(x, value, out, "mean", keepdims)
+        value = _tally.mean(a.view, rt, backend, stream)
+    return _into(out, _axis.whole(x, value, rt, "mean", keepdims), x, "mean")
 
 
 _CORE = ("float32", "float64", "int32", "int64")
@@ -293,7 +302,7 @@ def _norm_ord(ord) -> str:
 
 
 def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None, int, Tuple[int]] = None,
-         keepdims: bool = False) -> Any:
+         keepdims: bool = False, out=None) -> Any:
     """Vector norm of all elements of `x` (any shape, read flattened), or of each slice along
     one axis (numpy.linalg.norm's vector norms), correctly rounded to `dtype` (float32 or
     float64; default float64 for float64 x, float32 for the other floating types; integer x is
@@ -319,30 +328,32 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None
     keepdims: keep the reduced axis with length 1.
     Raises ValueError for another ord or a matrix-norm axis, TypeError for unsupported dtypes,
     AxisError for an axis out of range.
+    out: an array to write the result into (returned), as `sum`'s out.
     """
     o = _norm_ord(ord)
     acc = _accuracy(accuracy, "norm")
     if isinstance(axis, tuple) and len(axis) != 1:
         raise ValueError(f"tally.norm: axis={axis!r}: numpy.linalg.norm computes matrix norms over a 2-tuple of axes; "
                          "tally computes vector norms only: give one axis (or axis=None for the flattened array)")
-    out = _float_out(dtype, "norm", "the norm") if dtype is not None else None
+    rt = _float_out(dtype, "norm", "the norm") if dtype is not None else None
     axes = _axis.normalize(x, axis, "norm")
     if not _axis.is_whole(x, axes):
         def widen(name):
             if not name.startswith("float") and name != "bfloat16":
                 return "float64"
             return "float32" if o != "2" and name in ("float16", "bfloat16") else None
-        return _axis.per_slice(x, axes, {"1": "norm1", "2": "norm2", "inf": "norminf"}[o], "norm", widen,
-                               lambda name: out or ("float64" if name == "float64" else "float32"), acc, keepdims)
+        r = _axis.per_slice(x, axes, {"1": "norm1", "2": "norm2", "inf": "norminf"}[o], "norm", widen,
+                            lambda name: rt or ("float64" if name == "float64" else "float32"), acc, keepdims)
+        return _into(out, r, x, "norm")
     a = prepare(x, "norm", order_free=True)
     if not a.dtype.startswith("float") and a.dtype != "bfloat16":  # integers: float64, in their own library
         f = a.flat
         a = prepare(f.double() if hasattr(f, "double") else f.astype("float64"), "norm")
-    out = out or ("float64" if a.dtype == "float64" else "float32")
+    rt = rt or ("float64" if a.dtype == "float64" else "float32")
     if o != "2":  # (the L1 and max norms take float32 and float64; 16-bit floats convert exactly)
         a = _as_core(a, "norm")
     backend, stream = finish(a)
-    return _axis.whole(x, _tally.norm_ord(a.view, o, out, acc, backend, stream), out, "norm", keepdims)
+    return _into(out, _axis.whole(x, _tally.norm_ord(a.view, o, rt, acc, backend, stream), rt, "norm", keepdims), x, "norm")
 
 
 def _core_type(name: str) -> Optional[str]:
@@ -374,7 +385,7 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
 
 
 def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None,
-        keepdims: bool = False) -> Any:
+        keepdims: bool = False, out=None) -> Any:
     """Variance of all elements of `x` (read flattened), or along `axis`: sum (x - mean)^2 /
     (n - ddof), NumPy's ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from
     the exact sums of x and x^2, formed exactly and rounded once (correctly rounded; no
@@ -394,16 +405,17 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
     keepdims: keep the reduced axes with length 1.
     Raises TypeError (unsupported dtype such as uint64, a non-integer ddof or axis),
     AxisError, ValueError (a repeated axis, bad accuracy).
+    out: an array to write the result into (returned), as `sum`'s out.
     """
-    return _var(x, ddof, dtype, accuracy, False, axis, keepdims)
+    return _into(out, _var(x, ddof, dtype, accuracy, False, axis, keepdims), x, "var")
 
 
 def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None,
-        keepdims: bool = False) -> Any:
+        keepdims: bool = False, out=None) -> Any:
     """Standard deviation: the square root of `var` (same arguments, axis and keepdims
     included); in exact mode the correctly rounded square root of the exact variance (one
     rounding in all), per output along an axis."""
-    return _var(x, ddof, dtype, accuracy, True, axis, keepdims)
+    return _into(out, _var(x, ddof, dtype, accuracy, True, axis, keepdims), x, "std")
 
 
 def count_nonzero(x) -> int:
@@ -500,7 +512,7 @@ def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
     return _axis.whole(x, index, "int64", fn, keepdims)
 
 
-def min(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
+def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Smallest element of `x` (any shape, read flattened; host or CUDA array), as a Python
     float or int of x's type; or along `axis` (numpy.min's axis and keepdims).
 
@@ -519,29 +531,30 @@ def min(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
     keepdims: keep the reduced axes with length 1.
     Raises TypeError for unsupported dtypes (uint64 along an axis), AxisError (ValueError,
     IndexError) for an axis out of range, ValueError for a repeated axis.
+    out: an array to write the result into (returned), as `sum`'s out.
     """
-    return _value(x, False, False, "min", axis, keepdims)
+    return _into(out, _value(x, False, False, "min", axis, keepdims), x, "min")
 
 
-def max(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
+def max(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
     when empty. As `min` otherwise (axis, keepdims included)."""
-    return _value(x, True, False, "max", axis, keepdims)
+    return _into(out, _value(x, True, False, "max", axis, keepdims), x, "max")
 
 
-def nanmin(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
+def nanmin(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Smallest element of `x` ignoring NaN; NaN when x holds nothing else (per output with
     axis: a slice of only NaN gives NaN); +inf when empty. As `min` otherwise."""
-    return _value(x, False, True, "nanmin", axis, keepdims)
+    return _into(out, _value(x, False, True, "nanmin", axis, keepdims), x, "nanmin")
 
 
-def nanmax(x, *, axis: Axis = None, keepdims: bool = False) -> Any:
+def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
-    return _value(x, True, True, "nanmax", axis, keepdims)
+    return _into(out, _value(x, True, True, "nanmax", axis, keepdims), x, "nanmax")
 
 
-def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
+def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index (into the flattened array, C order) of the first smallest element of `x`, or of
     the first NaN if x holds one (NumPy's rule). Ties go to the first index, on every backend
     and launch shape. Host or CUDA array; blocks. A strided 1-D view is read in place.
@@ -553,27 +566,29 @@ def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
     keepdims: keep the reduced axis with length 1 (with axis=None: shape (1,) * x.ndim).
     Raises ValueError when x is empty, or (axis) when the reduced axis has length 0 and there
     are outputs (NumPy: "attempt to get argmin of an empty sequence"); TypeError for
-    unsupported dtypes or a tuple axis; AxisError for an axis out of range."""
-    return _index(x, False, False, "argmin", axis, keepdims)
+    unsupported dtypes or a tuple axis; AxisError for an axis out of range.
+    out: an array to write the result into (returned), as `sum`'s out.
+    """
+    return _into(out, _index(x, False, False, "argmin", axis, keepdims), x, "argmin")
 
 
-def argmax(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
+def argmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
     when x is empty. As `argmin` otherwise."""
-    return _index(x, True, False, "argmax", axis, keepdims)
+    return _into(out, _index(x, True, False, "argmax", axis, keepdims), x, "argmax")
 
 
-def nanargmin(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
+def nanargmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN (with axis: when a slice holds only NaN; the message names the first such
     one). As `argmin` otherwise."""
-    return _index(x, False, True, "nanargmin", axis, keepdims)
+    return _into(out, _index(x, False, True, "nanargmin", axis, keepdims), x, "nanargmin")
 
 
-def nanargmax(x, *, axis: Optional[int] = None, keepdims: bool = False) -> Any:
+def nanargmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN. As `argmin` otherwise."""
-    return _index(x, True, True, "nanargmax", axis, keepdims)
+    return _into(out, _index(x, True, True, "nanargmax", axis, keepdims), x, "nanargmax")
 
 
 def cuda_available() -> bool:

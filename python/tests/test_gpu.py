@@ -503,3 +503,22 @@ def test_nd_axis_on_cpu_torch_tensors():
         a = tally.argmax(v, axis=1)
         assert a.dtype == torch.int64 and a.tolist() == np.argmax(hv, axis=1).tolist()
         assert tally.norm(v, axis=2).tolist() == tally.norm(hv, axis=2).tolist()
+
+
+def test_out_on_the_gpu(lib):
+    # out= receives exactly the result (an array of the input's library on its device), for
+    # axis and whole-array reductions; a host out for a GPU result is a clear error
+    rng = np.random.default_rng(77)
+    h = rng.standard_normal((6, 9)) * np.exp2(rng.integers(-30, 30, (6, 9)))
+    x = lib.array(h)
+    for fn in ("sum", "mean", "max", "argmax", "norm", "var"):
+        f = getattr(tally, fn)
+        want = lib.host(f(x, axis=1))
+        o = lib.array(np.full(6, -1, dtype=np.int64 if fn == "argmax" else np.float64))
+        assert f(x, axis=1, out=o) is o
+        np.testing.assert_array_equal(lib.host(o), want)
+        z = lib.array(np.zeros((), dtype=np.int64 if fn == "argmax" else np.float64))
+        assert f(x, out=z) is z
+        assert lib.host(z).item() == f(h)  # the cpu backend's bits (exact) / index
+    with pytest.raises(TypeError, match="library|host"):
+        tally.sum(x, axis=1, out=np.empty(6))

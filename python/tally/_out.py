@@ -1,0 +1,69 @@
+"""``out=`` of the reductions (numpy.sum(..., out=) and friends): the result, computed as
+without ``out``, is written into a given array, which is returned.
+
+The array must be of the result's library and device (NumPy for host input and Python
+scalars' host results; CuPy or torch on x's device for CUDA input), of the result's shape
+(``()`` for a whole-array reduction without keepdims), and of a dtype the result can be cast
+to under NumPy's 'same_kind' rule (float64 into float32 is allowed, float into an integer
+array is not). The write is one copy by the array's library on its current stream (CuPy,
+torch) after tally's call has finished: not zero copy, and exactly the values tally returns,
+cast by the library when out's dtype differs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._arrays import dtype_name, library
+
+
+def _result_dtype(result) -> str:
+    if isinstance(result, bool):
+        return "bool"
+    if isinstance(result, int):
+        return "int64"
+    if isinstance(result, float):
+        return "float64"
+    return dtype_name(result.dtype)
+
+
+def into(out, result, x, fn: str) -> Any:
+    """Writes `result` (a Python scalar, or an array of x's library) into `out` and returns
+    out; returns result as it is when out is None."""
+    if out is None:
+        return result
+    lib = library(out)
+    if lib not in ("numpy", "cupy", "torch"):
+        raise TypeError(f"tally.{fn}: out must be a NumPy, CuPy or torch array, not {type(out).__name__}")
+    scalar = not hasattr(result, "shape")
+    want_shape = () if scalar else tuple(result.shape)
+    if tuple(out.shape) != want_shape:
+        raise ValueError(f"tally.{fn}: out has shape {tuple(out.shape)}, but the result has shape {want_shape}")
+    if scalar:
+        xlib = library(x)
+        host = xlib in ("numpy", "other") or (xlib == "torch" and x.device.type == "cpu")
+        if host and lib != "numpy" and not (lib == "torch" and out.device.type == "cpu"):
+            raise TypeError(f"tally.{fn}: x is a host array, so out must be a host array (NumPy or CPU torch), "
+                            f"not a {lib} array on the GPU")
+        if not host and (lib != xlib or (lib == "torch" and out.device != x.device)
+                         or (lib == "cupy" and out.device != x.device)):
+            raise TypeError(f"tally.{fn}: out must be a {xlib} array on x's device")
+    else:
+        rlib = library(result)
+        if lib != rlib:
+            raise TypeError(f"tally.{fn}: out must be a {rlib} array like the result, not a {lib} array")
+        if out.device != result.device:
+            raise ValueError(f"tally.{fn}: out is on {out.device}, the result on {result.device}")
+    src, dst = _result_dtype(result), dtype_name(out.dtype)
+    if not np.can_cast(src, dst, casting="same_kind"):
+        raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "
+                        "(NumPy's 'same_kind' casting rule)")
+    if lib == "torch":
+        if scalar:
+            out.fill_(result)
+        else:
+            out.copy_(result)
+    else:
+        out[...] = result
+    return out

@@ -1,0 +1,84 @@
+"""out= of the reductions (NumPy arrays, the CPU backend): the result written into a given
+array, which is returned; the same values as without out (exact: the same bits, cast by NumPy
+when out's dtype differs); clear errors for a wrong shape, library or dtype."""
+import math
+
+import numpy as np
+import pytest
+
+tally = pytest.importorskip("tally")
+
+
+def wide(rng, shape):
+    return rng.standard_normal(shape) * np.exp2(rng.integers(-40, 40, shape))
+
+
+FUNCS = ["sum", "mean", "min", "max", "nanmin", "nanmax", "var", "std", "norm"]
+INDEX = ["argmin", "argmax", "nanargmin", "nanargmax"]
+
+
+@pytest.mark.parametrize("fn", FUNCS + INDEX)
+@pytest.mark.parametrize("axis", [0, 1, -1, (0, 2), None])
+def test_out_receives_exactly_the_result(fn, axis):
+    rng = np.random.default_rng(5)
+    x = wide(rng, (4, 5, 6))
+    if fn in INDEX and isinstance(axis, tuple):
+        pytest.skip("argmin/argmax take one axis")
+    if fn == "norm" and isinstance(axis, tuple):
+        pytest.skip("vector norms take one axis")
+    f = getattr(tally, fn)
+    want = f(x, axis=axis)
+    if axis is None:
+        out = np.empty((), dtype=np.int64 if fn in INDEX else np.float64)
+    else:
+        out = np.full(np.shape(want), -7, dtype=np.int64 if fn in INDEX else np.float64)
+    got = f(x, axis=axis, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, want)  # the same bits (exact results) / indices
+    if axis is None and fn == "sum":
+        assert float(out) == math.fsum(x.ravel())
+
+
+def test_out_with_keepdims_dot_and_a_narrower_float_dtype():
+    rng = np.random.default_rng(6)
+    x = wide(rng, (3, 7))
+    k = np.empty((3, 1))
+    assert tally.sum(x, axis=1, keepdims=True, out=k) is k
+    np.testing.assert_array_equal(k, tally.sum(x, axis=1, keepdims=True))
+    d = np.empty(())
+    assert tally.dot(x, x, out=d) is d and float(d) == tally.dot(x, x)
+    # float64 results into float32: NumPy's same_kind cast (one more rounding, by NumPy)
+    o32 = np.empty(7, dtype=np.float32)
+    tally.sum(x, axis=0, out=o32)
+    np.testing.assert_array_equal(o32, tally.sum(x, axis=0).astype(np.float32))
+    # integer sums into a wider or float array
+    i = np.arange(12, dtype=np.int32).reshape(3, 4)
+    of = np.empty(4)
+    tally.sum(i, axis=0, out=of)
+    assert of.tolist() == [12.0, 15.0, 18.0, 21.0]
+
+
+def test_out_errors_name_the_problem():
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(ValueError, match=r"out has shape \(3,\), but the result has shape \(4,\)"):
+        tally.sum(x, axis=0, out=np.empty(3))
+    with pytest.raises(ValueError, match=r"shape \(\)"):
+        tally.sum(x, out=np.empty(1))
+    with pytest.raises(TypeError, match="same_kind"):
+        tally.mean(x, axis=0, out=np.empty(4, dtype=np.int64))
+    with pytest.raises(TypeError, match="NumPy, CuPy or torch array"):
+        tally.max(x, axis=0, out=[0.0] * 4)
+    # a failed call leaves out as it was
+    o = np.full(4, 3.0)
+    with pytest.raises(ValueError, match="result has shape"):
+        tally.sum(x, axis=1, out=o)
+    assert o.tolist() == [3.0] * 4
+
+
+def test_index_results_cast_as_numpy_does():
+    # int64 indices into a float64 array: allowed by 'same_kind', as numpy.argmax(out=) is not
+    # (NumPy wants an integer out there); tally follows the casting rule of its other outputs
+    x = np.array([[1.0, 5.0], [7.0, 2.0]])
+    o = np.full(2, 3.0)
+    assert tally.argmax(x, axis=0, out=o) is o
+    assert o.tolist() == [1.0, 0.0]
