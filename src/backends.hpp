@@ -10,8 +10,9 @@ namespace tally::cpu {
 /// Writes the result (of type `out`) to `result`; status 1 = integer overflow.
 void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const void* y,
             std::int64_t n, void* result, int& status);
-/// out = x + y; status 1 = an integer element overflowed.
-void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status);
+/// out = x + y (every element type); first_bad = the smallest index whose exact integer sum
+/// does not fit (written wrapped), -1 if none.
+void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, std::int64_t& first_bad);
 /// The correctly rounded mean of x[0, n), n > 0, as `out` (float32 or float64).
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// The correctly rounded L2 norm of floating x[0, n), n > 0, as `out`.

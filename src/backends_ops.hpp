@@ -17,10 +17,11 @@ void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::u
          void* result);
 /// Number of nonzero elements (n >= 0).
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n);
-/// y = a*x + y; `a` points to one element of type t; status 1 = an integer element overflowed.
-void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, int& status);
+/// y = a*x + y; `a` points to one element of type t (any type but bool); first_bad = the
+/// smallest index whose exact integer result did not fit t (written wrapped), -1 if none.
+void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, std::int64_t& first_bad);
 /// x = a*x; as axpy.
-void scale(dtype t, const void* a, void* x, std::int64_t n, int& status);
+void scale(dtype t, const void* a, void* x, std::int64_t n, std::int64_t& first_bad);
 }  // namespace tally::cpu
 
 namespace tally::cuda {
@@ -32,6 +33,8 @@ void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result_ho
 void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
          void* result_host, stream_t stream, int device);
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device);
-void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, int& status, stream_t stream, int device);
-void scale(dtype t, const void* a, void* x, std::int64_t n, int& status, stream_t stream, int device);
+/// As the cpu forms (first_bad: the smallest overflowing index, -1 if none).
+void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, std::int64_t& first_bad, stream_t stream,
+          int device);
+void scale(dtype t, const void* a, void* x, std::int64_t n, std::int64_t& first_bad, stream_t stream, int device);
 }  // namespace tally::cuda

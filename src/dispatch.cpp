@@ -149,9 +149,8 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, i
 
 namespace {
 prepared prepare_add(array_ref x, array_ref y, mutable_array_ref out, arg& ao, backend requested) {
-  if (static_cast<int>(x.type) > static_cast<int>(dtype::int64))
-    throw error(errc::invalid_argument, std::string("tally::add: ") + dtype_name(x.type) +
-                                            " is not supported by add in this version (float32, float64, int32, int64)");
+  if (dtype_size(x.type) == 0)
+    throw error(errc::invalid_argument, "tally::add: unknown element type value " + std::to_string(static_cast<int>(x.type)));
   arg ax{x.data, x.size, x.type, x.where, "x"};
   arg ay{y.data, y.size, y.type, y.where, "y"};
   check("add", ax);
@@ -170,12 +169,19 @@ void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt) {
   arg ao{out.data, out.size, out.type, out.where, "out"};
   prepared p = prepare_add(x, y, out, ao, opt.backend);
   if (x.size == 0) return;
-  int status = 0;
-  if (p.b == backend::cuda)
+  if (p.b == backend::cuda) {
+    int status = 0;
     cuda::add(x.type, x.data, y.data, out.data, x.size, status, opt.stream, p.x.device);
-  else
-    cpu::add(x.type, x.data, y.data, out.data, x.size, status);
-  if (status) overflow_error("add", x.type);
+    if (status) overflow_error("add", x.type);
+  } else {
+    std::int64_t first_bad = -1;
+    cpu::add(x.type, x.data, y.data, out.data, x.size, first_bad);
+    if (first_bad >= 0)
+      throw error(errc::overflow, std::string("tally::add: the exact ") + dtype_name(x.type) + " sum x[" +
+                                      std::to_string(first_bad) + "] + y[" + std::to_string(first_bad) +
+                                      "] does not fit in " + dtype_name(x.type) + " (integer overflow at index " +
+                                      std::to_string(first_bad) + ", the first such index; out holds wrapped values)");
+  }
 }
 
 void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_device,

@@ -45,9 +45,21 @@ bool prepare_norm(const char* fn, array_ref x, void* result, dtype result_type, 
   return x.size > 0;
 }
 
-void overflow(const char* fn, dtype t) {
-  throw error(errc::overflow, prefix(fn) + "an element of the exact " + dtype_name(t) + " result does not fit in " +
-                                  dtype_name(t) + " (integer overflow)");
+// An integer element of axpy / scale whose exact result does not fit its type: the first index.
+void overflow(const char* fn, dtype t, std::int64_t i, const char* what) {
+  std::string at = std::to_string(i);
+  std::string expr = std::string(what) == "axpy" ? "a*x[" + at + "] + y[" + at + "]" : "a*x[" + at + "]";
+  throw error(errc::overflow, prefix(fn) + "the exact " + dtype_name(t) + " result " + expr + " does not fit in " +
+                                  dtype_name(t) + " (integer overflow at index " + at +
+                                  ", the first such index; the array holds wrapped values)");
+}
+
+// axpy and scale of bool: NumPy would change the type (True * 2 is an int), so refuse.
+void refuse_bool(const char* fn, dtype t) {
+  if (t == dtype::bool_)
+    throw error(errc::invalid_argument, prefix(fn) + "x is bool, which " + fn +
+                                            " does not take (a*x of bool is not a bool: NumPy would give an integer"
+                                            " array; convert to an integer or floating type first)");
 }
 
 }  // namespace
@@ -71,7 +83,8 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt) 
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type, const options& opt) {
   const char* fn = take_sqrt ? "std" : "var";
   validate::need_float_result(fn, result, result_type);
-  need_core_type(fn, x.type);
+  if (dtype_size(x.type) == 0)
+    throw error(errc::invalid_argument, prefix(fn) + "unknown element type value " + std::to_string(static_cast<int>(x.type)));
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = validate::check_one(fn, ax, opt.backend);
   // n - ddof in 128 bits (ddof may be negative); NumPy gives NaN when it is not positive.
@@ -84,9 +97,13 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
     if (opt.accuracy == accuracy::exact) {
       // The GPU's exact states of sum x and sum x^2 (x read once for the squares), rounded
       // together on the host: the same bits as the cpu backend (round_variance).
+      if (is_floating(x.type) && !floating(x.type))  // the GPU's exact states hold float32/float64 only
+        throw error(errc::invalid_argument, prefix(fn) + "exact mode of " + dtype_name(x.type) +
+                                                " data is not available on the cuda backend yet (use accuracy::fast,"
+                                                " a float32 copy, or host data on the cpu backend)");
       if (!floating(x.type))
-        throw error(errc::invalid_argument, prefix(fn) +
-                                                "exact mode of integer data is not available on the cuda backend yet"
+        throw error(errc::invalid_argument, prefix(fn) + "exact mode of integer data (" + dtype_name(x.type) +
+                                                ") is not available on the cuda backend yet"
                                                 " (use accuracy::fast, a floating copy, or host data on the cpu backend)");
       exact_state s1 = partial(reduce_op::sum, x, {}, opt);
       exact_state s2 = partial(reduce_op::dot, x, x, opt);
@@ -116,7 +133,7 @@ bool all(array_ref x, const options& opt) { return count_checked("all", x, opt) 
 
 void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt) {
   if (a == nullptr) throw error(errc::null_pointer, "tally::axpy: a is a null pointer");
-  need_core_type("axpy", x.type);
+  refuse_bool("axpy", x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   arg ay{y.data, y.size, y.type, y.where, "y"};
   check("axpy", ax);
@@ -125,22 +142,22 @@ void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt) {
   validate::check_alias("axpy", ax, ay);
   backend b = validate::choose("axpy", opt.backend, {ax, ay});
   if (x.size == 0) return;
-  int status = 0;
-  if (b == backend::cuda) cuda::axpy(x.type, a, x.data, y.data, x.size, status, opt.stream, ax.device);
-  else cpu::axpy(x.type, a, x.data, y.data, x.size, status);
-  if (status) overflow("axpy", x.type);
+  std::int64_t first_bad = -1;
+  if (b == backend::cuda) cuda::axpy(x.type, a, x.data, y.data, x.size, first_bad, opt.stream, ax.device);
+  else cpu::axpy(x.type, a, x.data, y.data, x.size, first_bad);
+  if (first_bad >= 0) overflow("axpy", x.type, first_bad, "axpy");
 }
 
 void scale(const void* a, mutable_array_ref x, const options& opt) {
   if (a == nullptr) throw error(errc::null_pointer, "tally::scale: a is a null pointer");
-  need_core_type("scale", x.type);
+  refuse_bool("scale", x.type);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = validate::check_one("scale", ax, opt.backend);
   if (x.size == 0) return;
-  int status = 0;
-  if (b == backend::cuda) cuda::scale(x.type, a, x.data, x.size, status, opt.stream, ax.device);
-  else cpu::scale(x.type, a, x.data, x.size, status);
-  if (status) overflow("scale", x.type);
+  std::int64_t first_bad = -1;
+  if (b == backend::cuda) cuda::scale(x.type, a, x.data, x.size, first_bad, opt.stream, ax.device);
+  else cpu::scale(x.type, a, x.data, x.size, first_bad);
+  if (first_bad >= 0) overflow("scale", x.type, first_bad, "scale");
 }
 
 }  // namespace tally

@@ -82,8 +82,9 @@ enum class nan_policy : int { propagate, omit };
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt = {});
 
-/// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length; float32,
-/// float64, int32 or int64 in this version, otherwise errc::invalid_argument).
+/// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length; every dtype:
+/// 16-bit floats rounded once from the exact sum, integers checked (errc::overflow naming the
+/// first index on the cpu backend), bool as logical or).
 void add(array_ref x, array_ref y, mutable_array_ref out, const options& opt = {});
 
 /// Asynchronous element-wise add on the CUDA backend (device memory; no synchronisation).
@@ -104,15 +105,15 @@ void norm1(array_ref x, void* result, dtype result_type, const options& opt = {}
 void norm_inf(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Blocking variance (take_sqrt false) or standard deviation (true) of x with NumPy's ddof:
-/// sum (x[i] - mean)^2 / (n - ddof), as `result_type` (float32 or float64). x: float32,
-/// float64, int32 or int64. Exact mode (default): (n S2 - S1^2) / (n (n - ddof)) from the exact
+/// sum (x[i] - mean)^2 / (n - ddof), as `result_type` (float32 or float64). x: every dtype
+/// (16-bit floats as exact float32 values, integers exactly, bool as 0/1). Exact mode (default): (n S2 - S1^2) / (n (n - ddof)) from the exact
 /// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
 /// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
 /// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
 /// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: floating data through
 /// the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as the
-/// cpu backend); integer data there is errc::invalid_argument in this version, and so is any
-/// dtype but these four (convert it: the smaller types convert exactly).
+/// cpu backend); float16, bfloat16, integer and bool data there is errc::invalid_argument in
+/// this version (fast mode takes every dtype on both backends).
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 
@@ -127,9 +128,10 @@ bool all(array_ref x, const options& opt = {});
 
 /// Blocking y[i] = a * x[i] + y[i]; `a` points to one host value of x's dtype; x and y of one
 /// dtype and length. Floating: one fused multiply-add per element (rounded once). Integers:
-/// exact, errc::overflow after the call if an element does not fit (y then holds wrapped
-/// values). y may be exactly x; any other overlap is errc::invalid_argument. float32, float64,
-/// int32, int64 only in this version (others: errc::invalid_argument naming the type).
+/// exact, errc::overflow after the call naming the first index whose result does not fit (y
+/// then holds wrapped values). float16 / bfloat16: the exact a*x + y rounded once. y may be
+/// exactly x; any other overlap is errc::invalid_argument. Every dtype but bool (bool:
+/// errc::invalid_argument naming the type).
 void axpy(const void* a, array_ref x, mutable_array_ref y, const options& opt = {});
 /// Blocking x[i] = a * x[i] in place; `a` as in axpy; integer overflow as axpy.
 void scale(const void* a, mutable_array_ref x, const options& opt = {});

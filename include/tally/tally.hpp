@@ -205,9 +205,11 @@ template <class T> std::int64_t nanargmax(view<const T> x, const options& opt = 
 /// Element-wise out[i] = x[i] + y[i], i in [0, n).
 ///
 /// - Shapes: x, y, out (n,), all the same length (errc::length_mismatch otherwise).
-/// - Types: T for all three, float, double, int32_t or int64_t (other element types:
-///   errc::invalid_argument in this version). Floating adds are IEEE round-to-nearest in T. Integer adds that
-///   overflow T throw errc::overflow after the call (out then holds wrapped values).
+/// - Types: T for all three, any element type. Floating adds are IEEE round-to-nearest in T
+///   (float16 / bfloat16: the exact sum rounded once to T, ties to even, overflow to +-inf).
+///   Integer adds whose exact sum does not fit T (unsigned: above the maximum) throw
+///   errc::overflow after the call, naming the first such index on the cpu backend (out then
+///   holds wrapped values). bool: logical or (NumPy's add of bool arrays).
 /// - Aliasing: out may be exactly x or exactly y (in place); any other overlap of out with an
 ///   input is errc::invalid_argument.
 /// - Empty input: does nothing.
@@ -276,10 +278,11 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 }
 
 /// Variance sum_i (x[i] - mean)^2 / (n - ddof) of x (NumPy's `var`, ddof as NumPy: 0 for the
-/// population variance, 1 for the sample variance), as Out (default T for floating T,
-/// double for integers).
+/// population variance, 1 for the sample variance), as Out (default `mean_t<T>`: float for
+/// float, float16 and bfloat16; double for double, the integers and bool).
 ///
-/// - Types: T in {float, double, int32_t, int64_t}; Out float or double.
+/// - Types: every element type (float16 / bfloat16 as their exact float32 values; bool as
+///   0/1; uint64 up to 2^64 - 1 exactly); Out float or double.
 /// - Exact mode (default): with S1 = sum x and S2 = sum x^2 exact (superaccumulators for
 ///   floating x, 128/192-bit integers for integer x), var = (n S2 - S1^2) / (n (n - ddof))
 ///   is formed exactly (big integers: Knuth, TAOCP vol. 2, 4.3.1) and rounded once:
@@ -290,9 +293,10 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   squares of |x| > ~1e154 overflow there.
 /// - n - ddof <= 0 (so empty x with ddof = 0): NaN (NumPy returns NaN or inf with a
 ///   warning). NaN or an infinity in x: NaN.
-/// - Blocking. CUDA backend: fast mode only in this version (exact mode throws
-///   errc::invalid_argument). Other errors as `sum`.
-template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+/// - Blocking. CUDA backend: exact mode for float and double (the GPU's exact states, the
+///   cpu backend's bits); exact mode of float16, bfloat16, integers and bool throws
+///   errc::invalid_argument (fast mode takes every type). Other errors as `sum`.
+template <class T, class Out = mean_t<T>>
 Out var(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::var: Out is float or double");
   Out r{};
@@ -302,7 +306,7 @@ Out var(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
 
 /// Standard deviation: the square root of `var` (same arguments and rules). Exact mode: the
 /// correctly rounded square root of the exact rational variance (one rounding in all).
-template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+template <class T, class Out = mean_t<T>>
 Out std_dev(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::std_dev: Out is float or double");
   Out r{};
@@ -323,18 +327,22 @@ template <class T> bool all(view<const T> x, const options& opt = {}) { return t
 
 /// Element-wise y[i] = a * x[i] + y[i] (BLAS axpy), i in [0, n).
 ///
-/// - Shapes: x, y (n,), the same length (errc::length_mismatch otherwise); T for all.
+/// - Shapes: x, y (n,), the same length (errc::length_mismatch otherwise); T for all, any
+///   element type but bool (errc::invalid_argument: NumPy would change the type).
 /// - Floating: fma(a, x[i], y[i]), rounded once to nearest even (the same bits on both
-///   backends). Integers: exact, and errc::overflow after the call when an element does not
-///   fit T (y then holds the wrapped values), as `add`.
+///   backends); float16 / bfloat16: the exact a x + y (formed in float64, TwoSum and
+///   round-to-odd) rounded once to T, overflow to +-inf. Integers: exact in 128 bits, and
+///   errc::overflow after the call naming the first index whose result does not fit T
+///   (unsigned: above the maximum; y then holds the wrapped values).
 /// - Aliasing: y may be exactly x (y = (a + 1) y); any other overlap is errc::invalid_argument.
 /// - Empty input: does nothing. Blocking; other errors as `add`.
 template <class T> void axpy(T a, view<const T> x, view<T> y, const options& opt = {}) {
   tally::axpy(&a, detail::ref(x), detail::mref(y), opt);
 }
 
-/// Element-wise x[i] = a * x[i] in place (BLAS scal): IEEE products for floating T; exact
-/// integer products with errc::overflow as `axpy`. Empty x: nothing. Blocking.
+/// Element-wise x[i] = a * x[i] in place (BLAS scal): IEEE products for floating T (float16 /
+/// bfloat16: the exact product rounded once to T); exact integer products with errc::overflow
+/// (first index) as `axpy`; bool refused. Empty x: nothing. Blocking.
 template <class T> void scale(T a, view<T> x, const options& opt = {}) {
   tally::scale(&a, detail::mref(x), opt);
 }

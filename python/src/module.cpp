@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tally/core.hpp"
+#include "tally/ops/elementwise_small.hpp"  // ops::ew::round_half (the scalar a of axpy/scale)
 #include "tally/shapes.hpp"
 
 namespace nb = nanobind;
@@ -133,24 +134,24 @@ nb::object reduce(tally::reduce_op op, const in_array& x, const in_array* y, con
   return py_value(rt, buf);
 }
 
-// The scalar a of axpy/scale in x's element type (float, double, int32 or int64; other types
-// are refused by the C++ layer).
+// The scalar a of axpy/scale in x's element type: float16 / bfloat16 rounded once from the
+// Python float (to nearest even, as NumPy converts it), other floats converted, integers from
+// a_int (uint64: a_int carries its 64 bits). bool and unknown types are refused by the C++ layer.
 struct scalar_arg {
-  float f;
-  double d;
-  std::int32_t i;
-  std::int64_t l;
-  tally::dtype t;
-  scalar_arg(tally::dtype type, double a_float, std::int64_t a_int)
-      : f(static_cast<float>(a_float)), d(a_float), i(static_cast<std::int32_t>(a_int)), l(a_int), t(type) {}
-  const void* ptr() const {
-    switch (t) {
-      case tally::dtype::float32: return &f;
-      case tally::dtype::float64: return &d;
-      case tally::dtype::int32: return &i;
-      default: return &l;
-    }
+  alignas(8) unsigned char buf[8] = {};
+  scalar_arg(tally::dtype t, double a_float, std::int64_t a_int) {
+    if (tally::dtype_size(t) == 0) return;
+    tally::visit(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v;
+      if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>)
+        v = tally::ops::ew::round_half<T>(a_float);
+      else if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(a_float);
+      else v = static_cast<T>(a_int);
+      std::memcpy(buf, &v, sizeof v);
+    });
   }
+  const void* ptr() const { return buf; }
 };
 
 const char* extreme_name(bool mx, bool skip_nan) {

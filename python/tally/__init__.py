@@ -205,8 +205,9 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[fl
 def add(x, y, *, out: Optional[Any] = None) -> Any:
     """Element-wise x + y; returns `out`, or a new array of x's library, shape and dtype.
 
-    x, y: arrays of one shape (no broadcasting) and one element type (float32, float64, int32,
-        int64), both host or both CUDA arrays.
+    x, y: arrays of one shape (no broadcasting) and one element type (any: float16 / bfloat16
+        sums rounded once from the exact sum; integers checked; bool: logical or, as
+        numpy.add), both host or both CUDA arrays.
     out: optional C-contiguous array of that shape and dtype, written in place (it may be x
         or y itself; partial overlap is a ValueError). Without it the result is a new NumPy,
         CuPy or torch array (CuPy / torch: on x's device, allocated on the current stream);
@@ -378,7 +379,8 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
                                                                                    "float64"), acc, keepdims, int(ddof))
     a = prepare(x, fn, order_free=True)
     small_float = a.dtype in ("float32", "float16", "bfloat16")
-    a = _as_core(a, fn)
+    if a.cuda and acc == "exact":  # (the GPU's exact var takes float32/float64; the C++ layer takes every
+        a = _as_core(a, fn)        # dtype on the cpu backend and in fast mode)
     out = out or ("float32" if small_float else "float64")
     backend, stream = finish(a)
     return _axis.whole(x, _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream), out, fn, keepdims)
@@ -392,7 +394,10 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
     overflow or underflow on the way; the same bits on both backends; integer CUDA arrays
     raise ValueError naming the cuda backend in this version). accuracy="fast": Welford per
     thread merged by Chan et al. (1979), both backends.
-    dtype: float32 or float64 (default x's type for floating x, float64 for integers).
+    dtype: float32 or float64 (default float32 for float16, bfloat16 and float32 x, float64
+        otherwise). Every dtype (float16, bfloat16, int8-uint64 up to 2**64 - 1, bool as 0/1) is
+        read as it is on the host and in fast mode; exact var of CUDA arrays widens float16 /
+        bfloat16 to float32 first (the same bits) and refuses integers (ValueError).
     n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a warning); NaN or an infinity in x gives
     NaN. Blocks.
     axis: None (default): a Python float. An int or a tuple of distinct ints (numpy.var's
@@ -403,8 +408,8 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
         copy with the reduced axes moved last (in x's library). On CUDA arrays: one stream
         synchronisation per output (results gathered on the host, copied to the device once).
     keepdims: keep the reduced axes with length 1.
-    Raises TypeError (unsupported dtype such as uint64, a non-integer ddof or axis),
-    AxisError, ValueError (a repeated axis, bad accuracy).
+    Raises TypeError (an unsupported dtype; uint64 along an axis or in exact mode on a CUDA
+    array; a non-integer ddof or axis), AxisError, ValueError (a repeated axis, bad accuracy).
     out: an array to write the result into (returned), as `sum`'s out.
     """
     return _into(out, _var(x, ddof, dtype, accuracy, False, axis, keepdims), x, "var")
@@ -443,25 +448,29 @@ def all(x) -> bool:
 
 
 def _scalar(a, dtype: str, fn: str):
-    """(a_float, a_int) for _tally.axpy/scale: a as x's dtype, or ValueError if it does not fit."""
-    if dtype not in _CORE:
-        return 0.0, 0  # (the C++ layer refuses the type by name)
-    if dtype.startswith("float"):
+    """(a_float, a_int) for _tally.axpy/scale: a as x's dtype, or ValueError if it does not fit.
+    (float16 / bfloat16: the C++ layer rounds a_float once to the type, as NumPy converts a
+    Python float; uint64: a_int carries a's 64 bits.)"""
+    if dtype == "bool":
+        return 0.0, 0  # (the C++ layer refuses bool by name)
+    if dtype.startswith("float") or dtype == "bfloat16":
         return float(a), 0
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
         raise TypeError(f"tally.{fn}: a must be an integer for {dtype} arrays, not {type(a).__name__}")
     info = np.iinfo(dtype)
     if not info.min <= int(a) <= info.max:
         raise ValueError(f"tally.{fn}: a = {a} does not fit in {dtype}")
-    return 0.0, int(a)
+    return 0.0, int(a) - (1 << 64) if int(a) >= 1 << 63 else int(a)
 
 
 def axpy(a, x, y):
     """y = a * x + y in place (BLAS axpy); returns y. x, y: arrays of one library, shape and
-    dtype (float32, float64, int32, int64; y C-contiguous and writable: NumPy, CuPy or CUDA
-    torch). Floating: fma(a, x, y), rounded once (the same bits on every backend). Integers:
-    exact; OverflowError if an element does not fit (y then holds the wrapped values). y may be
-    x itself. On CUDA arrays it runs on the library's current stream and blocks.
+    dtype (any dtype but bool; y C-contiguous and writable: NumPy, CuPy or CUDA torch).
+    Floating: fma(a, x, y), rounded once (the same bits on every backend); float16 / bfloat16:
+    a is rounded to the type (as NumPy does), then the exact a*x + y rounded once to it.
+    Integers (int8-uint64): exact; OverflowError naming the first index whose result does not
+    fit (y then holds the wrapped values). bool: ValueError (NumPy would change the type). y
+    may be x itself. On CUDA arrays it runs on the library's current stream and blocks.
     """
     xa = prepare(x, "axpy")
     ya = prepare_out(y, xa, "axpy")
@@ -473,8 +482,8 @@ def axpy(a, x, y):
 
 def scale(a, x):
     """x = a * x in place (BLAS scal); returns x (C-contiguous and writable; NumPy, CuPy or
-    CUDA torch; float32, float64, int32, int64). Integers: exact; OverflowError if an element
-    does not fit."""
+    CUDA torch; any dtype but bool, as axpy). Integers: exact; OverflowError naming the first
+    index that does not fit; float16 / bfloat16: the exact product rounded once."""
     xa = prepare(x, "scale")
     xo = prepare_out(x, xa, "scale")
     af, ai = _scalar(a, xa.dtype, "scale")

@@ -283,7 +283,82 @@ def test_new_types_in_var_count_and_norms_convert_or_refuse_clearly():
         assert tally.any(a) and not tally.all(a)
     h = np.array([0.5, -2.0, 3.0], dtype=np.float16)
     assert tally.norm(h, 1) == 5.5 and tally.norm(h, np.inf) == 3.0
-    with pytest.raises(ValueError, match="int8, which axpy does not take"):
-        tally.axpy(2, np.ones(3, dtype=np.int8), np.ones(3, dtype=np.int8))
-    with pytest.raises(TypeError, match="uint64"):
-        tally.var(np.ones(3, dtype=np.uint64))
+    y8 = np.ones(3, dtype=np.int8)
+    tally.axpy(2, np.ones(3, dtype=np.int8), y8)  # (the new types: test_new_types_var_add_axpy_scale)
+    assert y8.tolist() == [3, 3, 3]
+    assert tally.var(np.ones(3, dtype=np.uint64)) == 0.0
+
+
+def _half_round(f: Fraction, dt) -> float:
+    """The exact rational f rounded once to float16 (nearest, ties to even; overflow to inf)."""
+    if f == 0:
+        return 0.0
+    e = math.floor(math.log2(abs(f)))
+    while Fraction(2) ** e > abs(f):
+        e -= 1
+    while Fraction(2) ** (e + 1) <= abs(f):
+        e += 1
+    q = Fraction(2) ** (max(e, -14) - 10)
+    r = round(f / q) * q  # Python's round: ties to even
+    return math.copysign(math.inf, f) if abs(r) >= 65536 else float(r)
+
+
+def test_new_types_var_add_axpy_scale():
+    rng = np.random.default_rng(11)
+    cases = [rng.integers(0, 2**64, 1001, dtype=np.uint64), np.array([2**64 - 1, 2**64 - 3, 2**64 - 2], dtype=np.uint64),
+             rng.integers(-128, 128, 501, dtype=np.int8), rng.integers(0, 2**32, 300, dtype=np.uint32),
+             rng.random(777) < 0.3, (rng.standard_normal(999) * 100).astype(np.float16)]
+    for a in cases:
+        for ddof in (0, 1):
+            xs = [Fraction(float(v)) if a.dtype == np.float16 else Fraction(int(v)) for v in a]
+            m = sum(xs, Fraction(0)) / len(xs)
+            want = sum(((v - m) ** 2 for v in xs), Fraction(0)) / (len(xs) - ddof)
+            got = tally.var(a, ddof=ddof)
+            if a.dtype == np.float16:  # float32 result, correctly rounded
+                assert abs(Fraction(got) - want) <= Fraction(float(np.spacing(np.float32(got)))) / 2
+            else:
+                assert got == float(want), (a.dtype, ddof)
+                assert tally.std(a, ddof=ddof) == _sqrt_fr(want)
+            if want > 0 and m * m < 10**6 * want:  # fast mode (float64 Welford) on well-conditioned data
+                fast = tally.var(a, ddof=ddof, accuracy="fast")
+                tol = 1.2e-7 if a.dtype == np.float16 else 1e-9  # (float16: a float32 result)
+                assert abs(fast - float(want)) <= tol * float(want)
+    tf = np.array([True, False, False, True, True])
+    assert tally.var(tf) == 0.24 and abs(np.var(tf) - 0.24) < 1e-15  # (NumPy's: 0.24000000000000005)
+    assert math.isnan(tally.var(np.array([], dtype=np.uint16))) and math.isnan(tally.var(np.ones(2, np.int8), ddof=2))
+    # add / axpy / scale of float16: the exact result rounded once, as NumPy's float16 arithmetic.
+    x = np.array([1.0, 1.0009765625, 65504.0, -0.0, np.inf, 2.0**-24], dtype=np.float16)
+    y = np.array([2.0**-11, 2.0**-11, 16.0, -0.0, -np.inf, 2.0**-24], dtype=np.float16)
+    s = tally.add(x, y)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = x + y  # NumPy's float16 add
+    assert s.dtype == np.float16 and s[:4].tobytes() == ref[:4].tobytes() and np.isnan(s[4]) and s[5] == ref[5]
+    assert s.tolist()[:3] == [1.0, 1.001953125, np.inf] and np.signbit(s[3])
+    a = 2.0**-11 * (1 + 2.0**-10)  # a float16: a x + y is just below a tie for x = 1 - 2^-10, y = 1 + 2^-10
+    xx = np.array([1 - 2.0**-10] * 2, dtype=np.float16)
+    yy = np.array([1 + 2.0**-10, 3.0], dtype=np.float16)
+    want = [_half_round(Fraction(float(np.float16(a))) * Fraction(float(u)) + Fraction(float(v)), np.float16)
+            for u, v in zip(xx, yy)]
+    tally.axpy(a, xx, yy)
+    assert yy.tolist() == want and want[0] == 1 + 2.0**-10  # (a float32 fma would give 1 + 2^-9)
+    sc = np.array([65504.0, 3.0, 2.0**-24], dtype=np.float16)
+    tally.scale(1.5, sc)
+    assert sc.tolist() == [np.inf, 4.5, 2.0**-23]
+    # integers: exact, OverflowError naming the first index; bool add is logical or.
+    u = np.array([2**63 - 1, 2**63, 5], dtype=np.uint64)
+    assert tally.add(u, np.array([0, 2**63 - 1, 1], dtype=np.uint64)).tolist() == [2**63 - 1, 2**64 - 1, 6]
+    with pytest.raises(OverflowError, match="index 1"):
+        tally.scale(2, u)
+    assert u.tolist() == [2**64 - 2, 0, 10]  # wrapped
+    with pytest.raises(OverflowError, match="index 2"):
+        tally.axpy(2**64 - 1, np.array([0, 1, 2], dtype=np.uint64), np.zeros(3, dtype=np.uint64))
+    i8 = np.array([100, -100, 27], dtype=np.int8)
+    with pytest.raises(OverflowError, match="index 0"):
+        tally.add(i8, i8)
+    b = np.array([True, False, True, False])
+    r = tally.add(b, np.array([True, True, False, False]))
+    assert r.dtype == np.bool_ and r.tolist() == np.add(b, [True, True, False, False]).tolist()
+    with pytest.raises(ValueError, match="bool"):
+        tally.scale(2, b)
+    with pytest.raises(ValueError, match="bool"):
+        tally.axpy(True, b, b.copy())

@@ -1,4 +1,6 @@
-// CPU backend: L1 and max norms, variance and standard deviation, count of nonzeros.
+// CPU backend: L1 and max norms, variance and standard deviation (every element type: the
+// 16-bit floats as their exact float32 values, integers and bool exactly in 128 bits),
+// count of nonzeros.
 //
 // Fast reductions use the reducers of ops/moments.hpp over fixed chunks of 2^15 elements:
 // each chunk folds its elements in order, the chunk results are combined in chunk order, so
@@ -84,21 +86,33 @@ template <class T, class Out> void norm_inf_t(const void* x, std::int64_t n, voi
 }
 
 // Exact S1 = sum x and S2 = sum x^2 of floating x as magnitudes (S2 >= 0), with their flags.
+// float16 and bfloat16 (T = their storage types) take the float32 path: each chunk is
+// converted exactly to float32 first.
 template <class T>
 void float_sums(const T* x, std::int64_t n, ops::big::nat& i1, int& b1, ops::big::nat& i2, int& b2, unsigned& flags) {
-  using L1 = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
-  using L2 = std::conditional_t<std::is_same_v<T, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
+  constexpr bool half = ops::is_half_v<T>;
+  using F = std::conditional_t<half, float, T>;
+  using L1 = std::conditional_t<std::is_same_v<F, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
+  using L2 = std::conditional_t<std::is_same_v<F, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
   std::int64_t s1[L1::digits] = {}, s2[L2::digits] = {};
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel if (n >= kParallelMin)
   {
     std::int64_t d1[L1::digits] = {}, d2[L2::digits] = {};
     unsigned f = 0;
+    std::vector<float> buf(half ? static_cast<std::size_t>(std::min(n, kChunk)) : 0);
 #pragma omp for schedule(static)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
-      exact_fold(reduce_op::sum, dtype_of<T>(), x + b, nullptr, len, d1, f);
-      exact_fold(reduce_op::dot, dtype_of<T>(), x + b, x + b, len, d2, f);
+      const F* p;
+      if constexpr (half) {
+        for (std::int64_t i = 0; i < len; ++i) buf[static_cast<std::size_t>(i)] = static_cast<float>(x[b + i]);
+        p = buf.data();
+      } else {
+        p = x + b;
+      }
+      exact_fold(reduce_op::sum, dtype_of<F>(), p, nullptr, len, d1, f);
+      exact_fold(reduce_op::dot, dtype_of<F>(), p, p, len, d2, f);
     }
 #pragma omp critical(tally_var_merge)
     {
@@ -114,7 +128,9 @@ void float_sums(const T* x, std::int64_t n, ops::big::nat& i1, int& b1, ops::big
   b2 = L2::base;
 }
 
-// Exact S1 (128 bits) and S2 (up to 2^63 squares below 2^126: 190 bits) of integer x.
+// Exact S1 (128 bits) and S2 (up to 2^63 squares below 2^128: 191 bits) of integer (or bool:
+// 0/1) x. |S1| < 2^63 * 2^64 = 2^127 fits the signed 128-bit accumulator for every type,
+// uint64 included; each square |x|^2 < 2^128 is formed in unsigned 128 bits.
 template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, ops::big::nat& i2) {
   using ops::i128;
   using ops::u128;
@@ -131,9 +147,10 @@ template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, 
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::int64_t end = std::min(n, (c + 1) * kChunk);
       for (std::int64_t i = c * kChunk; i < end; ++i) {
-        i128 v = x[i];
+        i128 v = static_cast<i128>(x[i]);
         a1 += v;
-        u128 sq = static_cast<u128>(v * v);
+        u128 m = static_cast<u128>(v < 0 ? -v : v);  // |x| <= 2^64 - 1
+        u128 sq = m * m;
         a2 += sq;
         hi += a2 < sq;
       }
@@ -156,6 +173,7 @@ template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, 
   limbs(s2, s2_hi, i2);
 }
 
+// T: the storage type (ops::storage_t: half_in / bhalf_in for the 16-bit floats).
 template <class T, class Out>
 void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool take_sqrt, void* result) {
   const T* x = static_cast<const T*>(xv);
@@ -165,7 +183,7 @@ void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool 
   }
   ops::big::nat i1, i2;
   int b1 = 0, b2 = 0;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_floating_point_v<T> || ops::is_half_v<T>) {
     unsigned flags = 0;
     float_sums<T>(x, n, i1, b1, i2, b2, flags);
     if (flags & (ex::seen_nan | ex::seen_pos_inf | ex::seen_neg_inf))  // NaN or an infinity: NaN
@@ -196,19 +214,11 @@ void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
 
 void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
          void* result) {
-  bool f32 = out == dtype::float32;
-  switch (t) {
-    case dtype::float32:
-      return f32 ? var_t<float, float>(acc, x, n, m2, take_sqrt, result) : var_t<float, double>(acc, x, n, m2, take_sqrt, result);
-    case dtype::float64:
-      return f32 ? var_t<double, float>(acc, x, n, m2, take_sqrt, result) : var_t<double, double>(acc, x, n, m2, take_sqrt, result);
-    case dtype::int32:
-      return f32 ? var_t<std::int32_t, float>(acc, x, n, m2, take_sqrt, result)
-                 : var_t<std::int32_t, double>(acc, x, n, m2, take_sqrt, result);
-    case dtype::int64:
-      return f32 ? var_t<std::int64_t, float>(acc, x, n, m2, take_sqrt, result)
-                 : var_t<std::int64_t, double>(acc, x, n, m2, take_sqrt, result);
-  }
+  tally::visit(t, [&](auto tag) {
+    using S = ops::storage_t<typename decltype(tag)::type>;
+    if (out == dtype::float32) var_t<S, float>(acc, x, n, m2, take_sqrt, result);
+    else var_t<S, double>(acc, x, n, m2, take_sqrt, result);
+  });
 }
 
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -159,18 +160,20 @@ template <class T, class Out> void int_mean(const void* xv, std::int64_t n, void
   std::memcpy(result, &r, sizeof r);
 }
 
-template <class T> void add_t(const void* xv, const void* yv, void* ov, std::int64_t n, int& status) {
+// out = x + y (ops::add_checked: every element type); first_bad = the smallest index whose
+// exact integer sum did not fit T (written wrapped), -1 if none.
+template <class T> void add_t(const void* xv, const void* yv, void* ov, std::int64_t n, std::int64_t& first_bad) {
   const T* x = static_cast<const T*>(xv);
   const T* y = static_cast<const T*>(yv);
   T* out = static_cast<T*>(ov);  // may alias x or y exactly: element i reads x[i], y[i] first
-  int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (n >= kParallelMin)
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(min : first) if (n >= kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
     int s = 0;
     out[i] = ops::add_checked(x[i], y[i], s);
-    bad |= s;
+    if (s && i < first) first = i;
   }
-  status = bad;
+  first_bad = first == std::numeric_limits<std::int64_t>::max() ? -1 : first;
 }
 
 }  // namespace
@@ -217,14 +220,9 @@ void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
 
 void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result) { norm2_exact(t, out, x, n, result); }
 
-void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, int& status) {
-  status = 0;
-  tally::visit(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
-                  std::is_same_v<T, std::int64_t>)
-      add_t<T>(x, y, out, n, status);
-  });
+void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, std::int64_t& first_bad) {
+  first_bad = -1;
+  tally::visit(t, [&](auto tag) { add_t<typename decltype(tag)::type>(x, y, out, n, first_bad); });
 }
 
 }  // namespace tally::cpu

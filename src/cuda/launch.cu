@@ -273,18 +273,14 @@ void reduce_any(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, con
   });
 }
 
+// Every element type: the 16-bit floats rounded once, small integers checked, bool as logical
+// or (ops::add_checked forwards them to ops/elementwise_small.hpp).
 void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, int* status,
              cudaStream_t stream, workspace& ws) {
-  switch (t) {
-    case dtype::float32:
-      return launch_add(static_cast<const float*>(x), static_cast<const float*>(y), static_cast<float*>(out), n, status, stream, ws);
-    case dtype::float64:
-      return launch_add(static_cast<const double*>(x), static_cast<const double*>(y), static_cast<double*>(out), n, status, stream, ws);
-    case dtype::int32:
-      return launch_add(static_cast<const std::int32_t*>(x), static_cast<const std::int32_t*>(y), static_cast<std::int32_t*>(out), n, status, stream, ws);
-    case dtype::int64:
-      return launch_add(static_cast<const std::int64_t*>(x), static_cast<const std::int64_t*>(y), static_cast<std::int64_t*>(out), n, status, stream, ws);
-  }
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch_add(static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(out), n, status, stream, ws);
+  });
 }
 
 // Waits for a blocking reduction: spins on the completion word in mapped host memory (the

@@ -18,6 +18,7 @@
 #include "cuda/tuning.hpp"
 #include "cuda/workspace.hpp"
 #include "tally/ops/moments.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cuda {
 namespace {
@@ -85,12 +86,12 @@ void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::u
   if (acc == accuracy::exact)
     throw error(errc::invalid_argument, "tally::var: exact mode is not available on the cuda backend yet");
   ops::moments m{};
-  switch (t) {
-    case dtype::float32: run_any<ops::welford_reducer<float>, float>(x, n, &m, stream, device); break;
-    case dtype::float64: run_any<ops::welford_reducer<double>, double>(x, n, &m, stream, device); break;
-    case dtype::int32: run_any<ops::welford_reducer<std::int32_t>, std::int32_t>(x, n, &m, stream, device); break;
-    case dtype::int64: run_any<ops::welford_reducer<std::int64_t>, std::int64_t>(x, n, &m, stream, device); break;
-  }
+  // Every element type through the same reducer: the 16-bit floats read as their storage
+  // types (ops::storage_t: exact float32 values), integers and bool converted to float64.
+  tally::visit(t, [&](auto tag) {
+    using S = ops::storage_t<typename decltype(tag)::type>;
+    run_any<ops::welford_reducer<S>, S>(x, n, &m, stream, device);
+  });
   double v = ops::finish_variance(m, m2, take_sqrt);
   if (out == dtype::float32) {
     float f = static_cast<float>(v);

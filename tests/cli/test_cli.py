@@ -1005,3 +1005,49 @@ def test_norm_ord(tmp_path):
     assert float(ok("norm", save(tmp_path, "i.npy", np.array([3, -4], dtype=np.int32)), "--ord", "1")) == 7.0
     r = run("norm", p, "--ord", "3")
     assert r.returncode != 0 and "ord" in r.stderr.lower()
+
+
+# ---- add of the element types after the first four (float16, int8-uint64, bool) -----------------
+
+@pytest.mark.parametrize("dt", ["<f2", ">f2", "|i1", "<i2", "|u1", "<u2", "<u4", "<u8"])
+def test_add_small_types_in_their_own_type(tmp_path, dt):
+    rng = np.random.default_rng(21)
+    if dt.endswith("f2"):  # every float16 pattern against random ones: NumPy's float16 add
+        a = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(dt)
+        b = rng.integers(0, 2**16, 2**16, dtype=np.uint16).view(np.float16).astype(dt)
+    else:  # small enough that nothing overflows
+        info = np.iinfo(np.dtype(dt))
+        a = rng.integers(info.min // 2, info.max // 2, 1000, dtype=np.dtype(dt).newbyteorder("="), endpoint=True)
+        b = rng.integers(info.min // 2, info.max // 2, 1000, dtype=np.dtype(dt).newbyteorder("="), endpoint=True)
+        a, b = a.astype(dt), b.astype(dt)
+    out = tmp_path / "out.npy"
+    ok("add", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b), "-o", out, "--backend", "cpu")
+    got = load_out(out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = a + b
+    assert got.dtype == want.dtype.newbyteorder("<") and got.shape == want.shape
+    same = (got == want) | (np.isnan(got) & np.isnan(want)) if dt.endswith("f2") else got == want
+    assert same.all()
+    if dt.endswith("f2"):  # signed zeros too
+        assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+
+
+def test_add_small_integer_overflow_names_the_index(tmp_path):
+    a = save(tmp_path, "a.npy", np.array([1, 100, 27, 120], dtype=np.int8))
+    out = tmp_path / "out.npy"
+    line = bad("add", a, a, "-o", out, "--backend", "cpu", code=1, words=["int8", "overflow", "index 1"])
+    assert "add" in line and not out.exists()
+    u = save(tmp_path, "u.npy", np.array([2**64 - 1, 0], dtype=np.uint64))
+    one = save(tmp_path, "one.npy", np.array([0, 1], dtype=np.uint64))
+    ok("add", u, one, "-o", out, "--backend", "cpu")
+    assert load_out(out).tolist() == [2**64 - 1, 1]
+    bad("add", u, u, "-o", out, "--backend", "cpu", code=1, words=["uint64", "index 0"])
+
+
+def test_add_bool_is_logical_or(tmp_path):
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
+    out = tmp_path / "out.npy"
+    ok("add", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b), "-o", out)
+    got = load_out(out)
+    assert got.dtype == np.bool_ and got.tolist() == np.add(a, b).tolist()

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "tally/ops/elementwise_small.hpp"  // add_checked of the types after the first four
+
 #if defined(__CUDACC__)
 #define TALLY_HD __host__ __device__ __forceinline__
 #define TALLY_UNROLL _Pragma("unroll")
@@ -232,7 +234,9 @@ template <class Base, class Out> struct with_result : Base {
 
 /// out = x + y in the element type; status = 1 when an integer add overflows.
 template <class T> TALLY_HD T add_checked(T x, T y, int& status) {
-  if constexpr (sizeof(T) == 4 && T(1) / 2 == 0) {  // int32
+  if constexpr (is_small_elem_v<T>) {  // float16 ... bool: ops/elementwise_small.hpp
+    return small_add<T>(x, y, status);
+  } else if constexpr (sizeof(T) == 4 && T(1) / 2 == 0) {  // int32
     std::int64_t r = static_cast<std::int64_t>(x) + y;
     if (r > INT32_MAX || r < INT32_MIN) status = 1;
     return static_cast<T>(r);
