@@ -1051,3 +1051,39 @@ def test_add_bool_is_logical_or(tmp_path):
     ok("add", save(tmp_path, "a.npy", a), save(tmp_path, "b.npy", b), "-o", out)
     got = load_out(out)
     assert got.dtype == np.bool_ and got.tolist() == np.add(a, b).tolist()
+
+
+def test_var_and_std_exact_against_fractions(tmp_path):
+    from fractions import Fraction
+
+    from exact_ref import round_sqrt_f64
+
+    def exact_var(a, ddof):
+        x = [Fraction(int(v)) if a.dtype.kind in "iub" else Fraction(float(v)) for v in a]
+        m = sum(x) / len(x)
+        return sum((v - m) ** 2 for v in x) / (len(x) - ddof)
+
+    rng = np.random.default_rng(12)
+    cases = [np.array([1e16, 1.0, -1e16, 3.0, 5.0]),  # numpy.var: 3.9999999999999994e+31
+             rng.standard_normal(5001) * 10.0 ** rng.integers(-8, 8, 5001),
+             np.array([2**62, -2**62, 7, 2**40], dtype=np.int64),
+             np.array([True, False, False, True, True])]
+    for a in cases:
+        p = save(tmp_path, "v.npy", a)
+        for ddof in (0, 1):
+            want = exact_var(a, ddof)
+            r = js("var", p, "--ddof", ddof)
+            assert r["value"] == float(want) and r["dtype"] == "float64" and r["backend"] == "cpu"
+            assert js("std", p, "--ddof", ddof)["value"] == round_sqrt_f64(want)
+            fast = js("var", p, "--ddof", ddof, "--accuracy", "fast")["value"]
+            if a.size > 5:  # (the first case cancels catastrophically: fast mode may lose it all)
+                assert abs(fast - float(want)) <= 1e-9 * float(want)
+    f16 = save(tmp_path, "h.npy", np.arange(10, dtype=np.float16))
+    r = js("var", f16)
+    assert r["value"] == 8.25 and r["dtype"] == "float32"
+    one = save(tmp_path, "one.npy", np.array([3.0]))
+    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
+    r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
+    assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 or more" in r.stderr
+    bad("std", one, "--backend", "cuda", words=["cpu backend"])
+    bad("var", one, "--distributed", words=["not var or std"])

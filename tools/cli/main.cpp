@@ -89,6 +89,7 @@ struct settings {
   int axis = -1;          // --axis 0|1 (2-D input): one result per column / row
   std::string ord = "2";  // norm: 1, 2 or inf
   bool distributed = false;  // run under mpirun, each rank reading its slice (distributed.cpp)
+  std::int64_t ddof = 0;     // var, std: NumPy's delta degrees of freedom
 };
 
 /// What a command prints.
@@ -228,6 +229,26 @@ report run_extreme(const std::string& cmd, const settings& s) {
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
+/// The variance (std: its square root) of FILE with NumPy's ddof: exact (default), the
+/// correctly rounded value of the exact rational; fast: Welford/Chan in float64. Float64
+/// (float32 for float32 and 16-bit float data). Runs on the cpu backend (auto included);
+/// --backend cuda is refused with a message in this version (the file is not staged to the
+/// GPU for var/std).
+report run_var(bool take_sqrt, const settings& s) {
+  if (s.backend == "cuda")
+    throw input_error(fmt::format("{}: --backend cuda: var and std run on the CPU backend in the command-line tool "
+                                  "in this version (use --backend cpu or auto; the library's tally::var runs on GPU data)",
+                                  s.a));
+  host_array a = load(s.a, csv_options(s, false));
+  bool single = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16;
+  tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
+  tally::options o{tally::backend::cpu, nullptr, s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+  alignas(8) unsigned char result[8] = {};
+  double secs = timed([&] { tally::var(a.ref(), s.ddof, take_sqrt, result, rt, o); });
+  scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
+  return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
+}
+
 /// The correctly rounded mean or L2 norm of FILE (float64; float32 for float32 data).
 /// Integer data are converted to float64 for the norm (exactly, below 2^53).
 report run_mean_norm(bool norm, const settings& s) {
@@ -360,6 +381,20 @@ int main(int argc, char** argv) {
   add_options(norm, s, false);
   norm->add_option("--ord", s.ord, "which norm: 1 (sum |x|), 2 (Euclidean, default) or inf (max |x|)")
       ->check(CLI::IsMember({"1", "2", "inf"}));
+  CLI::App* var = app.add_subcommand("var", "variance of the elements of FILE (--ddof as NumPy), correctly rounded; CPU backend");
+  CLI::App* stdev = app.add_subcommand("std", "standard deviation of FILE (--ddof as NumPy), correctly rounded; CPU backend");
+  for (CLI::App* cmd : {var, stdev}) {
+    add_options(cmd, s, false);
+    cmd->add_option("--ddof", s.ddof, "delta degrees of freedom: divide by n - ddof (0: population, 1: sample)")
+        ->check(CLI::Validator(
+            [](const std::string& v) {
+              return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                         ? std::string()
+                         : "--ddof takes a whole number, 0 or more, not '" + v + "'";
+            },
+            "N>=0"))
+        ->capture_default_str();
+  }
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax"}) {
     std::string what = std::string(name).starts_with("arg")
@@ -383,6 +418,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tally: --distributed reduces the whole flattened array (no --axis) and takes the 2-norm only\n");
     return 2;
   }
+  if (s.distributed && (*var || *stdev)) {
+    std::fprintf(stderr, "tally: --distributed takes sum, dot, mean, norm, min, max, argmin and argmax (not var or std)\n");
+    return 2;
+  }
   if (s.distributed)
     for (CLI::App* cmd : app.get_subcommands())
       return run_distributed({cmd->get_name(), s.a, s.b, s.backend, s.accuracy, s.json, s.skip_nan});
@@ -397,6 +436,10 @@ int main(int argc, char** argv) {
         print(run_extreme(cmd->get_name(), s), s.json);
         return 0;
       }
+    if (*var || *stdev) {
+      print(run_var(static_cast<bool>(*stdev), s), s.json);
+      return 0;
+    }
     if (*mean || *norm) {
       print(run_mean_norm(static_cast<bool>(*norm), s), s.json);
       return 0;
