@@ -75,13 +75,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
   Op op = make(out, index, status + 1);
 
-  const long long* bad = nullptr;
-  if (segmented) {
-    bad = status;
-    unsigned blocks = static_cast<unsigned>((g.outputs + 1 + kBlock - 1) / kBlock);
-    shapes_check_offsets<<<blocks, kBlock, 0, stream>>>(g.offsets, g.outputs, g.n, status);
-    TALLY_CUDA(cudaGetLastError());
-  }
+  const long long* bad = check_offsets(d, status, stream);
+  TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
     dim3 grid(static_cast<unsigned>((g.outputs + kBlock - 1) / kBlock), static_cast<unsigned>(chunks));
     shapes_col_kernel<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials);

@@ -168,6 +168,16 @@ static __global__ void shapes_check_offsets(const std::int64_t* off, std::int64_
   if (!ok) atomicMin(bad, static_cast<long long>(i));
 }
 
+/// Enqueues the offsets check of a segmented call (g.off set) on `stream`: status[0]
+/// (0x7f-filled before) receives the first bad index. Returns the pointer the kernels after
+/// it test (nullptr when the call is not segmented: nothing to check).
+static inline const long long* check_offsets(const geo& g, long long* status, cudaStream_t stream) {
+  if (g.off == nullptr) return nullptr;
+  unsigned blocks = static_cast<unsigned>((g.outputs + 1 + kBlock - 1) / kBlock);
+  shapes_check_offsets<<<blocks, kBlock, 0, stream>>>(g.off, g.outputs, g.n, status);
+  return status;
+}
+
 /// Folds elements [k0, k1) of output o into a, kUnroll loads in flight, stride `step`
 /// starting at k0 + first.
 template <class Op>

@@ -67,13 +67,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
   if (merge_bytes) TALLY_CUDA(cudaMemsetAsync(slots, 0, merge_bytes, stream));
 
-  const long long* bad = nullptr;
-  if (segmented) {
-    bad = status;
-    unsigned blocks = static_cast<unsigned>((g.outputs + 1 + kBlock - 1) / kBlock);
-    shapes_check_offsets<<<blocks, kBlock, 0, stream>>>(g.offsets, g.outputs, g.n, status);
-    TALLY_CUDA(cudaGetLastError());
-  }
+  const long long* bad = check_offsets(d, status, stream);
+  TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     exact_col_kernel<T, Out, MEAN><<<grid, kBlock, 0, stream>>>(d, out, chunk, slots, counters);
