@@ -3,7 +3,9 @@
 # compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
-#   usage: scripts/device-check.sh [tests] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu]  (default: all)
+#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu]  (default: all)
+#   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
+#   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
@@ -25,9 +27,16 @@ grep -E "spill|warning" /tmp/build.log | sort | uniq | head -10
 rc=0
 if want tests; then
   echo "== tests"
-  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"} >"$OUT/ctest.log" 2>&1 || rc=1
+  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} -E "${CTEST_EXCLUDE:-cli_pytest}" >"$OUT/ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\(Failed\)|Total Test time" "$OUT/ctest.log" | tail -12
   echo "skipped: $(grep -c '(Skipped)' "$OUT/ctest.log")"; grep '(Skipped)' "$OUT/ctest.log" | head -5
+fi
+
+if want cli; then
+  echo "== CLI tests (pytest -n 16)"
+  TALLY_BIN=$PWD/$B/tools/cli/tally timeout -s INT ${CLI_TIMEOUT:-300} python3 -m pytest -q -n 16 -p no:cacheprovider \
+    -p no:benchmark -rf tests/cli >"$OUT/cli.log" 2>&1 || rc=1
+  grep -E "passed|failed|FAILED|error" "$OUT/cli.log" | tail -8
 fi
 
 if want sanitize; then
