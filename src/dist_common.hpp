@@ -24,6 +24,26 @@ struct verdict {
   std::int64_t types[kTypes] = {};
 };
 
+inline bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
+
+// `root` is a rank of a communicator of `size` ranks, or -1 (the API's `all`: every rank
+// receives). api: "tally::mpi" or "tally::nccl"; fn: the function's name.
+inline void check_root(const char* api, const std::string& fn, int root, int size) {
+  if (root != -1 && (root < 0 || root >= size))
+    throw error(errc::invalid_argument, std::string(api) + "::" + fn + ": root " + std::to_string(root) +
+                                            " is not a rank of the communicator (size " + std::to_string(size) +
+                                            ", or " + api + "::all)");
+}
+
+// The result types a reduction may give: floating inputs (or float_only operations) a
+// float32/float64 result, integer inputs int64.
+inline void check_result(const char* api, const std::string& fn, dtype in, dtype out, bool float_only) {
+  bool ok = (floating(in) || float_only) ? floating(out) : out == dtype::int64;
+  if (!ok)
+    throw error(errc::invalid_argument, std::string(api) + "::" + fn + ": a " + dtype_name(in) +
+                                            " input cannot give a " + dtype_name(out) + " result");
+}
+
 // Runs the local step; a tally::error (or any exception) is recorded, not thrown, so this
 // rank still joins the collective.
 struct local_failure {

@@ -32,20 +32,13 @@ comm_info info(MPI_Comm comm, const std::string& fn, int root) {
   comm_info c{};
   mpi_check(MPI_Comm_rank(comm, &c.rank), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(comm, &c.size), "MPI_Comm_size");
-  if (root != all && (root < 0 || root >= c.size))
-    throw error(errc::invalid_argument, "tally::mpi::" + fn + ": root " + std::to_string(root) +
-                                            " is not a rank of the communicator (size " + std::to_string(c.size) +
-                                            ", or tally::mpi::all)");
+  static_assert(all == -1);
+  check_root("tally::mpi", fn, root, c.size);
   return c;
 }
 
-bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
-
 void check_result(const std::string& fn, dtype in, dtype out, bool float_only) {
-  bool ok = (floating(in) || float_only) ? floating(out) : out == dtype::int64;
-  if (!ok)
-    throw error(errc::invalid_argument, "tally::mpi::" + fn + ": a " + dtype_name(in) + " input cannot give a " +
-                                            dtype_name(out) + " result");
+  dist::check_result("tally::mpi", fn, in, out, float_only);
 }
 
 // The exact path: local state, one integer-sum collective of [state words, verdict], then

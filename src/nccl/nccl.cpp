@@ -83,14 +83,10 @@ comm_info info(comm_t comm, const std::string& fn, int root) {
   check(ncclCommUserRank(comm, &c.rank), "ncclCommUserRank");
   check(ncclCommCount(comm, &c.size), "ncclCommCount");
   check(ncclCommCuDevice(comm, &c.device), "ncclCommCuDevice");
-  if (root != all && (root < 0 || root >= c.size))
-    throw error(errc::invalid_argument, "tally::nccl::" + fn + ": root " + std::to_string(root) +
-                                            " is not a rank of the communicator (size " + std::to_string(c.size) +
-                                            ", or tally::nccl::all)");
+  static_assert(all == -1);
+  check_root("tally::nccl", fn, root, c.size);
   return c;
 }
-
-bool floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
 
 options on_gpu(stream_t s, accuracy acc = accuracy::exact) { return options{backend::cuda, s, acc}; }
 
@@ -146,10 +142,7 @@ bool exact_collective(comm_t comm, const std::string& fn, int root, reduce_op op
 }
 
 void check_result(const std::string& fn, dtype in, dtype out, bool float_only) {
-  bool ok = (floating(in) || float_only) ? floating(out) : out == dtype::int64;
-  if (!ok)
-    throw error(errc::invalid_argument, "tally::nccl::" + fn + ": a " + dtype_name(in) + " input cannot give a " +
-                                            dtype_name(out) + " result");
+  dist::check_result("tally::nccl", fn, in, out, float_only);
 }
 
 void need(void* p, const std::string& fn) {
