@@ -66,6 +66,7 @@ import numpy as np
 from . import _axis, _tally
 from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
+from ._arrays import library as _library
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
            "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale", "cuda_available"]
@@ -357,6 +358,18 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None
     return _into(out, _axis.whole(x, _tally.norm_ord(a.view, o, rt, acc, backend, stream), rt, "norm", keepdims), x, "norm")
 
 
+def _on_gpu(x) -> bool:
+    """Whether x is CUDA data (CuPy, CUDA torch, a CUDA DLPack or __cuda_array_interface__ object)."""
+    lib = _library(x)
+    if lib == "torch":
+        return x.device.type == "cuda"
+    if lib in ("cupy", "cai"):
+        return True
+    if lib == "dlpack":
+        return int(x.__dlpack_device__()[0]) in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    return False
+
+
 def _core_type(name: str) -> Optional[str]:
     """The exact conversion _as_core makes, by dtype name (None: none needed)."""
     if name in _CORE:
@@ -375,8 +388,12 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
     out = _float_out(dtype, fn, "the result") if dtype is not None else None
     axes = _axis.normalize(x, axis, fn)
     if not _axis.is_whole(x, axes):
-        return _axis.per_slice(x, axes, fn, fn, _core_type, lambda name: out or ("float32" if name == "float32" else
-                                                                                   "float64"), acc, keepdims, int(ddof))
+        # The C++ layer takes every dtype on the cpu backend and in fast mode; exact var on the
+        # GPU takes float32/float64 (16-bit floats are widened exactly; integers are refused).
+        exact_gpu = acc == "exact" and _on_gpu(x)
+        return _axis.per_slice(x, axes, fn, fn, lambda name: _core_type(name) if exact_gpu else None,
+                               lambda name: out or ("float32" if name in ("float32", "float16", "bfloat16") else
+                                                    "float64"), acc, keepdims, int(ddof))
     a = prepare(x, fn, order_free=True)
     small_float = a.dtype in ("float32", "float16", "bfloat16")
     if a.cuda and acc == "exact":  # (the GPU's exact var takes float32/float64; the C++ layer takes every
@@ -408,7 +425,7 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
         copy with the reduced axes moved last (in x's library). On CUDA arrays: one stream
         synchronisation per output (results gathered on the host, copied to the device once).
     keepdims: keep the reduced axes with length 1.
-    Raises TypeError (an unsupported dtype; uint64 along an axis or in exact mode on a CUDA
+    Raises TypeError (an unsupported dtype; uint64 in exact mode on a CUDA
     array; a non-integer ddof or axis), AxisError, ValueError (a repeated axis, bad accuracy).
     out: an array to write the result into (returned), as `sum`'s out.
     """

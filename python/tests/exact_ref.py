@@ -60,7 +60,9 @@ def round_sqrt_f64(q: Fraction) -> float:
 
 def fraction_var(values, ddof: int = 0) -> Fraction:
     """sum (x - mean)^2 / (n - ddof), exactly (n - ddof > 0)."""
-    xs = [Fraction(float(v)) for v in values]
+    # integers (NumPy integer and bool scalars included) exactly, not through float
+    xs = [Fraction(int(v)) if getattr(getattr(v, "dtype", None), "kind", "f") in "iub" or isinstance(v, int)
+          else Fraction(float(v)) for v in values]
     n = len(xs)
     mean = sum(xs, Fraction(0)) / n
     return sum(((v - mean) ** 2 for v in xs), Fraction(0)) / (n - ddof)

@@ -267,8 +267,13 @@ def test_norm_var_std_dtypes_and_conversions():
     v = tally.var(ints.astype(np.int16), axis=1)
     assert v.dtype == np.float64
     assert v.tolist() == [round_f64(fraction_var(c)) for c in ints.astype(np.int16)]
-    with pytest.raises(TypeError, match="uint64"):
-        tally.var(np.ones((2, 3), dtype=np.uint64), axis=0)
+    # uint64 (values near 2^64) and bool along an axis: exact per output, as the 1-D call gives
+    u = np.array([[2**64 - 1, 2**64 - 3, 5], [7, 2**63, 1]], dtype=np.uint64)
+    for axis in (0, 1):
+        want = [round_f64(fraction_var(c)) for c in (u.T if axis == 0 else u)]
+        assert tally.var(u, axis=axis).tolist() == want
+    b = np.array([[True, False, True], [True, True, False]])
+    assert tally.var(b, axis=1, ddof=1).tolist() == [round_f64(fraction_var(c, 1)) for c in b]
     with pytest.raises(TypeError, match="float32 or float64"):
         tally.std(ints, axis=0, dtype=np.int64)
     # n - ddof <= 0 and empty slices: NaN per output; the norm of nothing is 0
