@@ -86,18 +86,16 @@ int main() {
     fill_both<double>(c, n64, dist);
     run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 3>(c, "f64 sum K=5", n64, dist);
     run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9", n64, dist);
-    // ncu (run 3/4): the f64 dot waits on its cp.async-staged tiles (35% of stalls) at 3 blocks
-    // per SM. Register prefetch instead of staging (STAGES=0: plain 16-byte loads, UNROLL tiles
-    // in flight per thread), and deeper or shallower staging.
-    run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 0>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 2, 3, 0>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 8, 2, 0>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 256, 4, 1, 0>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 2, 3, 4>(c, "f64 dot K=9", n64, dist);
+    // Run 9: register prefetch (STAGES=0) is 10-25% slower than staging; STAGES=2 ~ 3. The
+    // dot is bound by work per product (docs/performance.md, "Run 8-9"): fewer levels (K=8:
+    // 2 fewer extractions per product; wide data's smallest error terms then take the
+    // remainder path) and two independent level sets (P=2: more independent additions per
+    // thread, more registers).
     run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 2>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<true, 9, 1>, double, true, 128, 1, 3, 8>(c, "f64 dot K=9", n64, dist);
-    run<levels_acc<false, 5, 1>, double, false, 128, 4, 2, 0>(c, "f64 sum K=5", n64, dist);
-    run<levels_acc<false, 5, 1>, double, false, 128, 8, 2, 0>(c, "f64 sum K=5", n64, dist);
+    run<levels_acc<true, 8, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=8", n64, dist);
+    run<levels_acc<true, 8, 1>, double, true, 128, 4, 3, 2>(c, "f64 dot K=8", n64, dist);
+    run<levels_acc<true, 9, 2>, double, true, 128, 2, 2, 3>(c, "f64 dot K=9 P=2", n64, dist);
+    run<levels_acc<true, 9, 2>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 P=2", n64, dist);
     fill_both<float>(c, n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);
