@@ -103,6 +103,17 @@ struct record_t {
   std::int64_t type;        // dtype
 };
 
+// The verdict of gathered extreme records: how many ranks failed with each errc, which types
+// took part.
+inline verdict verdict_of(const std::vector<record_t>& recs) {
+  verdict v;
+  for (const record_t& r : recs) {
+    if (r.failed) v.failed[r.failed - 1] += 1;
+    if (r.type >= 0 && r.type < kTypes) v.types[r.type] = 1;
+  }
+  return v;
+}
+
 template <class T, bool MAX, bool SKIP>
 inline void combine_records(const std::vector<record_t>& recs, void* value, std::int64_t* index) {
   using R = ops::extreme_reducer<T, MAX, SKIP>;

@@ -191,12 +191,7 @@ bool extreme(MPI_Comm comm, extreme_op op, nan_policy nans, array_ref x, void* v
     if (failure.failed) throw error(failure.code, failure.what);
     return false;
   }
-  verdict v;
-  for (const record_t& r : recs) {
-    if (r.failed) v.failed[r.failed - 1] += 1;
-    if (r.type >= 0 && r.type < kTypes) v.types[r.type] = 1;
-  }
-  judge(v, failure, "tally::mpi::" + fn);
+  judge(verdict_of(recs), failure, "tally::mpi::" + fn);
   switch (x.type) {
     default: break;  // (refused by require_supported above)
     case dtype::float32: combine_any<float>(op, nans, recs, value, index); break;

@@ -273,12 +273,7 @@ bool extreme(comm_t comm, extreme_op op, nan_policy nans, array_ref x, void* val
     if (failure.failed) throw error(failure.code, failure.what);
     return false;
   }
-  verdict v;
-  for (const record_t& r : recs) {
-    if (r.failed) v.failed[r.failed - 1] += 1;
-    if (r.type >= 0 && r.type < kTypes) v.types[r.type] = 1;
-  }
-  judge(v, failure, "tally::nccl::" + fn);
+  judge(verdict_of(recs), failure, "tally::nccl::" + fn);
   if (value == nullptr || index == nullptr)
     throw error(errc::null_pointer, "tally::nccl::" + fn + ": value or index is a null pointer");
   combine_typed(x.type, op, nans, recs, value, index);
