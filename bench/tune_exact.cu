@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common.cuh"
-#include "cuda/exact.cuh"
+#include "cuda/exact_window.cuh"
 
 using namespace bench;
 namespace tc = tally::cuda;
@@ -94,8 +94,15 @@ int main() {
     run<levels_acc<true, 9, 1>, double, true, 128, 4, 2, 2>(c, "f64 dot K=9", n64, dist);
     run<levels_acc<true, 8, 1>, double, true, 128, 4, 2, 3>(c, "f64 dot K=8", n64, dist);
     run<levels_acc<true, 8, 1>, double, true, 128, 4, 3, 2>(c, "f64 dot K=8", n64, dist);
-    run<levels_acc<true, 9, 2>, double, true, 128, 2, 2, 3>(c, "f64 dot K=9 P=2", n64, dist);
-    run<levels_acc<true, 9, 2>, double, true, 128, 4, 2, 3>(c, "f64 dot K=9 P=2", n64, dist);
+    // v4: windowed bins in shared memory (src/cuda/exact_window.cuh), W exponent bits per bin.
+    run<window_acc<16, 32, 128>, double, true, 128, 4, 2, 0>(c, "f64 dot win16x32", n64, dist);
+    run<window_acc<16, 32, 128>, double, true, 128, 4, 2, 2>(c, "f64 dot win16x32", n64, dist);
+    run<window_acc<16, 32, 128>, double, true, 128, 2, 2, 3>(c, "f64 dot win16x32", n64, dist);
+    run<window_acc<16, 24, 128>, double, true, 128, 4, 2, 0>(c, "f64 dot win16x24", n64, dist);
+    run<window_acc<16, 24, 128>, double, true, 128, 4, 2, 2>(c, "f64 dot win16x24", n64, dist);
+    run<window_acc<16, 32, 64>, double, true, 64, 4, 2, 0>(c, "f64 dot win16x32", n64, dist);
+    run<window_acc<8, 64, 128>, double, true, 128, 4, 2, 0>(c, "f64 dot win8x64", n64, dist);
+    run<window_acc<8, 48, 128>, double, true, 128, 4, 2, 0>(c, "f64 dot win8x48", n64, dist);
     fill_both<float>(c, n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2>(c, "f32 sum bins", n32, dist);
     run<bins_acc<false, 128>, float, false, 128, 4, 2, 2>(c, "f32 sum bins", n32, dist);

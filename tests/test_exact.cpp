@@ -444,6 +444,50 @@ TEST_P(Exact, BitwiseSameAsCpu) {
   });
 }
 
+// The float64 dot kernel's windowed bins (src/cuda/exact_window.cuh) on the paths that
+// ordinary data rarely takes, against the cpu backend's bits (CUDA param, float64 only):
+// products of 53 one-bits that fill their bins fastest, long enough that every thread
+// flushes its bins several times (more than 960 products per thread at a full grid);
+// magnitudes rising through the array (each warp's window moves up tens of times);
+// magnitudes falling (most products end below the window: the out-of-line path); and the
+// same as sums of squares (the L2 norm's kernel).
+TEST_P(Exact, WindowedBinsFlushMoveAndFallBelow) {
+  if (b() != backend::cuda || t() != dtype::float64) GTEST_SKIP() << "the cuda float64 dot kernel's paths";
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  const double full = 2.0 - 0x1p-52;  // 53 one-bits
+  auto check = [&](const std::vector<double>& x, const std::vector<double>& y, const char* what) {
+    SCOPED_TRACE(what);
+    auto bx = put(x), by = put(y);
+    EXPECT_TRUE(same(tally::dot<double>(bx.in(), by.in(), opt()), tally::dot<double>(x, y, cpu)));
+    EXPECT_TRUE(same((tally::dot<double, float>(bx.in(), by.in(), opt())), (tally::dot<double, float>(x, y, cpu))));
+  };
+  {
+    const std::size_t n = (std::size_t(1) << 27) + 5;
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = std::ldexp(full, static_cast<int>(i % 16));
+      y[i] = i % 1000 == 999 ? -full : full;
+    }
+    check(x, y, "full bins, flushes");
+  }
+  std::mt19937_64 g(77);
+  std::uniform_real_distribution<double> m(1.0, 2.0);
+  for (std::size_t n : {std::size_t(4000037), std::size_t(40000003)}) {
+    std::vector<double> up(n), down(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      int e = static_cast<int>(-400 + 800 * double(i) / double(n));
+      up[i] = (g() & 1 ? -1 : 1) * std::ldexp(m(g), e);
+      down[n - 1 - i] = up[i];
+      y[i] = m(g);
+    }
+    check(up, y, "rising: the window moves");
+    if (n < 10000000) check(down, y, "falling: products below the window");
+    auto bu = put(up);
+    EXPECT_TRUE(same(tally::norm2<double>(bu.in(), opt()), tally::norm2<double>(up, cpu))) << "sum of squares, rising";
+  }
+}
+
 // Fast mode keeps its documented bound (and may differ from exact mode).
 TEST_P(Exact, FastModeWithinItsBound) {
   with_float(t(), [&]<class T>() {

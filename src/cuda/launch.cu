@@ -14,6 +14,7 @@
 #include "state_grid.hpp"
 #include "cuda/check.hpp"
 #include "cuda/exact.cuh"
+#include "cuda/exact_window.cuh"
 #include "cuda/kernels.cuh"
 #include "cuda/small.cuh"
 #include "cuda/tuning.hpp"
@@ -93,13 +94,22 @@ void launch_reduce(const T* x, const T* y, std::int64_t n, sink out, cudaStream_
   TALLY_CUDA(cudaGetLastError());
 }
 
-// Exact mode: float32 inputs use shared-memory bins, float64 inputs anchored levels in
-// registers fed through cp.async staging (src/cuda/exact.cuh); shapes from tally_tune_exact.
-// The 16-bit floats (ops::half_in, ops::bhalf_in: exact float32 values) use the float32 bins.
+// Exact mode: float32 inputs use shared-memory bins; float64 sums anchored levels in
+// registers fed through cp.async staging (src/cuda/exact.cuh); float64 dots (and sums of
+// squares) windowed bins in shared memory (src/cuda/exact_window.cuh); shapes from
+// tally_tune_exact. The 16-bit floats (ops::half_in, ops::bhalf_in: exact float32 values) use
+// the float32 bins.
 template <class T, bool DOT>
-using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<T>, exact::bins_acc<DOT, tuning::exact_block_threads>,
-                                     exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels, 1,
-                                                       DOT ? tuning::exact_dot_fast_levels : tuning::exact_sum_fast_levels>>;
+using f64_exact_acc = std::conditional_t<
+    DOT && tuning::exact_dot_window_bits != 0,
+    exact::window_acc<tuning::exact_dot_window_bits ? tuning::exact_dot_window_bits : 16, tuning::exact_dot_window_bins,
+                      tuning::exact_block_threads>,
+    exact::levels_acc<DOT, DOT ? tuning::exact_dot_levels : tuning::exact_sum_levels, 1,
+                      DOT ? tuning::exact_dot_fast_levels : tuning::exact_sum_fast_levels>>;
+template <class T, bool DOT>
+using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<T>,
+                                     exact::bins_acc<DOT, tuning::exact_block_threads>, f64_exact_acc<T, DOT>>;
+inline constexpr bool f64_dot_window = tuning::exact_dot_window_bits != 0;
 
 template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
@@ -108,7 +118,9 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
   static_assert(A::layout::digits <= tuning::max_exact_digits);
   constexpr int B = tuning::exact_block_threads;
   constexpr int U = tuning::exact_unroll;
-  constexpr int ST = std::is_same_v<T, double> ? tuning::exact_f64_stages : 0;
+  constexpr int ST = !std::is_same_v<T, double> ? 0
+                     : DOT && f64_dot_window ? tuning::exact_f64_dot_stages
+                                             : tuning::exact_f64_stages;
   constexpr int V = 16 / sizeof(T);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
   auto blocks = [&](std::int64_t units, int max_grid) {

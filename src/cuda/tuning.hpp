@@ -48,6 +48,12 @@ inline constexpr int exact_dot_fast_levels = 0;
 inline constexpr int exact_block_threads = 128;
 inline constexpr int exact_unroll = 4;
 inline constexpr int exact_f64_stages = 3;
+/// float64 dot products and sums of squares (v4, src/cuda/exact_window.cuh): windowed bins
+/// of exact_dot_window_bits exponent bits, exact_dot_window_bins of them per thread in shared
+/// memory (0 bits: the anchored levels of v3), with exact_f64_dot_stages tiles staged.
+inline constexpr int exact_dot_window_bits = 16;
+inline constexpr int exact_dot_window_bins = 32;
+inline constexpr int exact_f64_dot_stages = 0;
 /// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
 inline constexpr int max_exact_digits = 160;
 
