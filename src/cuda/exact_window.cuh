@@ -49,10 +49,20 @@ template <int W, int BLOCK> __device__ __noinline__ void flush_window(double* ro
 
 /// Exact float64 dot products (and sums of squares): W exponent bits per bin (8 or 16), NB
 /// bins per thread in the window, BLOCK threads per block (the row stride in shared memory).
+///
+/// Written for few integer instructions (an Nsight Compute profile of the first version, run
+/// 14, found the integer pipe the busiest at 84 instructions per product): a piece's bin
+/// address is its float64 high word shifted and masked (the exponent's top bits times the row
+/// stride), subtracted from the address of the window's high bin and clamped to the scratch
+/// bin (zero pieces, and every piece of a product outside the window: their base address is
+/// set past the scratch bin); the window test compares high words.
 template <int W, int NB, int BLOCK> struct window_acc {
   static_assert(W == 8 || W == 16, "bins of 8 or 16 exponent bits");
   using layout = ex::f64_dot_layout;
   static constexpr int shift = W == 8 ? 3 : 4;
+  static constexpr unsigned stride = BLOCK * sizeof(double);  // bytes between bins of a row
+  static_assert((stride & (stride - 1)) == 0 && stride <= (1u << (20 + shift)), "a power-of-two row stride");
+  static constexpr int stride_log2 = __builtin_ctz(stride);
   static constexpr std::size_t smem_bytes = sizeof(double) * (NB + 1) * BLOCK;
   /// Lowest bin: pieces at or above 2^-895, so products in the window are at least 2^-843
   /// and their TwoProduct errors normal and exact.
@@ -67,22 +77,31 @@ template <int W, int NB, int BLOCK> struct window_acc {
   double* row;  // this thread's bins: row[s * BLOCK] holds bin hib - s
   long long* sa;
   int hib, lob;
-  unsigned lo_e;  // smallest biased exponent of p (and of a nonzero e) in the window
-  unsigned span;  // largest biased exponent of p less lo_e
+  unsigned lo_hi;    // smallest |high word| of p (and of a nonzero e) in the window
+  unsigned span_hi;  // |high word| of p less lo_hi is below this in the window
+  unsigned top_hi;   // |high word| of a product above the window (finite: below 0x7ff00000)
+  unsigned base;     // shared address of bin 0 if it were in the row: row + hib * stride
+  unsigned far;      // a base past the scratch bin for every piece (products outside the window)
+  unsigned scratch;  // shared address of the scratch bin row[NB * BLOCK]
   int terms;
   unsigned flags;
 
   __device__ __forceinline__ void window(int h) {
     hib = h;
     lob = max(h - NB + 1, lob_min);
-    lo_e = static_cast<unsigned>(W * lob + 52);  // p's lowest piece is at most 52 bits below p
-    span = static_cast<unsigned>(W * h + W - 1) - lo_e;
+    const unsigned lo_e = static_cast<unsigned>(W * lob + 52);  // p's lowest piece is at most 52 bits below p
+    lo_hi = lo_e << 20;
+    top_hi = static_cast<unsigned>(W * h + W) << 20;
+    span_hi = top_hi - lo_hi;
+    base = static_cast<unsigned>(__cvta_generic_to_shared(row)) + static_cast<unsigned>(h) * stride;
     terms = 0;
   }
   __device__ void init(double* dyn, long long* block_sa) {
     row = dyn + threadIdx.x;
     sa = block_sa;
     flags = 0;
+    scratch = static_cast<unsigned>(__cvta_generic_to_shared(row)) + NB * stride;
+    far = scratch + (0x7ffu >> shift) * stride;
 #pragma unroll 1
     for (int s = 0; s <= NB; ++s) row[s * BLOCK] = 0.0;
     window((1023 >> shift) + slack);  // products below 2^16 until a larger one arrives
@@ -92,66 +111,72 @@ template <int W, int NB, int BLOCK> struct window_acc {
     terms = 0;
   }
 
-  __device__ static __forceinline__ unsigned exponent(double v) { return hi_word(v) >> 20 & 0x7ffu; }
-  /// Whether p = x*y (biased exponent ep) and its error (biased exponent ee) fall in the window.
-  __device__ __forceinline__ bool inside(unsigned ep, unsigned ee) const {
-    return ep - lo_e <= span && ee - 1u >= lo_e - 1u;
+  /// Adds one piece at bin address min(b - bin(v) * stride, scratch).
+  __device__ __forceinline__ void piece(unsigned b, double v) const {
+    unsigned off = (hi_word(v) >> (20 + shift - stride_log2)) & ((0x7ffu >> shift) << stride_log2);
+    unsigned a = min(b - off, scratch);
+    double t;
+    asm volatile("ld.shared.f64 %0, [%1];" : "=d"(t) : "r"(a) : "memory");
+    asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(t + v) : "memory");
   }
-  /// Adds one piece (zero pieces go to the scratch bin NB, or to an unused one below the window).
-  __device__ __forceinline__ void piece(double v) {
-    unsigned s = min(static_cast<unsigned>(hib) - (exponent(v) >> shift), static_cast<unsigned>(NB));
-    row[s * BLOCK] += v;
+  /// v as two pieces: its top 26 bits (masked) and the rest (an exact subtraction).
+  __device__ __forceinline__ void pieces(unsigned b, double v) const {
+    double hi = __longlong_as_double(__double_as_longlong(v) & ~((1ll << 27) - 1));
+    piece(b, hi);
+    piece(b, v - hi);
   }
-  __device__ __forceinline__ void pieces(double v) {
-    double hi = __longlong_as_double(__double_as_longlong(v) & ~((1ll << 27) - 1));  // top 26 bits
-    piece(hi);
-    piece(v - hi);  // exact: the low 27 bits
+  /// Whether p (|high word| hp) and its error e fall in the window.
+  __device__ __forceinline__ bool inside(unsigned hp, double e) const {
+    unsigned he = hi_word(e) & 0x7fffffffu;
+    return hp - lo_hi < span_hi && he - 1u >= lo_hi - 1u;  // e zero, or not below the window
   }
 
   template <int N, class T> __device__ __forceinline__ void tile(const T* a, const T* c) {
     double p[N];
-    unsigned ep[N];
-    bool high = false;
-    const unsigned top = lo_e + span;
+    unsigned hp[N];
+    unsigned mx = 0;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       p[k] = static_cast<double>(a[k]) * static_cast<double>(c[k]);
-      ep[k] = exponent(p[k]);
-      high |= ep[k] > top && ep[k] < 0x7ffu;
+      hp[k] = hi_word(p[k]) & 0x7fffffffu;
+      mx = max(mx, hp[k] < 0x7ff00000u ? hp[k] : 0u);
     }
-    if (__any_sync(kFull, high)) {  // rare: maybe a new window (warp-wide)
-      unsigned want = 0;
-#pragma unroll
-      for (int k = 0; k < N; ++k)
-        if (ep[k] > top && ep[k] < 0x7ffu)
-          want = max(want, min((ep[k] >> shift) + slack, static_cast<unsigned>(hib_max)));
-      want = __reduce_max_sync(kFull, want);
+    if (__any_sync(kFull, mx >= top_hi)) {  // rare: maybe a new window (warp-wide)
+      unsigned want = min(((mx >> 20) >> shift) + slack, static_cast<unsigned>(hib_max));
+      want = __reduce_max_sync(kFull, mx >= top_hi ? want : 0u);
       if (static_cast<int>(want) > hib) {
         flush();
         window(static_cast<int>(want));
       }
     }
-    unsigned out_mask = 0;
+    bool any_in = false, any_out = false;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       double e = ex::exact_fma(a[k], c[k], -p[k]);
-      bool in = inside(ep[k], exponent(e));
-      out_mask |= unsigned(!in) << k;
-      pieces(in ? p[k] : 0.0);
-      pieces(in ? e : 0.0);
+      bool in = inside(hp[k], e);
+      any_in |= in;
+      any_out |= !in;
+      unsigned b = in ? base : far;
+      pieces(b, p[k]);
+      pieces(b, e);
     }
-    if (out_mask != (1u << N) - 1) flags |= ex::seen_not_neg_zero;
-    if (out_mask) {
-      double buf[2 * N];
-#pragma unroll
-      for (int k = 0; k < N; ++k) {
-        buf[k] = a[k];
-        buf[N + k] = c[k];
-      }
-      flags |= take_outside_tile<true, layout, N>(sa, buf, out_mask);
-    }
+    if (any_in) flags |= ex::seen_not_neg_zero;
+    if (any_out) out_of_window<N>(a, c);
     terms += N;
     if (terms >= max_terms) flush();
+  }
+  /// The products of a tile that the window did not take, out of line (rare).
+  template <int N, class T> __device__ __forceinline__ void out_of_window(const T* a, const T* c) {
+    double buf[2 * N];
+    unsigned mask = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      double p = static_cast<double>(a[k]) * static_cast<double>(c[k]);
+      mask |= unsigned(!inside(hi_word(p) & 0x7fffffffu, ex::exact_fma(a[k], c[k], -p))) << k;
+      buf[k] = a[k];
+      buf[N + k] = c[k];
+    }
+    flags |= take_outside_tile<true, layout, N>(sa, buf, mask);
   }
 
   // Outside the main loop (head, remainder and tail: fewer than 64 products per thread in
@@ -160,9 +185,9 @@ template <int W, int NB, int BLOCK> struct window_acc {
     double x = a, y = c;
     double p = x * y;
     double e = ex::exact_fma(x, y, -p);
-    if (inside(exponent(p), exponent(e))) {
-      pieces(p);
-      pieces(e);
+    if (inside(hi_word(p) & 0x7fffffffu, e)) {
+      pieces(base, p);
+      pieces(base, e);
       flags |= ex::seen_not_neg_zero;
     } else {
       flags |= take_outside<true, layout>(sa, x, y);

@@ -117,7 +117,8 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
   using A = exact_acc<T, DOT>;
   static_assert(A::layout::digits <= tuning::max_exact_digits);
   constexpr int B = tuning::exact_block_threads;
-  constexpr int U = tuning::exact_unroll;
+  constexpr bool window = std::is_same_v<T, double> && DOT && f64_dot_window;
+  constexpr int U = window ? tuning::exact_f64_dot_unroll : tuning::exact_unroll;
   constexpr int ST = !std::is_same_v<T, double> ? 0
                      : DOT && f64_dot_window ? tuning::exact_f64_dot_stages
                                              : tuning::exact_f64_stages;

@@ -53,7 +53,8 @@ inline constexpr int exact_f64_stages = 3;
 /// memory (0 bits: the anchored levels of v3), with exact_f64_dot_stages tiles staged.
 inline constexpr int exact_dot_window_bits = 16;
 inline constexpr int exact_dot_window_bins = 32;
-inline constexpr int exact_f64_dot_stages = 0;
+inline constexpr int exact_f64_dot_stages = 3;
+inline constexpr int exact_f64_dot_unroll = 2;
 /// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
 inline constexpr int max_exact_digits = 160;
 
