@@ -99,6 +99,10 @@ int main() {
     // 32 of them, unroll 2, 3 stages); grouping a product's four bins gained nothing; ncu: the
     // integer pipe busiest, 84 instructions per product. Run 15: the lean version.
     run<window_acc<16, 32, 128>, double, true, 128, 2, 2, 3>(c, "f64 dot win16x32", n64, dist);
+    // Run 16: the warps wait on each thread's chain of shared-memory updates (ncu stall
+    // reasons: wait, short_scoreboard). GROUPED: one chain per product (not yet measured).
+    run<window_acc<16, 32, 128, true>, double, true, 128, 2, 2, 3>(c, "f64 dot win16x32 G", n64, dist);
+    run<window_acc<16, 32, 128, true>, double, true, 128, 4, 2, 2>(c, "f64 dot win16x32 G", n64, dist);
     run<window_acc<16, 32, 128>, double, true, 128, 2, 2, 2>(c, "f64 dot win16x32", n64, dist);
     run<window_acc<16, 32, 128>, double, true, 128, 4, 2, 2>(c, "f64 dot win16x32", n64, dist);
     run<window_acc<16, 32, 128>, double, true, 128, 4, 2, 0>(c, "f64 dot win16x32", n64, dist);

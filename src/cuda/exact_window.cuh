@@ -56,7 +56,12 @@ template <int W, int BLOCK> __device__ __noinline__ void flush_window(double* ro
 /// stride), subtracted from the address of the window's high bin and clamped to the scratch
 /// bin (zero pieces, and every piece of a product outside the window: their base address is
 /// set past the scratch bin); the window test compares high words.
-template <int W, int NB, int BLOCK> struct window_acc {
+/// GROUPED (a variant for tune_exact, not yet measured): a product's four bins are read
+/// together, then written (p_lo and e_hi, the only pieces that can share a bin, are added
+/// first: exact, both multiples of the bin's unit below 2^(W + 26) of them), so each thread has
+/// one chain of dependent shared-memory updates per product instead of four (run 16: the
+/// warps mostly wait on those chains).
+template <int W, int NB, int BLOCK, bool GROUPED = false> struct window_acc {
   static_assert(W == 8 || W == 16, "bins of 8 or 16 exponent bits");
   using layout = ex::f64_dot_layout;
   static constexpr int shift = W == 8 ? 3 : 4;
@@ -111,19 +116,53 @@ template <int W, int NB, int BLOCK> struct window_acc {
     terms = 0;
   }
 
-  /// Adds one piece at bin address min(b - bin(v) * stride, scratch).
-  __device__ __forceinline__ void piece(unsigned b, double v) const {
+  /// The bin address of a piece: min(b - bin(v) * stride, scratch).
+  __device__ __forceinline__ unsigned address(unsigned b, double v) const {
     unsigned off = (hi_word(v) >> (20 + shift - stride_log2)) & ((0x7ffu >> shift) << stride_log2);
-    unsigned a = min(b - off, scratch);
+    return min(b - off, scratch);
+  }
+  __device__ static __forceinline__ double load(unsigned a) {
     double t;
     asm volatile("ld.shared.f64 %0, [%1];" : "=d"(t) : "r"(a) : "memory");
-    asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(t + v) : "memory");
+    return t;
+  }
+  __device__ static __forceinline__ void store(unsigned a, double v) {
+    asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v) : "memory");
+  }
+  __device__ __forceinline__ void piece(unsigned b, double v) const {
+    unsigned a = address(b, v);
+    store(a, load(a) + v);
+  }
+  __device__ static __forceinline__ double top26(double v) {
+    return __longlong_as_double(__double_as_longlong(v) & ~((1ll << 27) - 1));
   }
   /// v as two pieces: its top 26 bits (masked) and the rest (an exact subtraction).
   __device__ __forceinline__ void pieces(unsigned b, double v) const {
-    double hi = __longlong_as_double(__double_as_longlong(v) & ~((1ll << 27) - 1));
+    double hi = top26(v);
     piece(b, hi);
     piece(b, v - hi);
+  }
+  /// p and its error e (base b: the window's, or `far` for a product outside it).
+  __device__ __forceinline__ void product(unsigned b, double p, double e) const {
+    if constexpr (!GROUPED) {
+      pieces(b, p);
+      pieces(b, e);
+    } else {
+      double ph = top26(p), eh = top26(e);
+      double pl = p - ph, el = e - eh;
+      unsigned a0 = address(b, ph), a1 = address(b, pl), a2 = address(b, eh), a3 = address(b, el);
+      // Live pieces have distinct addresses below b except p_lo and e_hi; zero pieces land at
+      // b or the scratch bin (outside the live bins), where several may meet: zeros only.
+      const bool fold = a1 == a2;
+      pl = fold ? pl + eh : pl;
+      eh = fold ? 0.0 : eh;
+      a2 = fold ? scratch : a2;
+      double t0 = load(a0), t1 = load(a1), t2 = load(a2), t3 = load(a3);
+      store(a0, t0 + ph);
+      store(a1, t1 + pl);
+      store(a2, t2 + eh);
+      store(a3, t3 + el);
+    }
   }
   /// Whether p (|high word| hp) and its error e fall in the window.
   __device__ __forceinline__ bool inside(unsigned hp, double e) const {
@@ -156,9 +195,7 @@ template <int W, int NB, int BLOCK> struct window_acc {
       bool in = inside(hp[k], e);
       any_in |= in;
       any_out |= !in;
-      unsigned b = in ? base : far;
-      pieces(b, p[k]);
-      pieces(b, e);
+      product(in ? base : far, p[k], e);
     }
     if (any_in) flags |= ex::seen_not_neg_zero;
     if (any_out) out_of_window<N>(a, c);
@@ -186,8 +223,7 @@ template <int W, int NB, int BLOCK> struct window_acc {
     double p = x * y;
     double e = ex::exact_fma(x, y, -p);
     if (inside(hi_word(p) & 0x7fffffffu, e)) {
-      pieces(base, p);
-      pieces(base, e);
+      product(base, p, e);
       flags |= ex::seen_not_neg_zero;
     } else {
       flags |= take_outside<true, layout>(sa, x, y);
