@@ -22,16 +22,6 @@ using validate::put_float;
 
 bool floating(dtype t) { return validate::float32_or_64(t); }
 
-// The element types an operation of this file takes in this version (float32, float64, int32,
-// int64): the others are a clear error, never a silent wrong answer.
-bool core_type(dtype t) { return floating(t) || t == dtype::int32 || t == dtype::int64; }
-void need_core_type(const char* fn, dtype t, const char* where = "") {
-  if (!core_type(t))
-    throw error(errc::invalid_argument, prefix(fn) + "x is " + dtype_name(t) + ", which " + fn + where +
-                                            " does not take in this version (float32, float64, int32 or int64; convert"
-                                            " it first: every value of the smaller types converts exactly)");
-}
-
 // The checks norm1 and norm_inf share: a float32 or float64 x and result; resolves the backend
 // into `b` and x into `ax`; returns false when x is empty (the norm of nothing is +0, written here).
 bool prepare_norm(const char* fn, array_ref x, void* result, dtype result_type, const options& opt, arg& ax,
@@ -120,7 +110,6 @@ namespace {
 std::int64_t count_checked(const char* fn, array_ref x, const options& opt) {
   arg ax{x.data, x.size, x.type, x.where, "x"};
   backend b = validate::check_one(fn, ax, opt.backend);
-  if (b == backend::cuda) need_core_type(fn, x.type, " on the cuda backend");
   if (x.size == 0) return 0;
   if (b == backend::cuda) return cuda::count_nonzero(x.type, x.data, x.size, opt.stream, ax.device);
   return cpu::count_nonzero(x.type, x.data, x.size);

@@ -81,3 +81,56 @@ TEST_P(Logical, EdgeValuesAndEmpty) {
 
 }  // namespace
 }  // namespace tt
+
+namespace tt {
+namespace {
+
+// count_nonzero / any / all of every element type on both backends, from raw little-endian
+// bytes: a floating value is zero when every bit but the sign is zero (so -0.0 is zero and NaN
+// is not); any other type when every byte is zero. Random bit patterns, zeros and negative
+// zeros, at lengths and offsets that take the vector and the misaligned paths.
+class LogicalEveryType : public Typed {};
+
+INSTANTIATE_TEST_SUITE_P(Backends, LogicalEveryType,
+                         ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
+                                            ::testing::Values(dtype::float16, dtype::bfloat16, dtype::float32,
+                                                              dtype::float64, dtype::int8, dtype::int16, dtype::int32,
+                                                              dtype::int64, dtype::uint8, dtype::uint16, dtype::uint32,
+                                                              dtype::uint64, dtype::bool_)),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(LogicalEveryType, CountsFromTheBits) {
+  const std::size_t w = tally::dtype_size(t());
+  const bool floating = t() == dtype::float16 || t() == dtype::bfloat16 || t() == dtype::float32 || t() == dtype::float64;
+  std::mt19937_64 g(1234 + static_cast<int>(t()));
+  for (std::size_t n : {1u, 7u, 33u, 4099u, 65537u, 1000003u}) {
+    for (int density : {0, 3, 60, 100}) {
+      std::vector<std::uint8_t> bytes(n * w, 0);
+      std::int64_t want = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint8_t* e = bytes.data() + i * w;
+        if (int(g() % 100) < density) {
+          if (t() == dtype::bool_) e[0] = 1;
+          else
+            for (std::size_t k = 0; k < w; ++k) e[k] = static_cast<std::uint8_t>(g());
+        } else if (floating && g() % 4 == 0) {
+          e[w - 1] = 0x80;  // -0.0
+        }
+        bool nz = false;
+        for (std::size_t k = 0; k < w; ++k) nz |= (floating && k == w - 1 ? (e[k] & 0x7f) : e[k]) != 0;
+        want += nz;
+      }
+      for (std::size_t off : {0u, 1u}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " density=" + std::to_string(density) + " off=" + std::to_string(off));
+        buffer<std::uint8_t> bx(b(), bytes, off * w);
+        tally::array_ref x{bx.data(), static_cast<std::int64_t>(n), t()};
+        EXPECT_EQ(tally::count_nonzero(x, opt()), want);
+        EXPECT_EQ(tally::any(x, opt()), want > 0);
+        EXPECT_EQ(tally::all(x, opt()), want == static_cast<std::int64_t>(n));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tt

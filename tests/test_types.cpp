@@ -451,7 +451,7 @@ TEST_P(Types, ErrorsNameTheProblem) {
 }
 
 // The operations of issue 5 that take only the four core types refuse the others by name (never
-// a silent wrong answer); count_nonzero/any/all take every type on the cpu backend.
+// a silent wrong answer); count_nonzero/any/all take every type (both backends: tests/test_logical.cpp).
 TEST(TypesCoverage, CountNonzeroOfEveryTypeAndClearRefusals) {
   tally::options cpu;
   cpu.backend = tally::backend::cpu;

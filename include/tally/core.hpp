@@ -117,9 +117,8 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 
-/// Blocking number of nonzero elements of x: NaN counts as nonzero, -0.0 as zero. Every dtype
-/// on the cpu backend; float32, float64, int32, int64 on the cuda backend in this version (the
-/// others: errc::invalid_argument naming the type).
+/// Blocking number of nonzero elements of x: NaN counts as nonzero, -0.0 as zero (float16 and
+/// bfloat16 by their bits). Every dtype on both backends. Empty x: 0.
 std::int64_t count_nonzero(array_ref x, const options& opt = {});
 /// True when some element of x is nonzero (NaN is; -0.0 is not). Empty x: false.
 bool any(array_ref x, const options& opt = {});

@@ -2,7 +2,7 @@
 // of reduce_kernel (src/cuda/kernels.cuh: 16-byte vector loads, a per-thread fold, CUB block
 // reduction, the last block combining the block partials) with a reducer of
 // ops/moments.hpp; the value goes to pinned mapped host memory and the call synchronises the
-// stream. Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
+// stream. count_nonzero takes every element type. Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
 // until 2026-11-30 it was |x| into a temporary and the exact sum: 0.11-0.2x cuBLAS asum).
 #include <cuda_runtime.h>
 
@@ -102,13 +102,12 @@ void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::u
 }
 
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device) {
+  // Every element type, read as its storage type (the 16-bit floats test their bits: not +-0).
   std::int64_t c = 0;
-  switch (t) {
-    case dtype::float32: run_any<ops::count_nonzero_reducer<float>, float>(x, n, &c, stream, device); break;
-    case dtype::float64: run_any<ops::count_nonzero_reducer<double>, double>(x, n, &c, stream, device); break;
-    case dtype::int32: run_any<ops::count_nonzero_reducer<std::int32_t>, std::int32_t>(x, n, &c, stream, device); break;
-    case dtype::int64: run_any<ops::count_nonzero_reducer<std::int64_t>, std::int64_t>(x, n, &c, stream, device); break;
-  }
+  tally::visit(t, [&](auto tag) {
+    using S = ops::storage_t<typename decltype(tag)::type>;
+    run_any<ops::count_nonzero_reducer<S>, S>(x, n, &c, stream, device);
+  });
   return c;
 }
 
