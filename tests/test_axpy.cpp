@@ -83,7 +83,7 @@ TEST_P(Axpy, RoundedOnceAndSpecialValues) {
     tally::scale<T>(T(-1e30f), cb.out(), opt());
     const T want = T(-1e30f) * T(1e30f);  // -inf for float32
     EXPECT_EQ(cb.read()[0], want);
-    if constexpr (std::is_same_v<T, float>) EXPECT_EQ(want, -inf);
+    if constexpr (std::is_same_v<T, float>) { EXPECT_EQ(want, -inf); }
   });
 }
 

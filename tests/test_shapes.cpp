@@ -91,7 +91,7 @@ class Shapes : public Typed {
             if (std::is_same_v<T, float> && std::fabs(e) + bound > 0)  // + half an ulp of float32
               bound += std::ldexp(1.0L, std::ilogb(std::fabs(e) + bound) - 24);
             ASSERT_LE(std::fabs(static_cast<long double>(got[o]) - e), bound) << "fast sum " << got[o] << " exact " << exact;
-            if (want[o].empty()) ASSERT_TRUE(same_bits(got[o], R(0)));
+            if (want[o].empty()) { ASSERT_TRUE(same_bits(got[o], R(0))); }
           }
         } else {
           exact_int e = exact_sum(want[o].data(), static_cast<std::int64_t>(want[o].size()));

@@ -68,8 +68,9 @@ TEST_P(State, AnySplitGivesTheSameStateAndBits) {
     for (reduce_op op : {reduce_op::sum, reduce_op::dot}) {
       exact_state whole = part(x, y, 0, n, op);
       T single = op == reduce_op::sum ? tally::sum<T>(put(x).in(), opt()) : dot<T>(x, y);
-      if (oracle::have_oracle())
+      if (oracle::have_oracle()) {
         EXPECT_TRUE(same_bits(single, oracle::exact<T, T>(x, op == reduce_op::dot ? y : std::vector<T>{})));
+      }
       for (int parts : {1, 2, 3, 4, 7}) {
         exact_state m = merged(x, y, cuts_of(n, parts, 100 + parts), op);
         EXPECT_EQ(m, whole) << "parts " << parts;
@@ -185,7 +186,7 @@ TEST_P(State, Float32AndFloat64StatesShareOneGrid) {
   EXPECT_TRUE(same_bits(tally::round<double>(s), tally::sum<double>(put(all).in(), opt())));
   exact_state d = tally::merge(tally::partial_dot<float>(bf.in(), bf.in(), opt()), tally::partial_squares<double>(bd.in(), opt()));
   EXPECT_TRUE(same_bits(tally::round_sqrt<double>(d), tally::norm2<double>(put(all).in(), opt())));
-  if (oracle::have_oracle()) EXPECT_TRUE(same_bits(tally::round<double>(s), oracle::exact<double, double>(all, {})));
+  if (oracle::have_oracle()) { EXPECT_TRUE(same_bits(tally::round<double>(s), oracle::exact<double, double>(all, {}))); }
 }
 
 TEST_P(State, IntegersMergeExactlyAndOverflowOnlyAtTheEnd) {

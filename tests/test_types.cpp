@@ -44,7 +44,7 @@ TEST(Float16Storage, EveryBitPatternRoundTripsExactly) {
     }
     ASSERT_EQ(h(v).bits, b) << "float16 bits " << b;
     bfloat16 y{static_cast<std::uint16_t>(b)};
-    if (!std::isnan(f(y))) ASSERT_EQ(bh(f(y)).bits, b) << "bfloat16 bits " << b;
+    if (!std::isnan(f(y))) { ASSERT_EQ(bh(f(y)).bits, b) << "bfloat16 bits " << b; }
   }
   EXPECT_EQ(f(float16{0x3c00}), 1.0f);
   EXPECT_EQ(f(float16{0x0001}), std::ldexp(1.0f, -24));  // smallest subnormal

@@ -333,7 +333,7 @@ TEST_P(SmallOps, VarEmptyDdofSpecialValues) {
       };
       if constexpr (is_half<T>) {
         EXPECT_TRUE(close(var_on<T, double>(x, 0, false, o), 14.0 / 9.0));  // [1, 2, 4]: var 14/9
-        if (acc == tally::accuracy::exact) EXPECT_EQ((var_on<T, Out>(x, 0, false, o)), Out(14.0 / 9.0));
+        if (acc == tally::accuracy::exact) { EXPECT_EQ((var_on<T, Out>(x, 0, false, o)), Out(14.0 / 9.0)); }
         const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
         EXPECT_TRUE(std::isnan(var_on<T, Out>({half_of<T>(1), half_of<T>(nan)}, 0, false, o)));
         EXPECT_TRUE(std::isnan(var_on<T, Out>({half_of<T>(1), half_of<T>(inf)}, 0, false, o)));

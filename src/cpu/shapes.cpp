@@ -364,6 +364,7 @@ void shapes_run(const geometry& g, const request& r, outcome& st) {
     case dtype::float64: return run_t<double>(g, r, st);
     case dtype::int32: return run_t<std::int32_t>(g, r, st);
     case dtype::int64: return run_t<std::int64_t>(g, r, st);
+    default: break;  // the other element types are refused by name in src/dispatch_shapes.cpp
   }
 }
 
