@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "tally/core.hpp"
 
@@ -33,6 +34,10 @@ void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result_ho
 void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
          void* result_host, stream_t stream, int device);
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device);
+/// x (n > 0 elements of type t, every value of which is exact in float64: not int64 or uint64)
+/// as n float64 in new memory on `device`, written in stream order on `stream` (not blocking);
+/// the memory goes back to the stream's pool when the last copy of the handle goes.
+std::shared_ptr<const double> widen_to_f64(dtype t, const void* x, std::int64_t n, stream_t stream, int device);
 /// As the cpu forms (first_bad: the smallest overflowing index, -1 if none).
 void axpy(dtype t, const void* a, const void* x, void* y, std::int64_t n, std::int64_t& first_bad, stream_t stream,
           int device);

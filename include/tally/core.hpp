@@ -110,10 +110,12 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 /// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
 /// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
 /// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
-/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: floating data through
-/// the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as the
-/// cpu backend); float16, bfloat16, integer and bool data there is errc::invalid_argument in
-/// this version (fast mode takes every dtype on both backends).
+/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: float32/float64 data
+/// through the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as
+/// the cpu backend); float16, bfloat16, bool and integers up to 32 bits widened to a float64
+/// copy on the device first (8 bytes per element of device memory, freed on return); int64
+/// and uint64 data there is errc::invalid_argument in this version (fast mode takes every
+/// dtype on both backends).
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 

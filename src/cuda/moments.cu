@@ -2,7 +2,8 @@
 // of reduce_kernel (src/cuda/kernels.cuh: 16-byte vector loads, a per-thread fold, CUB block
 // reduction, the last block combining the block partials) with a reducer of
 // ops/moments.hpp; the value goes to pinned mapped host memory and the call synchronises the
-// stream. count_nonzero takes every element type. Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
+// stream. count_nonzero takes every element type; widen_to_f64 feeds the exact variance of
+// the small types (src/dispatch_ops.cpp). Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
 // until 2026-11-30 it was |x| into a temporary and the exact sum: 0.11-0.2x cuBLAS asum).
 #include <cuda_runtime.h>
 
@@ -53,6 +54,13 @@ void run(const T* x, std::int64_t n, void* result_host, stream_t s, int device) 
   std::memcpy(result_host, ws.host_result, sizeof(typename R::result_t));
 }
 
+// out[i] = x[i] as float64 (exact for every storage type it is used with).
+template <class S> __global__ void widen_kernel(const S* __restrict__ x, double* __restrict__ out, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = static_cast<double>(x[i]);
+}
+
 template <class R, class T> void run_any(const void* x, std::int64_t n, void* r, stream_t s, int dev) {
   run<R, T>(static_cast<const T*>(x), n, r, s, dev);
 }
@@ -99,6 +107,25 @@ void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::u
   } else {
     std::memcpy(result_host, &v, sizeof v);
   }
+}
+
+std::shared_ptr<const double> widen_to_f64(dtype t, const void* x, std::int64_t n, stream_t s, int device) {
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(s);
+  device_guard guard(device);
+  void* p = nullptr;
+  TALLY_CUDA(cudaMallocAsync(&p, static_cast<std::size_t>(n) * sizeof(double), stream));
+  std::shared_ptr<const double> out(static_cast<const double*>(p), [stream, device](const double* q) {
+    device_guard g(device);
+    cudaFreeAsync(const_cast<double*>(q), stream);  // (a destructor: an error here cannot be reported)
+  });
+  constexpr int kThreads = 256;
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 8192));
+  tally::visit(t, [&](auto tag) {
+    using S = ops::storage_t<typename decltype(tag)::type>;
+    widen_kernel<S><<<grid, kThreads, 0, stream>>>(static_cast<const S*>(x), static_cast<double*>(p), n);
+  });
+  TALLY_CUDA(cudaGetLastError());
+  return out;
 }
 
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device) {
