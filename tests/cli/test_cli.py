@@ -1087,3 +1087,71 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 or more" in r.stderr
     bad("std", one, "--backend", "cuda", words=["cpu backend"])
     bad("var", one, "--distributed", words=["not var or std"])
+
+
+# ---- regressions found by breaking the tool on purpose (branch cliqa) ---------------------------
+
+@pytest.mark.parametrize("descr,words", [
+    ("<f8", ["header", "(1073741824, 1073741824)"]),  # 2^60 elements x 8 bytes: past int64
+    ("<f4", ["truncated", "1152921504606846976 elements"]),  # 2^62 bytes: fits, but the file is short
+])
+def test_shape_whose_byte_count_overflows(tmp_path, descr, words):
+    # Before: "tally: cannot create std::vector larger than max_size()", exit 1, no file named.
+    p = npy_with_header(tmp_path / "huge.npy",
+                        f"{{'descr': '{descr}', 'fortran_order': False, 'shape': (1073741824, 1073741824), }}",
+                        b"\0" * 64)
+    for cmd in ("sum", "max"):
+        bad(cmd, p, words=["huge.npy", *words])
+
+
+def test_repeated_header_key_last_wins_as_numpy(tmp_path):
+    # A dict literal keeps the last value of a repeated key; np.load reads int8 here.
+    p = npy_with_header(tmp_path / "dup.npy",
+                        "{'descr': '<f8', 'descr': '|i1', 'fortran_order': False, 'shape': (2,), }",
+                        b"\x01\x02" + b"\0" * 14)
+    want = np.load(p)
+    assert want.dtype == np.int8
+    assert ok("sum", p) == str(int(want.sum())) == "3"
+    assert js("max", p)["dtype"] == "int8"
+
+
+AXIS_TYPES = ["i1", "i2", "u1", "u2", "u4", "u8", "f2", "b1"]
+
+
+@pytest.mark.parametrize("dt", AXIS_TYPES)
+def test_axis_takes_every_dtype(tmp_path, dt):
+    # Before: exit 1 "x is int16; strided, axis and segmented reductions read float32, ...".
+    rng = np.random.default_rng(5)
+    a = (rng.random((4, 5)) > 0.5) if dt == "b1" else rng.integers(0 if dt[0] in "ub" else -60, 60, (4, 5)).astype(dt)
+    p = save(tmp_path, "m.npy", a, fortran=True)
+    for axis in (0, 1):
+        exact = a.astype(np.float64)
+        sums = [float(v) for v in ok("sum", p, "--axis", axis).split()]
+        assert sums == list(exact.sum(axis=axis))
+        means = [float(v) for v in ok("mean", p, "--axis", axis).split()]
+        assert np.allclose(means, exact.mean(axis=axis), rtol=1e-6)
+        for cmd in ("min", "max", "argmin", "argmax"):
+            got = [float(v) for v in ok(cmd, p, "--axis", axis).split()]
+            assert got == list(getattr(np, cmd)(a, axis=axis).astype(np.float64)), cmd
+    assert js("max", p, "--axis", 0)["dtype"] == np.dtype(dt).name
+    assert js("sum", p, "--axis", 0)["dtype"] == ("uint64" if dt[0] == "u" else "float32" if dt == "f2" else "int64")
+
+
+def test_axis_uint64_above_int64_is_an_input_error(tmp_path):
+    p = save(tmp_path, "m.npy", np.array([[1, 2], [2**63, 3]], dtype="u8"))
+    bad("sum", p, "--axis", 0, words=["m.npy", "2^63", "element 2"])
+
+
+def test_corrupt_gzip_names_the_file_once(tmp_path):
+    p = tmp_path / "d.csv.gz"
+    p.write_bytes(gzip.compress(b"1\n2\n3\n" * 1000)[:-20])
+    line = bad("sum", p, words=["d.csv.gz", "unexpected end of file"])
+    assert line.count("d.csv.gz") == 1, line
+
+
+def test_add_empty_output_path(tmp_path):
+    a = save(tmp_path, "a.npy", np.arange(3.0))
+    r = subprocess.run([BIN, "add", str(a), str(a), "-o", ""], capture_output=True, text=True, timeout=60,
+                       cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and "empty" in r.stderr, r.stderr
+    assert no_temp_files(tmp_path)

@@ -52,6 +52,8 @@ std::string slurp(const std::string& path) {
   while ((n = gzread(g, buf.data(), static_cast<unsigned>(buf.size()))) > 0) text.append(buf.data(), n);
   const char* msg = gzerror(g, &code);
   std::string problem = code == Z_ERRNO ? std::strerror(errno) : msg;
+  // zlib's message starts with the path ("d.csv.gz: unexpected end of file"); name it once.
+  if (problem.starts_with(path + ": ")) problem.erase(0, path.size() + 2);
   gzclose_r(g);
   if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) fail(path, "cannot read: " + problem);
   return text;

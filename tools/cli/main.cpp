@@ -279,6 +279,31 @@ report run_mean_norm(bool norm, const settings& s) {
 /// same bits for exact and integer sums, means and min/max/argmin/argmax.
 void run_axis(const std::string& cmd, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
+  // The shape layer reads float32, float64, int32 and int64 only: widen the other types
+  // exactly (16-bit floats to float32, small integers and bool to int32, uint32 to int64;
+  // uint64 to int64 when every element fits). min and max still report the input's type.
+  const tally::dtype given = a.type();
+  switch (given) {
+    case tally::dtype::float16:
+    case tally::dtype::bfloat16: a = convert(std::move(a), tally::dtype::float32); break;
+    case tally::dtype::int8:
+    case tally::dtype::int16:
+    case tally::dtype::uint8:
+    case tally::dtype::uint16:
+    case tally::dtype::bool_: a = convert(std::move(a), tally::dtype::int32); break;
+    case tally::dtype::uint32: a = convert(std::move(a), tally::dtype::int64); break;
+    case tally::dtype::uint64: {
+      const auto& v = std::get<std::vector<std::uint64_t>>(a.data);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] > static_cast<std::uint64_t>(INT64_MAX))
+          throw input_error(fmt::format("{}: --axis: uint64 element {} ({}) is above 2^63 - 1, which reductions "
+                                        "along an axis do not take in this version",
+                                        s.a, i, v[i]));
+      a = convert(std::move(a), tally::dtype::int64);
+      break;
+    }
+    default: break;
+  }
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
   tally::backend be = pick_backend(s.backend);
   axis_report r;
@@ -287,6 +312,8 @@ void run_axis(const std::string& cmd, const settings& s) {
   } catch (const std::invalid_argument& e) {
     throw input_error(fmt::format("{}: {}", s.a, e.what()));
   }
+  if (cmd == "min" || cmd == "max") r.type = given;
+  if (cmd == "sum" && tally::is_unsigned(given)) r.type = tally::dtype::uint64;  // as the 1-D sum
   if (s.json) {
     std::string list = "[";
     for (std::size_t i = 0; i < r.json.size(); ++i) list += (i ? ", " : "") + r.json[i];
@@ -374,7 +401,10 @@ int main(int argc, char** argv) {
   add_options(sum, s, false);
   add_options(dot, s, true);
   add_options(add, s, true);
-  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")->required();
+  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")
+      ->required()
+      ->check(CLI::Validator([](const std::string& v) { return v.empty() ? "the output path is empty" : ""; },
+                             "PATH"));
   CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded");
   add_options(mean, s, false);
   CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (L1, L2; the max norm is exact)");

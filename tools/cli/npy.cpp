@@ -152,10 +152,13 @@ struct header {
   bool fortran;  // column-major data
   std::vector<std::int64_t> shape;
   std::int64_t count;  // number of elements
+  std::int64_t bytes;  // count times the element size
 };
 
+/// The value of `key` in dictionary `d`; the last one when the key repeats, as Python's
+/// dict literal (and so np.load) takes it.
 const pyval* find(const pyval& d, const char* key) {
-  for (std::size_t i = 0; i < d.keys.size(); ++i)
+  for (std::size_t i = d.keys.size(); i-- > 0;)
     if (d.keys[i] == key) return &d.items[i];
   return nullptr;
 }
@@ -220,6 +223,8 @@ header parse_header(const std::string& path, std::string_view text) {
   std::tie(h.type, h.swap) = parse_descr(path, *descr);
   h.fortran = fortran->text == "True";
   h.shape = parse_shape(path, *shape, h.count);
+  if (__builtin_mul_overflow(h.count, static_cast<std::int64_t>(tally::dtype_size(h.type)), &h.bytes))
+    fail(path, "malformed header: 'shape' " + shape_str(h.shape) + " needs more than 2^63 - 1 bytes of data");
   return h;
 }
 
@@ -306,7 +311,7 @@ host_array read(const std::string& path) {
   file_ptr f = open_read(path);
   header h = parse_header(path, read_header_text(path, f.get()));
   std::size_t size = tally::dtype_size(h.type);
-  std::int64_t need = h.count * static_cast<std::int64_t>(size);
+  std::int64_t need = h.bytes;
   std::int64_t left = bytes_left(path, f.get());
   std::string truncated = "truncated data: the header says " + std::to_string(h.count) +
                           " elements (" + std::to_string(need) + " bytes) but ";
@@ -336,7 +341,7 @@ host_array read_slice(const std::string& path, int rank, int parts, std::int64_t
     return a;
   }
   std::size_t size = tally::dtype_size(h.type);
-  std::int64_t need = h.count * static_cast<std::int64_t>(size);
+  std::int64_t need = h.bytes;
   std::int64_t left = bytes_left(path, f.get());
   if (left >= 0 && left < need)
     fail(path, "truncated data: the header says " + std::to_string(h.count) + " elements (" + std::to_string(need) +
