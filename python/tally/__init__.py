@@ -171,7 +171,8 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         value = _tally.sum_strided(a.view, rt, acc, backend, stream)
     else:
         value = _tally.sum(a.view, rt, acc, backend, stream)
-    return _into(out, _axis.whole(x, value, rt or _sum_default(a.dtype), "sum", keepdims), x, "sum")
+    rt = rt or _sum_default(a.dtype)
+    return _into(out, _axis.whole(x, value, rt, "sum", keepdims), x, "sum", rt)
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[float, int]:
@@ -200,7 +201,7 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[fl
     rt = _out_dtype(dtype, a.dtype, "dot")
     acc = _accuracy(accuracy, "dot")
     backend, stream = finish(a, b)
-    return _into(out, _tally.dot(a.view, b.view, rt, acc, backend, stream), x, "dot")
+    return _into(out, _tally.dot(a.view, b.view, rt, acc, backend, stream), x, "dot", rt or _sum_default(a.dtype))
 
 
 def add(x, y, *, out: Optional[Any] = None) -> Any:
@@ -519,12 +520,12 @@ def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
     return value, index, a
 
 
-def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
+def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
     axes = _axis.normalize(x, axis, fn)
     if not _axis.is_whole(x, axes):
-        return _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims)
+        return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
-    return _axis.whole(x, value, a.dtype, fn, keepdims)
+    return _into(out, _axis.whole(x, value, a.dtype, fn, keepdims), x, fn, a.dtype)
 
 
 def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
@@ -559,25 +560,25 @@ def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     IndexError) for an axis out of range, ValueError for a repeated axis.
     out: an array to write the result into (returned), as `sum`'s out.
     """
-    return _into(out, _value(x, False, False, "min", axis, keepdims), x, "min")
+    return _value(x, False, False, "min", axis, keepdims, out)
 
 
 def max(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
     when empty. As `min` otherwise (axis, keepdims included)."""
-    return _into(out, _value(x, True, False, "max", axis, keepdims), x, "max")
+    return _value(x, True, False, "max", axis, keepdims, out)
 
 
 def nanmin(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Smallest element of `x` ignoring NaN; NaN when x holds nothing else (per output with
     axis: a slice of only NaN gives NaN); +inf when empty. As `min` otherwise."""
-    return _into(out, _value(x, False, True, "nanmin", axis, keepdims), x, "nanmin")
+    return _value(x, False, True, "nanmin", axis, keepdims, out)
 
 
 def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
-    return _into(out, _value(x, True, True, "nanmax", axis, keepdims), x, "nanmax")
+    return _value(x, True, True, "nanmax", axis, keepdims, out)
 
 
 def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:

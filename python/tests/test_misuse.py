@@ -1,0 +1,39 @@
+"""Misuse of the Python module as a newcomer would try it (NumPy arrays, the CPU backend):
+every case gives the right value or a clear Python exception naming the problem, never a
+silently wrong number, a cryptic binding error or bytes read as another type."""
+import numpy as np
+import pytest
+
+tally = pytest.importorskip("tally")
+
+
+# ---- out= of whole-array results: the result's own dtype decides the cast ----------------------
+
+@pytest.mark.parametrize("dt", ["uint8", "uint16", "uint32", "uint64"])
+def test_whole_array_out_of_unsigned_results(dt):
+    # An unsigned sum is uint64 and an unsigned min/max has x's type, as in NumPy: an out array
+    # of that type takes them (they used to be treated as int64, which 'same_kind' refuses).
+    big = np.iinfo(dt).max
+    x = np.array([big, 0, 1], dtype=dt)
+    out = np.empty((), dtype=np.uint64)
+    assert tally.sum(np.array([2**64 - 2, 1], dtype=np.uint64), out=out) is out
+    assert int(out) == 2**64 - 1
+    assert tally.dot(np.array([2**32], dtype=np.uint64), np.array([2**32 - 1], dtype=np.uint64), out=out) is out
+    assert int(out) == 2**64 - 2**32
+    for fn, want in (("max", big), ("min", 0), ("nanmax", big), ("nanmin", 0)):
+        o = np.empty((), dtype=dt)
+        assert getattr(tally, fn)(x, out=o) is o
+        assert int(o) == want == int(getattr(np, fn)(x))
+        o = np.empty((), dtype=np.uint64)
+        getattr(tally, fn)(x, out=o)
+        assert int(o) == want
+
+
+def test_whole_array_out_still_refuses_a_kind_change():
+    # int64 results do not go into unsigned arrays, floats not into integers (NumPy's rule)
+    with pytest.raises(TypeError, match="int64 result into a uint64"):
+        tally.sum(np.array([1, 2], dtype=np.int64), out=np.empty((), dtype=np.uint64))
+    with pytest.raises(TypeError, match="float64 result into a int64"):
+        tally.max(np.array([1.5]), out=np.empty((), dtype=np.int64))
+    o = np.empty((), dtype=np.int8)  # a narrower type of the same kind is allowed, as in NumPy
+    assert int(tally.max(np.array([-5, 7], dtype=np.int16), out=o)) == 7
