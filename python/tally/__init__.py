@@ -471,6 +471,11 @@ def _scalar(a, dtype: str, fn: str):
     Python float; uint64: a_int carries a's 64 bits.)"""
     if dtype == "bool":
         return 0.0, 0  # (the C++ layer refuses bool by name)
+    # float() would parse a string ("2") and drop a NumPy complex's imaginary part: refused
+    kind = getattr(getattr(a, "dtype", None), "kind", None)
+    if isinstance(a, (str, bytes, bytearray, complex)) or kind not in (None, "b", "i", "u", "f"):
+        raise TypeError(f"tally.{fn}: a must be a real number, not {type(a).__name__}"
+                        + (f" of dtype {a.dtype}" if kind is not None else ""))
     if dtype.startswith("float") or dtype == "bfloat16":
         return float(a), 0
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):

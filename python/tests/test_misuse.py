@@ -37,3 +37,31 @@ def test_whole_array_out_still_refuses_a_kind_change():
         tally.max(np.array([1.5]), out=np.empty((), dtype=np.int64))
     o = np.empty((), dtype=np.int8)  # a narrower type of the same kind is allowed, as in NumPy
     assert int(tally.max(np.array([-5, 7], dtype=np.int16), out=o)) == 7
+
+
+# ---- the scalar a of axpy / scale -------------------------------------------------------------
+
+@pytest.mark.parametrize("a", ["2", b"2", np.complex128(2 + 1j), np.complex64(2), np.array(2 + 0j), np.str_("2"),
+                               np.datetime64(2, "s")])
+@pytest.mark.parametrize("dt", ["float64", "float32", "float16", "int32"])
+def test_axpy_scale_refuse_a_that_is_not_a_real_number(a, dt):
+    # float("2") parses a string and float(np.complex128(2 + 1j)) drops the imaginary part:
+    # both used to scale silently.
+    x, y = np.ones(3, dtype=dt), np.ones(3, dtype=dt)
+    with pytest.raises(TypeError, match="a must be"):
+        tally.scale(a, x)
+    with pytest.raises(TypeError, match="a must be"):
+        tally.axpy(a, x, y)
+    np.testing.assert_array_equal(x, 1)
+    np.testing.assert_array_equal(y, 1)
+
+
+def test_axpy_scale_take_real_numbers_of_any_kind():
+    x = np.ones(3)
+    for a in (2, 2.0, np.float32(2), np.int8(2), np.uint64(2), np.array(2.0), True):
+        x[:] = 1
+        tally.scale(a, x)
+        np.testing.assert_array_equal(x, float(a))
+    y = np.zeros(3)
+    tally.axpy(np.float16(0.5), np.ones(3), y)
+    np.testing.assert_array_equal(y, 0.5)
