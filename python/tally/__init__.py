@@ -496,7 +496,7 @@ def axpy(a, x, y):
     may be x itself. On CUDA arrays it runs on the library's current stream and blocks.
     """
     xa = prepare(x, "axpy")
-    ya = prepare_out(y, xa, "axpy")
+    ya = prepare_out(y, xa, "axpy", "y")
     af, ai = _scalar(a, xa.dtype, "axpy")
     backend, stream = finish(xa, ya)
     _tally.axpy(af, ai, xa.view, ya.view, backend, stream)
@@ -508,7 +508,7 @@ def scale(a, x):
     CUDA torch; any dtype but bool, as axpy). Integers: exact; OverflowError naming the first
     index that does not fit; float16 / bfloat16: the exact product rounded once."""
     xa = prepare(x, "scale")
-    xo = prepare_out(x, xa, "scale")
+    xo = prepare_out(x, xa, "scale", "x")
     af, ai = _scalar(a, xa.dtype, "scale")
     backend, stream = finish(xo)
     _tally.scale(af, ai, xo.view, backend, stream)

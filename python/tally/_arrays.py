@@ -229,18 +229,25 @@ def new_array(a: Arg, shape, dtype: str, fn: str, remedy: str) -> Any:
                     f"result array: {remedy}")
 
 
-def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
-    """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype) or ValueError."""
+def prepare_out(out, x: Arg, fn: str = "add", what: str = "out") -> Arg:
+    """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype, native byte
+    order) or ValueError; `what` names it in messages (add's out, axpy's y, scale's x)."""
     lib = library(out)
     if lib == "other":
-        raise TypeError(f"tally.{fn}: out must be an array, not {type(out).__name__}")
+        raise TypeError(f"tally.{fn}: {what} must be an array, not {type(out).__name__}")
     if lib == "numpy" and not out.flags.writeable:
-        raise ValueError(f"tally.{fn}: out is read-only")
+        raise ValueError(f"tally.{fn}: {what} is read-only")
+    if lib == "numpy" and not out.dtype.isnative:
+        # (nanobind would refuse it with a list of signatures; written as native data it would
+        # hold garbage)
+        raise ValueError(f"tally.{fn}: {what} has dtype {out.dtype.str}, in non-native (big-endian) byte order; tally "
+                         f"writes it in place in native byte order: convert it first "
+                         f"({what}.astype({what}.dtype.newbyteorder('=')))")
     cai = out.__cuda_array_interface__ if lib == "cai" else None
     shape = tuple(cai["shape"]) if cai is not None else tuple(out.shape)
     name = np.dtype(cai["typestr"]).name if cai is not None else dtype_name(out.dtype)
     if shape != tuple(x.shape) or name != x.dtype:
-        raise ValueError(f"tally.{fn}: out has shape {shape} and dtype {name}; "
+        raise ValueError(f"tally.{fn}: {what} has shape {shape} and dtype {name}; "
                          f"it must have x's shape {tuple(x.shape)} and dtype {x.dtype}")
     if lib == "numpy":
         ok = out.flags.c_contiguous
@@ -251,7 +258,7 @@ def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
     else:
         ok = True  # checked by _tally
     if not ok:
-        raise ValueError(f"tally.{fn}: out must be C-contiguous (tally writes it in place, never through a copy)")
+        raise ValueError(f"tally.{fn}: {what} must be C-contiguous (tally writes it in place, never through a copy)")
     if lib == "numpy":
         flat = out.reshape(-1)
         return Arg(lib, out, flat, flat, name, shape, flat.size, False, 0)
@@ -260,7 +267,7 @@ def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
         return Arg(lib, out, nd, nd, name, shape, x.size, True, 0)
     if lib == "torch":
         if out.requires_grad:
-            raise ValueError(f"tally.{fn}: out requires grad; tally does not record autograd history")
+            raise ValueError(f"tally.{fn}: {what} requires grad; tally does not record autograd history")
         flat = out.reshape(-1)
         return Arg(lib, out, flat, None, name, shape, flat.numel(), flat.device.type == "cuda", x.stream)
     if lib == "cupy":

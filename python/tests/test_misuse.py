@@ -65,3 +65,34 @@ def test_axpy_scale_take_real_numbers_of_any_kind():
     y = np.zeros(3)
     tally.axpy(np.float16(0.5), np.ones(3), y)
     np.testing.assert_array_equal(y, 0.5)
+
+
+# ---- arrays written in place in non-native byte order ---------------------------------------
+
+def test_big_endian_arrays_written_in_place_are_refused_by_name():
+    # add's out, axpy's y and scale's x used to fail in nanobind ("incompatible function
+    # arguments" and a list of signatures); now a ValueError naming the array and the fix.
+    x, y = np.arange(4.0), np.ones(4)
+    with pytest.raises(ValueError, match=r"tally.add: out has dtype >f8, in non-native"):
+        tally.add(x, y, out=np.zeros(4, dtype=">f8"))
+    yb = np.ones(4, dtype=">f8")
+    with pytest.raises(ValueError, match=r"tally.axpy: y has dtype >f8, in non-native"):
+        tally.axpy(2.0, x, yb)
+    np.testing.assert_array_equal(yb, 1)
+    xb = np.arange(4, dtype=">i4")
+    with pytest.raises(ValueError, match=r"tally.scale: x has dtype >i4, in non-native"):
+        tally.scale(2, xb)
+    np.testing.assert_array_equal(xb, np.arange(4))
+    # read-only inputs (any byte order) are fine; only the array written is checked
+    tally.axpy(2.0, np.arange(4.0).astype(">f8"), y)
+    np.testing.assert_array_equal(y, 1 + 2 * np.arange(4.0))
+    np.testing.assert_array_equal(tally.add(x.astype(">f8"), np.ones(4, dtype=">f8")), x + 1)
+
+
+def test_in_place_arrays_are_named_in_messages():
+    with pytest.raises(ValueError, match=r"tally.scale: x is read-only"):
+        tally.scale(2.0, np.frombuffer(np.ones(3).tobytes()))
+    with pytest.raises(ValueError, match=r"tally.axpy: y must be C-contiguous"):
+        tally.axpy(2.0, np.ones(3), np.ones(6)[::2])
+    with pytest.raises(TypeError, match=r"tally.axpy: y must be an array, not list"):
+        tally.axpy(2.0, np.ones(3), [1.0, 1.0, 1.0])
