@@ -126,12 +126,21 @@ def _zero_copy_1d(x, lib: str, name: str, strided_ok) -> bool:
             and strided_ok(lib == "torch" and x.device.type == "cuda" or lib == "cupy", name))
 
 
+def refuse_masked(x, fn: str, what: str = "x") -> None:
+    """TypeError for a NumPy masked array: its data would be read with the masked-out values
+    in it (NumPy's own reductions skip them). __cuda_array_interface__ masks are refused too."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"tally.{fn}: {what} is a masked array (numpy.ma), and tally would read its masked-out "
+                        f"values too: pass {what}.compressed() (the unmasked values) or {what}.filled(value)")
+
+
 def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=None) -> Arg:
     """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring).
     strided_ok(cuda, dtype) -> bool: whether a non-contiguous 1-D x may be read in place by
     the strided functions (Arg.strided; None: never)."""
     lib = library(x)
     if lib in ("numpy", "other"):
+        refuse_masked(x, fn, what)
         a = np.asarray(x)
         _check_dtype(a.dtype.name, fn, what)
         if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)

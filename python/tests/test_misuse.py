@@ -96,3 +96,28 @@ def test_in_place_arrays_are_named_in_messages():
         tally.axpy(2.0, np.ones(3), np.ones(6)[::2])
     with pytest.raises(TypeError, match=r"tally.axpy: y must be an array, not list"):
         tally.axpy(2.0, np.ones(3), [1.0, 1.0, 1.0])
+
+
+# ---- NumPy masked arrays ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["sum", "mean", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
+                                "nanargmax", "norm", "var", "std", "count_nonzero", "any", "all"])
+@pytest.mark.parametrize("axis", [None, 0])
+def test_masked_arrays_are_refused(fn, axis):
+    # np.asarray drops the mask, so tally.sum(np.ma.array([1., 2., 3.], mask=[0, 1, 0])) gave
+    # 6.0 where NumPy (and the user) expect 4.0.
+    x = np.ma.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], mask=[[0, 1, 0], [0, 0, 1]])
+    kw = {} if fn in ("count_nonzero", "any", "all") else {"axis": axis}
+    with pytest.raises(TypeError, match="masked array"):
+        getattr(tally, fn)(x, **kw)
+
+
+def test_masked_arrays_are_refused_by_dot_add_axpy_scale():
+    m = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    for call in (lambda: tally.dot(m, np.ones(3)), lambda: tally.dot(np.ones(3), m),
+                 lambda: tally.add(m, np.ones(3)), lambda: tally.axpy(2.0, m, np.ones(3)),
+                 lambda: tally.scale(2.0, m)):
+        with pytest.raises(TypeError, match="masked array"):
+            call()
+    # what the message suggests works
+    assert tally.sum(m.compressed()) == 4.0 == np.sum(m)
