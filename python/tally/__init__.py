@@ -385,6 +385,8 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
     fn = "std" if take_sqrt else "var"
     if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
         raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
+    if not -2**63 <= int(ddof) < 2**63:  # (the C++ layer's int64; nanobind would list signatures)
+        raise ValueError(f"tally.{fn}: ddof = {ddof} does not fit in int64")
     acc = _accuracy(accuracy, fn)
     out = _float_out(dtype, fn, "the result") if dtype is not None else None
     axes = _axis.normalize(x, axis, fn)

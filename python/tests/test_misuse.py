@@ -121,3 +121,24 @@ def test_masked_arrays_are_refused_by_dot_add_axpy_scale():
             call()
     # what the message suggests works
     assert tally.sum(m.compressed()) == 4.0 == np.sum(m)
+
+
+# ---- ddof -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ddof", [2**63, 2**70, -2**63 - 1, -2**100])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_ddof_beyond_int64_is_a_value_error(ddof, axis):
+    # used to fail in nanobind: TypeError "incompatible function arguments" and a signature list
+    x = np.arange(6.0).reshape(2, 3)
+    for f in (tally.var, tally.std):
+        with pytest.raises(ValueError, match="ddof = .* does not fit in int64"):
+            f(x, ddof=ddof, axis=axis)
+
+
+def test_ddof_at_the_int64_limits():
+    x = np.arange(5.0)
+    assert np.isnan(tally.var(x, ddof=2**63 - 1))  # n - ddof <= 0: NaN (documented)
+    assert np.isnan(tally.std(x, ddof=np.int64(2**63 - 1), axis=0))
+    assert tally.var(x, ddof=-1) == np.var(x, ddof=-1)
+    with pytest.raises(ValueError, match="does not fit in int64"):  # n - ddof overflows
+        tally.var(x, ddof=-2**63)
