@@ -134,6 +134,16 @@ def refuse_masked(x, fn: str, what: str = "x") -> None:
                         f"values too: pass {what}.compressed() (the unmasked values) or {what}.filled(value)")
 
 
+def canonical_bool(a: np.ndarray) -> np.ndarray:
+    """A NumPy bool array whose bytes are all 0 or 1, as the C++ layer reads bool. Arrays made
+    with .view(bool) or np.frombuffer(..., dtype=bool) may hold other nonzero bytes, which
+    NumPy reads as True but tally would count with their byte values (a sum of 262 for five
+    elements): those are copied as `a != 0`. Costs one read of the bytes of a bool array."""
+    if a.dtype == np.bool_ and a.size and int(a.view(np.uint8).max()) > 1:
+        return a.view(np.uint8) != 0
+    return a
+
+
 def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=None) -> Arg:
     """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring).
     strided_ok(cuda, dtype) -> bool: whether a non-contiguous 1-D x may be read in place by
@@ -143,6 +153,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
         refuse_masked(x, fn, what)
         a = np.asarray(x)
         _check_dtype(a.dtype.name, fn, what)
+        a = canonical_bool(a)
         if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
             a = a.astype(a.dtype.newbyteorder("="))
         if not a.flags.c_contiguous and _zero_copy_1d(a, "numpy", a.dtype.name, strided_ok):

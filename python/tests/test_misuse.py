@@ -142,3 +142,38 @@ def test_ddof_at_the_int64_limits():
     assert tally.var(x, ddof=-1) == np.var(x, ddof=-1)
     with pytest.raises(ValueError, match="does not fit in int64"):  # n - ddof overflows
         tally.var(x, ddof=-2**63)
+
+
+# ---- bool arrays holding bytes other than 0 and 1 ----------------------------------------------
+
+def odd_bools():
+    # NumPy reads every nonzero byte of a bool array as True; .view(bool) and frombuffer make them
+    return np.array([2, 0, 255, 1, 4, 0, 128], dtype=np.uint8).view(np.bool_)
+
+
+@pytest.mark.parametrize("fn", ["sum", "count_nonzero", "mean", "var", "std", "min", "max", "argmin", "argmax",
+                                "nanargmax", "any", "all", "norm"])
+def test_bool_bytes_other_than_one_count_as_true(fn):
+    # tally.sum and count_nonzero gave 390 (the byte values) where NumPy gives 5; argmax 6, NumPy 0
+    b = odd_bools()
+    canon = b.view(np.uint8) != 0
+    want = getattr(tally, fn)(canon)
+    assert getattr(tally, fn)(b) == want
+    assert getattr(tally, fn)(b[::-2]) == getattr(tally, fn)(canon[::-2])  # strided views too
+    if fn in ("sum", "count_nonzero", "argmin", "argmax", "any", "all", "min", "max"):
+        assert want == (np.count_nonzero(b) if fn == "count_nonzero" else getattr(np, fn)(b))
+
+
+@pytest.mark.parametrize("fn", ["sum", "mean", "var", "min", "max", "argmax"])
+def test_bool_bytes_other_than_one_along_an_axis(fn):
+    b = np.concatenate([odd_bools(), odd_bools()[::-1]]).reshape(2, 7)
+    canon = b.view(np.uint8) != 0
+    for axis in (0, 1):
+        np.testing.assert_array_equal(getattr(tally, fn)(b, axis=axis), getattr(tally, fn)(canon, axis=axis))
+
+
+def test_bool_bytes_other_than_one_in_dot_and_add():
+    b = odd_bools()
+    assert tally.dot(b, b) == 5 == np.count_nonzero(b)
+    s = tally.add(b, np.zeros(b.shape, dtype=np.bool_))
+    np.testing.assert_array_equal(s.view(np.uint8), (b.view(np.uint8) != 0).view(np.uint8))  # 0/1 bytes
