@@ -50,7 +50,7 @@ or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64, norm
 their whole-array results. They block until written.
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
-(wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
+(wrong_memory), NumPy masked arrays (their masked-out values would be read): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
 without a GPU (cuda_error, no_gpu): RuntimeError. An axis out of range: AxisError (a
