@@ -50,7 +50,7 @@ or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64, norm
 their whole-array results. They block until written.
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
-(wrong_memory): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
+(wrong_memory), NumPy masked arrays (their masked-out values would be read): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
 without a GPU (cuda_error, no_gpu): RuntimeError. An axis out of range: AxisError (a
@@ -171,7 +171,8 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         value = _tally.sum_strided(a.view, rt, acc, backend, stream)
     else:
         value = _tally.sum(a.view, rt, acc, backend, stream)
-    return _into(out, _axis.whole(x, value, rt or _sum_default(a.dtype), "sum", keepdims), x, "sum")
+    rt = rt or _sum_default(a.dtype)
+    return _into(out, _axis.whole(x, value, rt, "sum", keepdims), x, "sum", rt)
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[float, int]:
@@ -200,7 +201,7 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[fl
     rt = _out_dtype(dtype, a.dtype, "dot")
     acc = _accuracy(accuracy, "dot")
     backend, stream = finish(a, b)
-    return _into(out, _tally.dot(a.view, b.view, rt, acc, backend, stream), x, "dot")
+    return _into(out, _tally.dot(a.view, b.view, rt, acc, backend, stream), x, "dot", rt or _sum_default(a.dtype))
 
 
 def add(x, y, *, out: Optional[Any] = None) -> Any:
@@ -384,6 +385,8 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
     fn = "std" if take_sqrt else "var"
     if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
         raise TypeError(f"tally.{fn}: ddof must be an integer, not {type(ddof).__name__}")
+    if not -2**63 <= int(ddof) < 2**63:  # (the C++ layer's int64; nanobind would list signatures)
+        raise ValueError(f"tally.{fn}: ddof = {ddof} does not fit in int64")
     acc = _accuracy(accuracy, fn)
     out = _float_out(dtype, fn, "the result") if dtype is not None else None
     axes = _axis.normalize(x, axis, fn)
@@ -470,6 +473,11 @@ def _scalar(a, dtype: str, fn: str):
     Python float; uint64: a_int carries a's 64 bits.)"""
     if dtype == "bool":
         return 0.0, 0  # (the C++ layer refuses bool by name)
+    # float() would parse a string ("2") and drop a NumPy complex's imaginary part: refused
+    kind = getattr(getattr(a, "dtype", None), "kind", None)
+    if isinstance(a, (str, bytes, bytearray, complex)) or kind not in (None, "b", "i", "u", "f"):
+        raise TypeError(f"tally.{fn}: a must be a real number, not {type(a).__name__}"
+                        + (f" of dtype {a.dtype}" if kind is not None else ""))
     if dtype.startswith("float") or dtype == "bfloat16":
         return float(a), 0
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
@@ -490,7 +498,7 @@ def axpy(a, x, y):
     may be x itself. On CUDA arrays it runs on the library's current stream and blocks.
     """
     xa = prepare(x, "axpy")
-    ya = prepare_out(y, xa, "axpy")
+    ya = prepare_out(y, xa, "axpy", "y")
     af, ai = _scalar(a, xa.dtype, "axpy")
     backend, stream = finish(xa, ya)
     _tally.axpy(af, ai, xa.view, ya.view, backend, stream)
@@ -502,7 +510,7 @@ def scale(a, x):
     CUDA torch; any dtype but bool, as axpy). Integers: exact; OverflowError naming the first
     index that does not fit; float16 / bfloat16: the exact product rounded once."""
     xa = prepare(x, "scale")
-    xo = prepare_out(x, xa, "scale")
+    xo = prepare_out(x, xa, "scale", "x")
     af, ai = _scalar(a, xa.dtype, "scale")
     backend, stream = finish(xo)
     _tally.scale(af, ai, xo.view, backend, stream)
@@ -519,12 +527,12 @@ def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
     return value, index, a
 
 
-def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
+def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
     axes = _axis.normalize(x, axis, fn)
     if not _axis.is_whole(x, axes):
-        return _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims)
+        return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
-    return _axis.whole(x, value, a.dtype, fn, keepdims)
+    return _into(out, _axis.whole(x, value, a.dtype, fn, keepdims), x, fn, a.dtype)
 
 
 def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
@@ -559,25 +567,25 @@ def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     IndexError) for an axis out of range, ValueError for a repeated axis.
     out: an array to write the result into (returned), as `sum`'s out.
     """
-    return _into(out, _value(x, False, False, "min", axis, keepdims), x, "min")
+    return _value(x, False, False, "min", axis, keepdims, out)
 
 
 def max(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
     when empty. As `min` otherwise (axis, keepdims included)."""
-    return _into(out, _value(x, True, False, "max", axis, keepdims), x, "max")
+    return _value(x, True, False, "max", axis, keepdims, out)
 
 
 def nanmin(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Smallest element of `x` ignoring NaN; NaN when x holds nothing else (per output with
     axis: a slice of only NaN gives NaN); +inf when empty. As `min` otherwise."""
-    return _into(out, _value(x, False, True, "nanmin", axis, keepdims), x, "nanmin")
+    return _value(x, False, True, "nanmin", axis, keepdims, out)
 
 
 def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
-    return _into(out, _value(x, True, True, "nanmax", axis, keepdims), x, "nanmax")
+    return _value(x, True, True, "nanmax", axis, keepdims, out)
 
 
 def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:

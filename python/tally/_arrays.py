@@ -126,14 +126,34 @@ def _zero_copy_1d(x, lib: str, name: str, strided_ok) -> bool:
             and strided_ok(lib == "torch" and x.device.type == "cuda" or lib == "cupy", name))
 
 
+def refuse_masked(x, fn: str, what: str = "x") -> None:
+    """TypeError for a NumPy masked array: its data would be read with the masked-out values
+    in it (NumPy's own reductions skip them). __cuda_array_interface__ masks are refused too."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"tally.{fn}: {what} is a masked array (numpy.ma), and tally would read its masked-out "
+                        f"values too: pass {what}.compressed() (the unmasked values) or {what}.filled(value)")
+
+
+def canonical_bool(a: np.ndarray) -> np.ndarray:
+    """A NumPy bool array whose bytes are all 0 or 1, as the C++ layer reads bool. Arrays made
+    with .view(bool) or np.frombuffer(..., dtype=bool) may hold other nonzero bytes, which
+    NumPy reads as True but tally would count with their byte values (a sum of 262 for five
+    elements): those are copied as `a != 0`. Costs one read of the bytes of a bool array."""
+    if a.dtype == np.bool_ and a.size and int(a.view(np.uint8).max()) > 1:
+        return a.view(np.uint8) != 0
+    return a
+
+
 def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=None) -> Arg:
     """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring).
     strided_ok(cuda, dtype) -> bool: whether a non-contiguous 1-D x may be read in place by
     the strided functions (Arg.strided; None: never)."""
     lib = library(x)
     if lib in ("numpy", "other"):
+        refuse_masked(x, fn, what)
         a = np.asarray(x)
         _check_dtype(a.dtype.name, fn, what)
+        a = canonical_bool(a)
         if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
             a = a.astype(a.dtype.newbyteorder("="))
         if not a.flags.c_contiguous and _zero_copy_1d(a, "numpy", a.dtype.name, strided_ok):
@@ -229,18 +249,25 @@ def new_array(a: Arg, shape, dtype: str, fn: str, remedy: str) -> Any:
                     f"result array: {remedy}")
 
 
-def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
-    """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype) or ValueError."""
+def prepare_out(out, x: Arg, fn: str = "add", what: str = "out") -> Arg:
+    """A writable zero-copy view of `out` (C-contiguous, x's shape and dtype, native byte
+    order) or ValueError; `what` names it in messages (add's out, axpy's y, scale's x)."""
     lib = library(out)
     if lib == "other":
-        raise TypeError(f"tally.{fn}: out must be an array, not {type(out).__name__}")
+        raise TypeError(f"tally.{fn}: {what} must be an array, not {type(out).__name__}")
     if lib == "numpy" and not out.flags.writeable:
-        raise ValueError(f"tally.{fn}: out is read-only")
+        raise ValueError(f"tally.{fn}: {what} is read-only")
+    if lib == "numpy" and not out.dtype.isnative:
+        # (nanobind would refuse it with a list of signatures; written as native data it would
+        # hold garbage)
+        raise ValueError(f"tally.{fn}: {what} has dtype {out.dtype.str}, in non-native (big-endian) byte order; tally "
+                         f"writes it in place in native byte order: convert it first "
+                         f"({what}.astype({what}.dtype.newbyteorder('=')))")
     cai = out.__cuda_array_interface__ if lib == "cai" else None
     shape = tuple(cai["shape"]) if cai is not None else tuple(out.shape)
     name = np.dtype(cai["typestr"]).name if cai is not None else dtype_name(out.dtype)
     if shape != tuple(x.shape) or name != x.dtype:
-        raise ValueError(f"tally.{fn}: out has shape {shape} and dtype {name}; "
+        raise ValueError(f"tally.{fn}: {what} has shape {shape} and dtype {name}; "
                          f"it must have x's shape {tuple(x.shape)} and dtype {x.dtype}")
     if lib == "numpy":
         ok = out.flags.c_contiguous
@@ -251,7 +278,7 @@ def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
     else:
         ok = True  # checked by _tally
     if not ok:
-        raise ValueError(f"tally.{fn}: out must be C-contiguous (tally writes it in place, never through a copy)")
+        raise ValueError(f"tally.{fn}: {what} must be C-contiguous (tally writes it in place, never through a copy)")
     if lib == "numpy":
         flat = out.reshape(-1)
         return Arg(lib, out, flat, flat, name, shape, flat.size, False, 0)
@@ -260,7 +287,7 @@ def prepare_out(out, x: Arg, fn: str = "add") -> Arg:
         return Arg(lib, out, nd, nd, name, shape, x.size, True, 0)
     if lib == "torch":
         if out.requires_grad:
-            raise ValueError(f"tally.{fn}: out requires grad; tally does not record autograd history")
+            raise ValueError(f"tally.{fn}: {what} requires grad; tally does not record autograd history")
         flat = out.reshape(-1)
         return Arg(lib, out, flat, None, name, shape, flat.numel(), flat.device.type == "cuda", x.stream)
     if lib == "cupy":

@@ -52,7 +52,8 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from . import _tally
-from ._arrays import STRIDED_TYPES, Arg, _check_dtype, _cupy_stream, _strides, finish, library
+from ._arrays import (STRIDED_TYPES, Arg, _check_dtype, _cupy_stream, _strides, canonical_bool, finish, library,
+                      refuse_masked)
 
 try:
     _AxisError = np.exceptions.AxisError
@@ -115,7 +116,8 @@ def _library(x, fn: str):
     """(lib, array) with lib in numpy / cupy / torch, or TypeError."""
     lib = library(x)
     if lib in ("numpy", "other"):
-        return "numpy", np.asarray(x)
+        refuse_masked(x, fn)
+        return "numpy", canonical_bool(np.asarray(x))
     if lib == "torch":
         return lib, x.detach()
     if lib == "cupy":

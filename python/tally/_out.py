@@ -11,7 +11,7 @@ cast by the library when out's dtype differs.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -28,9 +28,11 @@ def _result_dtype(result) -> str:
     return dtype_name(result.dtype)
 
 
-def into(out, result, x, fn: str) -> Any:
+def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
     """Writes `result` (a Python scalar, or an array of x's library) into `out` and returns
-    out; returns result as it is when out is None."""
+    out; returns result as it is when out is None. dtype: the NumPy name of a scalar result's
+    type (a Python int does not say whether it is a uint64 sum or an int8 minimum; without it
+    an int is taken as int64, a float as float64)."""
     if out is None:
         return result
     lib = library(out)
@@ -55,7 +57,11 @@ def into(out, result, x, fn: str) -> Any:
             raise TypeError(f"tally.{fn}: out must be a {rlib} array like the result, not a {lib} array")
         if out.device != result.device:
             raise ValueError(f"tally.{fn}: out is on {out.device}, the result on {result.device}")
-    src, dst = _result_dtype(result), dtype_name(out.dtype)
+    if scalar and dtype:  # (bfloat16, which NumPy does not name, holds only float32 values)
+        src = "float32" if dtype == "bfloat16" else dtype
+    else:
+        src = _result_dtype(result)
+    dst = dtype_name(out.dtype)
     if not np.can_cast(src, dst, casting="same_kind"):
         raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "
                         "(NumPy's 'same_kind' casting rule)")

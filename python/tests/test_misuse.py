@@ -1,0 +1,179 @@
+"""Misuse of the Python module as a newcomer would try it (NumPy arrays, the CPU backend):
+every case gives the right value or a clear Python exception naming the problem, never a
+silently wrong number, a cryptic binding error or bytes read as another type."""
+import numpy as np
+import pytest
+
+tally = pytest.importorskip("tally")
+
+
+# ---- out= of whole-array results: the result's own dtype decides the cast ----------------------
+
+@pytest.mark.parametrize("dt", ["uint8", "uint16", "uint32", "uint64"])
+def test_whole_array_out_of_unsigned_results(dt):
+    # An unsigned sum is uint64 and an unsigned min/max has x's type, as in NumPy: an out array
+    # of that type takes them (they used to be treated as int64, which 'same_kind' refuses).
+    big = np.iinfo(dt).max
+    x = np.array([big, 0, 1], dtype=dt)
+    out = np.empty((), dtype=np.uint64)
+    assert tally.sum(np.array([2**64 - 2, 1], dtype=np.uint64), out=out) is out
+    assert int(out) == 2**64 - 1
+    assert tally.dot(np.array([2**32], dtype=np.uint64), np.array([2**32 - 1], dtype=np.uint64), out=out) is out
+    assert int(out) == 2**64 - 2**32
+    for fn, want in (("max", big), ("min", 0), ("nanmax", big), ("nanmin", 0)):
+        o = np.empty((), dtype=dt)
+        assert getattr(tally, fn)(x, out=o) is o
+        assert int(o) == want == int(getattr(np, fn)(x))
+        o = np.empty((), dtype=np.uint64)
+        getattr(tally, fn)(x, out=o)
+        assert int(o) == want
+
+
+def test_whole_array_out_still_refuses_a_kind_change():
+    # int64 results do not go into unsigned arrays, floats not into integers (NumPy's rule)
+    with pytest.raises(TypeError, match="int64 result into a uint64"):
+        tally.sum(np.array([1, 2], dtype=np.int64), out=np.empty((), dtype=np.uint64))
+    with pytest.raises(TypeError, match="float64 result into a int64"):
+        tally.max(np.array([1.5]), out=np.empty((), dtype=np.int64))
+    o = np.empty((), dtype=np.int8)  # a narrower type of the same kind is allowed, as in NumPy
+    assert int(tally.max(np.array([-5, 7], dtype=np.int16), out=o)) == 7
+
+
+# ---- the scalar a of axpy / scale -------------------------------------------------------------
+
+@pytest.mark.parametrize("a", ["2", b"2", np.complex128(2 + 1j), np.complex64(2), np.array(2 + 0j), np.str_("2"),
+                               np.datetime64(2, "s")])
+@pytest.mark.parametrize("dt", ["float64", "float32", "float16", "int32"])
+def test_axpy_scale_refuse_a_that_is_not_a_real_number(a, dt):
+    # float("2") parses a string and float(np.complex128(2 + 1j)) drops the imaginary part:
+    # both used to scale silently.
+    x, y = np.ones(3, dtype=dt), np.ones(3, dtype=dt)
+    with pytest.raises(TypeError, match="a must be"):
+        tally.scale(a, x)
+    with pytest.raises(TypeError, match="a must be"):
+        tally.axpy(a, x, y)
+    np.testing.assert_array_equal(x, 1)
+    np.testing.assert_array_equal(y, 1)
+
+
+def test_axpy_scale_take_real_numbers_of_any_kind():
+    x = np.ones(3)
+    for a in (2, 2.0, np.float32(2), np.int8(2), np.uint64(2), np.array(2.0), True):
+        x[:] = 1
+        tally.scale(a, x)
+        np.testing.assert_array_equal(x, float(a))
+    y = np.zeros(3)
+    tally.axpy(np.float16(0.5), np.ones(3), y)
+    np.testing.assert_array_equal(y, 0.5)
+
+
+# ---- arrays written in place in non-native byte order ---------------------------------------
+
+def test_big_endian_arrays_written_in_place_are_refused_by_name():
+    # add's out, axpy's y and scale's x used to fail in nanobind ("incompatible function
+    # arguments" and a list of signatures); now a ValueError naming the array and the fix.
+    x, y = np.arange(4.0), np.ones(4)
+    with pytest.raises(ValueError, match=r"tally.add: out has dtype >f8, in non-native"):
+        tally.add(x, y, out=np.zeros(4, dtype=">f8"))
+    yb = np.ones(4, dtype=">f8")
+    with pytest.raises(ValueError, match=r"tally.axpy: y has dtype >f8, in non-native"):
+        tally.axpy(2.0, x, yb)
+    np.testing.assert_array_equal(yb, 1)
+    xb = np.arange(4, dtype=">i4")
+    with pytest.raises(ValueError, match=r"tally.scale: x has dtype >i4, in non-native"):
+        tally.scale(2, xb)
+    np.testing.assert_array_equal(xb, np.arange(4))
+    # read-only inputs (any byte order) are fine; only the array written is checked
+    tally.axpy(2.0, np.arange(4.0).astype(">f8"), y)
+    np.testing.assert_array_equal(y, 1 + 2 * np.arange(4.0))
+    np.testing.assert_array_equal(tally.add(x.astype(">f8"), np.ones(4, dtype=">f8")), x + 1)
+
+
+def test_in_place_arrays_are_named_in_messages():
+    with pytest.raises(ValueError, match=r"tally.scale: x is read-only"):
+        tally.scale(2.0, np.frombuffer(np.ones(3).tobytes()))
+    with pytest.raises(ValueError, match=r"tally.axpy: y must be C-contiguous"):
+        tally.axpy(2.0, np.ones(3), np.ones(6)[::2])
+    with pytest.raises(TypeError, match=r"tally.axpy: y must be an array, not list"):
+        tally.axpy(2.0, np.ones(3), [1.0, 1.0, 1.0])
+
+
+# ---- NumPy masked arrays ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["sum", "mean", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
+                                "nanargmax", "norm", "var", "std", "count_nonzero", "any", "all"])
+@pytest.mark.parametrize("axis", [None, 0])
+def test_masked_arrays_are_refused(fn, axis):
+    # np.asarray drops the mask, so tally.sum(np.ma.array([1., 2., 3.], mask=[0, 1, 0])) gave
+    # 6.0 where NumPy (and the user) expect 4.0.
+    x = np.ma.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], mask=[[0, 1, 0], [0, 0, 1]])
+    kw = {} if fn in ("count_nonzero", "any", "all") else {"axis": axis}
+    with pytest.raises(TypeError, match="masked array"):
+        getattr(tally, fn)(x, **kw)
+
+
+def test_masked_arrays_are_refused_by_dot_add_axpy_scale():
+    m = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    for call in (lambda: tally.dot(m, np.ones(3)), lambda: tally.dot(np.ones(3), m),
+                 lambda: tally.add(m, np.ones(3)), lambda: tally.axpy(2.0, m, np.ones(3)),
+                 lambda: tally.scale(2.0, m)):
+        with pytest.raises(TypeError, match="masked array"):
+            call()
+    # what the message suggests works
+    assert tally.sum(m.compressed()) == 4.0 == np.sum(m)
+
+
+# ---- ddof -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ddof", [2**63, 2**70, -2**63 - 1, -2**100])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_ddof_beyond_int64_is_a_value_error(ddof, axis):
+    # used to fail in nanobind: TypeError "incompatible function arguments" and a signature list
+    x = np.arange(6.0).reshape(2, 3)
+    for f in (tally.var, tally.std):
+        with pytest.raises(ValueError, match="ddof = .* does not fit in int64"):
+            f(x, ddof=ddof, axis=axis)
+
+
+def test_ddof_at_the_int64_limits():
+    x = np.arange(5.0)
+    assert np.isnan(tally.var(x, ddof=2**63 - 1))  # n - ddof <= 0: NaN (documented)
+    assert np.isnan(tally.std(x, ddof=np.int64(2**63 - 1), axis=0))
+    assert tally.var(x, ddof=-1) == np.var(x, ddof=-1)
+    with pytest.raises(ValueError, match="does not fit in int64"):  # n - ddof overflows
+        tally.var(x, ddof=-2**63)
+
+
+# ---- bool arrays holding bytes other than 0 and 1 ----------------------------------------------
+
+def odd_bools():
+    # NumPy reads every nonzero byte of a bool array as True; .view(bool) and frombuffer make them
+    return np.array([2, 0, 255, 1, 4, 0, 128], dtype=np.uint8).view(np.bool_)
+
+
+@pytest.mark.parametrize("fn", ["sum", "count_nonzero", "mean", "var", "std", "min", "max", "argmin", "argmax",
+                                "nanargmax", "any", "all", "norm"])
+def test_bool_bytes_other_than_one_count_as_true(fn):
+    # tally.sum and count_nonzero gave 390 (the byte values) where NumPy gives 5; argmax 6, NumPy 0
+    b = odd_bools()
+    canon = b.view(np.uint8) != 0
+    want = getattr(tally, fn)(canon)
+    assert getattr(tally, fn)(b) == want
+    assert getattr(tally, fn)(b[::-2]) == getattr(tally, fn)(canon[::-2])  # strided views too
+    if fn in ("sum", "count_nonzero", "argmin", "argmax", "any", "all", "min", "max"):
+        assert want == (np.count_nonzero(b) if fn == "count_nonzero" else getattr(np, fn)(b))
+
+
+@pytest.mark.parametrize("fn", ["sum", "mean", "var", "min", "max", "argmax"])
+def test_bool_bytes_other_than_one_along_an_axis(fn):
+    b = np.concatenate([odd_bools(), odd_bools()[::-1]]).reshape(2, 7)
+    canon = b.view(np.uint8) != 0
+    for axis in (0, 1):
+        np.testing.assert_array_equal(getattr(tally, fn)(b, axis=axis), getattr(tally, fn)(canon, axis=axis))
+
+
+def test_bool_bytes_other_than_one_in_dot_and_add():
+    b = odd_bools()
+    assert tally.dot(b, b) == 5 == np.count_nonzero(b)
+    s = tally.add(b, np.zeros(b.shape, dtype=np.bool_))
+    np.testing.assert_array_equal(s.view(np.uint8), (b.view(np.uint8) != 0).view(np.uint8))  # 0/1 bytes
