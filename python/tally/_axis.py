@@ -34,8 +34,8 @@ made for
   max values are converted back, exactly; norm: integers to float64; var/std: integers to int64);
 - NumPy data in big-endian byte order, or with byte strides that are not a multiple of the
   item size (views into structured arrays): np.ascontiguousarray.
-uint64 has no exact conversion here: axis sums, means, min/max and var/std of uint64 are a
-TypeError.
+uint64 has no exact conversion here: axis sums, means and min/max of uint64 are a TypeError
+(var and std of uint64 along axes work: each slice is one 1-D call, which takes uint64).
 
 Results: a new C-contiguous array of the input's library (NumPy in, NumPy out; CuPy in, CuPy
 out on its device; torch in, torch out on its device; lists: NumPy), allocated on the

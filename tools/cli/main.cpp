@@ -29,8 +29,10 @@ constexpr const char* kFooter = R"(Synopsis:
   tally sum FILE [options]           sum of all elements
   tally dot A B [options]            sum of A[i]*B[i] over the flattened arrays
   tally add A B -o OUT.npy [options] element-wise A + B, written as .npy
-  tally mean FILE [options]          mean: the exact sum / n, correctly rounded (CPU)
-  tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded (CPU)
+  tally mean FILE [options]          mean: the exact sum / n, correctly rounded
+  tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded
+  tally var|std FILE [--ddof N]      variance / standard deviation with NumPy's ddof,
+                                     correctly rounded (CPU backend)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -38,9 +40,7 @@ constexpr const char* kFooter = R"(Synopsis:
   --axis 0|1 (sum, mean, min, max, argmin, argmax of a 2-D array): one result per column
                                      (0) or row (1), one per line; argmin/argmax give the
                                      index within the column or row. --backend cuda copies
-                                     the matrix to the GPU once and reduces it there (exact
-                                     floating sums and means per output: not on the GPU in
-                                     this version, an error; auto then uses the CPU)
+                                     the matrix to the GPU once and reduces it there
 
 Input files:
   .npy (dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order, C or Fortran
