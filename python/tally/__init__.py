@@ -279,12 +279,7 @@ def _as_core(a, fn: str):
     if a.dtype == "uint64":
         raise TypeError(f"tally.{fn}: uint64 is not supported here (float32, float64, int32, int64, and the "
                         "smaller types that convert to them exactly)")
-    target = "float32" if a.dtype in ("float16", "bfloat16") else "int64"
-    f = a.flat
-    if a.lib == "torch":
-        import torch
-        return prepare(f.to(getattr(torch, target)), fn)
-    return prepare(f.astype(target), fn)
+    return _converted(a, "float32" if a.dtype in ("float16", "bfloat16") else "int64", fn)
 
 
 
@@ -371,14 +366,24 @@ def _on_gpu(x) -> bool:
     return False
 
 
-def _core_type(name: str) -> Optional[str]:
-    """The exact conversion _as_core makes, by dtype name (None: none needed)."""
-    if name in _CORE:
-        return None
-    if name == "uint64":
-        raise TypeError("uint64 is not supported here (float32, float64, int32, int64, and the smaller types that "
-                        "convert to them exactly)")
-    return "float32" if name in ("float16", "bfloat16") else "int64"
+def _exact_gpu_var_type(name: str) -> Optional[str]:
+    """The exact conversion for an exact var/std of GPU data (None: none). The GPU's exact states
+    take float32/float64: 16-bit floats become float32, bool and integers up to 32 bits float64
+    (exact); int64 and uint64 go as they are, and the C++ layer refuses them by name."""
+    if name in ("float16", "bfloat16"):
+        return "float32"
+    if name in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"):
+        return "float64"
+    return None
+
+
+def _converted(a, target: str, fn: str):
+    """`a` converted to dtype `target` in its own library (one copy), prepared again."""
+    f = a.flat
+    if a.lib == "torch":
+        import torch
+        return prepare(f.to(getattr(torch, target)), fn)
+    return prepare(f.astype(target), fn)
 
 
 def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any:
@@ -392,15 +397,16 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
     axes = _axis.normalize(x, axis, fn)
     if not _axis.is_whole(x, axes):
         # The C++ layer takes every dtype on the cpu backend and in fast mode; exact var on the
-        # GPU takes float32/float64 (16-bit floats are widened exactly; integers are refused).
+        # GPU takes float32/float64 (the others widened exactly; int64/uint64 refused there).
         exact_gpu = acc == "exact" and _on_gpu(x)
-        return _axis.per_slice(x, axes, fn, fn, lambda name: _core_type(name) if exact_gpu else None,
+        return _axis.per_slice(x, axes, fn, fn, lambda name: _exact_gpu_var_type(name) if exact_gpu else None,
                                lambda name: out or ("float32" if name in ("float32", "float16", "bfloat16") else
                                                     "float64"), acc, keepdims, int(ddof))
     a = prepare(x, fn, order_free=True)
     small_float = a.dtype in ("float32", "float16", "bfloat16")
-    if a.cuda and acc == "exact":  # (the GPU's exact var takes float32/float64; the C++ layer takes every
-        a = _as_core(a, fn)        # dtype on the cpu backend and in fast mode)
+    target = _exact_gpu_var_type(a.dtype) if a.cuda and acc == "exact" else None
+    if target is not None:  # (the C++ layer takes every dtype on the cpu backend and in fast mode)
+        a = _converted(a, target, fn)
     out = out or ("float32" if small_float else "float64")
     backend, stream = finish(a)
     return _axis.whole(x, _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream), out, fn, keepdims)

@@ -347,6 +347,16 @@ def test_var_std_same_bits_as_cpu(lib):
             assert abs(f - tally.var(hx)) <= 1e-10 * abs(tally.var(hx))
     with pytest.raises(ValueError, match="not available on the cuda backend"):
         tally.var(lib.array(np.arange(10, dtype=np.int64)))
+    # The smaller types: widened exactly (bool and integers to float64, 16-bit floats to
+    # float32) and through the GPU's exact states: the CPU backend's bits, whole and per axis.
+    for dt in (np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.bool_, np.float16):
+        if lib.name == "torch" and dt in (np.uint16, np.uint32):
+            continue  # (torch has no arithmetic on these)
+        h = rng.integers(0, 2 if dt == np.bool_ else 100, (37, 41)).astype(dt)
+        x = lib.array(h)
+        assert tally.var(x) == tally.var(h), np.dtype(dt).name
+        assert tally.std(x, ddof=1) == tally.std(h, ddof=1), np.dtype(dt).name
+        np.testing.assert_array_equal(lib.host(tally.var(x, axis=1)), tally.var(h, axis=1))
 
 
 # --- N-D axis reductions, tuple axes, keepdims, norm/var/std along axes on the GPU (never run on
