@@ -492,6 +492,16 @@ def test_add_shape_mismatch_leaves_no_output(tmp_path, shape_b):
     assert not out.exists() and no_temp_files(tmp_path)
 
 
+@pytest.mark.parametrize("name", ["out.csv", "out", "out.npy.gz"])
+def test_add_output_must_be_npy(tmp_path, name):
+    a = save(tmp_path, "a.npy", np.ones(3))
+    out = tmp_path / name
+    r = run("add", a, a, "-o", out)  # (a CLI11 option check: its message format, exit 2)
+    assert r.returncode == 2 and r.stdout == "" and "--output" in r.stderr and "*.npy" in r.stderr, r.stderr
+    assert not out.exists() and no_temp_files(tmp_path)
+    ok("add", a, a, "-o", tmp_path / "OUT.NPY")  # (the suffix in any case)
+
+
 def test_add_error_keeps_existing_output(tmp_path):
     out = tmp_path / "out.npy"
     out.write_bytes(b"precious")

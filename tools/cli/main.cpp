@@ -9,6 +9,7 @@
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <cctype>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -403,8 +404,15 @@ int main(int argc, char** argv) {
   add_options(add, s, true);
   add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")
       ->required()
-      ->check(CLI::Validator([](const std::string& v) { return v.empty() ? "the output path is empty" : ""; },
-                             "PATH"));
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            if (v.empty()) return "the output path is empty";
+            // Only .npy is written; another name (out.csv) would hold .npy bytes under it.
+            std::string ext = std::filesystem::path(v).extension().string();
+            for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return ext == ".npy" ? "" : "add writes a .npy file: name the output *.npy (got '" + v + "')";
+          },
+          "PATH.npy"));
   CLI::App* mean = app.add_subcommand("mean", "mean of the elements of FILE, correctly rounded");
   add_options(mean, s, false);
   CLI::App* norm = app.add_subcommand("norm", "L1, Euclidean (L2, default) or max norm of FILE (--ord 1|2|inf), correctly rounded (L1, L2; the max norm is exact)");
