@@ -70,6 +70,7 @@ struct prepared {
 };
 
 prepared prepare_reduce(reduce_op op, array_ref x, array_ref y, backend requested) {
+  validate::check_reduce_op("reduce", op);
   const char* fn = op_name(op);
   arg ax{x.data, x.size, x.type, x.where, "x"};
   arg ay{y.data, y.size, y.type, y.where, "y"};
@@ -110,6 +111,8 @@ void check_result_type(reduce_op op, dtype in, dtype out) {
 
 void reduce(reduce_op op, array_ref x, array_ref y, void* result, dtype result_type,
             const options& opt) {
+  validate::check_reduce_op("reduce", op);
+  validate::check_accuracy(op_name(op), opt.accuracy);
   if (result == nullptr)
     throw error(errc::null_pointer, std::string("tally::") + op_name(op) + ": result is a null pointer");
   check_result_type(op, x.type, result_type);
@@ -129,7 +132,9 @@ void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options&
 
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
                   int* status_device, const options& opt) {
+  validate::check_reduce_op("reduce_async", op);
   const char* fn = op_name(op);
+  validate::check_accuracy(fn, opt.accuracy);
   if (result_device == nullptr)
     throw error(errc::null_pointer, std::string("tally::") + fn + "_async: result is a null pointer");
   if (opt.backend == backend::cpu)
@@ -230,6 +235,7 @@ void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
 
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt) {
+  validate::check_extreme("extreme", op, nans);
   const char* fn = op == extreme_op::min ? (nans == nan_policy::omit ? "nanmin" : "min")
                                          : (nans == nan_policy::omit ? "nanmax" : "max");
   if (value == nullptr || index == nullptr)

@@ -55,6 +55,7 @@ void refuse_bool(const char* fn, dtype t) {
 }  // namespace
 
 void norm1(array_ref x, void* result, dtype result_type, const options& opt) {
+  validate::check_accuracy("norm1", opt.accuracy);
   arg ax{};
   backend b;
   if (!prepare_norm("norm1", x, result, result_type, opt, ax, b)) return;
@@ -72,6 +73,7 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt) 
 
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type, const options& opt) {
   const char* fn = take_sqrt ? "std" : "var";
+  validate::check_accuracy(fn, opt.accuracy);
   validate::need_float_result(fn, result, result_type);
   if (dtype_size(x.type) == 0)
     throw error(errc::invalid_argument, prefix(fn) + "unknown element type value " + std::to_string(static_cast<int>(x.type)));

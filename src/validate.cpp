@@ -1,6 +1,7 @@
 // Argument checks and backend choice shared by the dispatch layers (see validate.hpp).
 #include "validate.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 #include "backends.hpp"
@@ -22,16 +23,51 @@ memory locate_declared(const char* fn, const char* name, const void* p, memory w
   return where == memory::unknown ? found : where;
 }
 
+void extent(const char* fn, const char* name, const void* data, std::int64_t size, dtype type) {
+  const std::size_t es = dtype_size(type);
+  if (es == 0)
+    throw error(errc::invalid_argument, prefix(fn) + name + " has an unknown element type value " +
+                                            std::to_string(static_cast<int>(type)));
+  if (size <= 0 || data == nullptr) return;
+  // The view's bytes must be addressable: size * element size fits a ptrdiff_t and the end
+  // does not wrap past the top of the address space (else the backends read wild memory).
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const auto bytes = static_cast<std::uintptr_t>(size);
+  if (bytes > static_cast<std::uintptr_t>(PTRDIFF_MAX) / es || begin > UINTPTR_MAX - bytes * es)
+    throw error(errc::invalid_argument, prefix(fn) + name + " has length " + std::to_string(size) + " (" +
+                                            dtype_name(type) + "), which runs past the end of the address space");
+}
+
 memory check(const char* fn, arg& a) {
   if (a.size < 0)
     throw error(errc::invalid_argument, prefix(fn) + a.name + " has negative length " + std::to_string(a.size));
   if (a.data == nullptr && a.size > 0)
     throw error(errc::null_pointer, prefix(fn) + a.name + " is a null pointer with length " + std::to_string(a.size));
+  extent(fn, a.name, a.data, a.size, a.type);
   if (a.size > 0) a.where = locate_declared(fn, a.name, a.data, a.where, a.device);
   return a.where;
 }
 
+void check_enum(const char* fn, const char* what, int value, int count) {
+  if (value < 0 || value >= count)
+    throw error(errc::invalid_argument, prefix(fn) + "unknown " + what + " value " + std::to_string(value));
+}
+
+void check_accuracy(const char* fn, accuracy a) { check_enum(fn, "accuracy", static_cast<int>(a), 2); }
+void check_reduce_op(const char* fn, reduce_op op) { check_enum(fn, "reduce_op", static_cast<int>(op), 2); }
+void check_extreme(const char* fn, extreme_op op, nan_policy nans) {
+  check_enum(fn, "extreme_op", static_cast<int>(op), 2);
+  check_enum(fn, "nan_policy", static_cast<int>(nans), 2);
+}
+
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  auto a0 = reinterpret_cast<std::uintptr_t>(a), b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
 backend choose(const char* fn, backend requested, std::initializer_list<side> args, wording w) {
+  check_enum(fn, "backend", static_cast<int>(requested), 3);
   const char* host = nullptr;
   const char* dev = nullptr;
   for (const side& a : args) {

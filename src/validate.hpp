@@ -9,6 +9,7 @@
 // (errc::no_gpu). Every message starts with "tally::<fn>: ".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -43,15 +44,31 @@ struct arg {
 /// declaration contradicts the runtime (managed memory may be declared host or device).
 memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device);
 
-/// Checks one argument (length, null data, declared memory) and resolves a.where and a.device.
+/// A known element type (errc::invalid_argument) and, for a view with elements, an extent
+/// whose bytes are addressable: size * dtype_size(type) fits a ptrdiff_t and data + bytes does
+/// not wrap the address space (errc::invalid_argument).
+void extent(const char* fn, const char* name, const void* data, std::int64_t size, dtype type);
+
+/// Checks one argument (length, null data, element type and extent, declared memory) and
+/// resolves a.where and a.device.
 memory check(const char* fn, arg& a);
 
 /// How the backend-choice messages read: `read` (the 1-D calls: with advice on what to do),
 /// `read_write` (the shape layer, whose outputs are arrays too).
 enum class wording { read, read_write };
 
+/// Enumerations passed in from callers (possibly cast from ints): a value outside the
+/// enumeration is errc::invalid_argument naming it (never silently read as another value).
+void check_enum(const char* fn, const char* what, int value, int count);
+void check_accuracy(const char* fn, accuracy a);
+void check_reduce_op(const char* fn, reduce_op op);
+void check_extreme(const char* fn, extreme_op op, nan_policy nans);
+
+/// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes);
+
 /// Picks the backend for arguments whose memory sides are resolved, or throws
-/// (errc::wrong_memory: mixed sides under backend::automatic, or a side the forced backend
+/// (errc::invalid_argument: `requested` is not a backend value; errc::wrong_memory: mixed sides under backend::automatic, or a side the forced backend
 /// cannot reach; errc::no_gpu: cuda without a usable GPU).
 backend choose(const char* fn, backend requested, std::initializer_list<side> args, wording w = wording::read);
 

@@ -39,6 +39,11 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
   if (x.data == nullptr && x.size > 0)
     throw error(errc::null_pointer, std::string("tally::") + fn + ": x is a null pointer with length " + std::to_string(x.size));
   if (x.size == 0) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(x.data);
+  const auto count = static_cast<std::uintptr_t>(x.size);
+  if (count > static_cast<std::uintptr_t>(PTRDIFF_MAX) / sizeof(T) || begin > UINTPTR_MAX - count * sizeof(T))
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": x has length " + std::to_string(x.size) +
+                                            ", which runs past the end of the address space");
   memory where = x.where == memory::unknown ? locate(x.data) : x.where;
   if (!device && where == memory::device)
     throw error(errc::wrong_memory, std::string("tally::") + fn +
@@ -64,7 +69,7 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
 ///   even for a combine that is not exact; and equal to any other order (the GPU version's,
 ///   say) only if combine is exact (integer sums, min, max, counts; not floating sums).
 /// - Empty x: returns identity.
-/// - Blocking. Errors (tally::error): errc::invalid_argument (n < 0), errc::null_pointer
+/// - Blocking. Errors (tally::error): errc::invalid_argument (n < 0, or x's bytes past the end of the address space), errc::null_pointer
 ///   (null data with n > 0), errc::wrong_memory (device memory). Exceptions thrown by the
 ///   functors propagate (with OpenMP: the first one, after the loop).
 template <class T, class Acc, class Transform, class Combine>

@@ -156,7 +156,8 @@ enum class backend : int { automatic, cpu, cuda };
 const char* backend_name(backend b) noexcept;
 
 /// A contiguous 1-D view of `size` elements, shape (size,), starting at `data`.
-/// `data` may be null only when `size` is 0. Any alignment of `data` to its element type is
+/// `data` may be null only when `size` is 0; the `size` elements must be addressable (a size
+/// whose bytes run past the end of the address space is errc::invalid_argument). Any alignment of `data` to its element type is
 /// accepted (a view starting at x+1 is fine). Lengths and indices are 64-bit everywhere.
 template <class T> struct view {
   T* data = nullptr;
@@ -203,7 +204,7 @@ struct options {
 
 /// Error codes carried by `tally::error`.
 enum class errc : int {
-  invalid_argument,  ///< a negative length, a partially overlapping output, ...
+  invalid_argument,  ///< a negative length, a partially overlapping output, an enum value out of range, ...
   length_mismatch,   ///< inputs of different lengths
   null_pointer,      ///< null data with nonzero length
   wrong_memory,      ///< host data given to the CUDA backend, or device data to the CPU backend
