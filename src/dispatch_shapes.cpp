@@ -1,6 +1,8 @@
 // Validation and backend choice for the shape layer (tally/shapes.hpp): matrices and axes,
 // CSR offsets, output lengths and types; then one call into a backend.
 #include <cstdint>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -73,7 +75,8 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
   wo = wi = memory::unknown;
   int dev = -1;
   bool want_values = !(k == kind::extreme && out.data == nullptr && out.size == 0);
-  if (k == kind::extreme && !want_values && index && index->data == nullptr && index->size == 0)
+  // (With no outputs, two empty arrays are both given: nothing is written.)
+  if (outputs > 0 && k == kind::extreme && !want_values && index && index->data == nullptr && index->size == 0)
     fail(errc::null_pointer, fn, "neither values nor indices are given (pass at least one)");
   if (want_values) {
     if (out.size != outputs)
@@ -81,6 +84,7 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
                                           std::to_string(out.size) + " elements, but there are " +
                                           std::to_string(outputs) + " results");
     check_out_type(fn, k, in, out.type);
+    validate::extent(fn, k == kind::extreme ? "values" : "out", out.data, outputs, out.type);
     wo = resolve(fn, k == kind::extreme ? "values" : "out", out.data, outputs > 0, out.where, dev);
     r.out = outputs > 0 ? out.data : nullptr;
     r.out_type = out.type;
@@ -90,9 +94,34 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
       fail(errc::length_mismatch, fn, "indices has " + std::to_string(index->size) + " elements, but there are " +
                                           std::to_string(outputs) + " results");
     if (index->type != dtype::int64) fail(errc::invalid_argument, fn, std::string("indices must be int64, not ") + dtype_name(index->type));
+    validate::extent(fn, "indices", index->data, outputs, dtype::int64);
     wi = resolve(fn, "indices", index->data, outputs > 0, index->where, dev);
     r.index = outputs > 0 ? static_cast<std::int64_t*>(index->data) : nullptr;
   }
+}
+
+// The outputs are written while the inputs are still being read (by other threads, or by
+// later outputs), so they may share no byte with x, the offsets, or each other; in place is
+// not supported either (an output's position is not its row's, column's or segment's).
+// x_lo, x_bytes: the bytes x's elements span (for a strided matrix, from its lowest to its
+// highest element: memory in between, padding included, counts as x's).
+void check_disjoint(const char* fn, kind k, const request& r, std::int64_t outputs, const void* x_lo,
+                    std::size_t x_bytes, const std::int64_t* offsets, std::int64_t segments) {
+  if (outputs <= 0) return;
+  const char* vname = k == kind::extreme ? "values" : "out";
+  const std::size_t vbytes = r.out ? static_cast<std::size_t>(outputs) * dtype_size(r.out_type) : 0;
+  const std::size_t ibytes = r.index ? static_cast<std::size_t>(outputs) * sizeof(std::int64_t) : 0;
+  const std::size_t obytes = offsets ? static_cast<std::size_t>(segments + 1) * sizeof(std::int64_t) : 0;
+  auto refuse = [&](const char* a, const char* b) {
+    fail(errc::invalid_argument, fn, std::string(a) + " overlaps " + b +
+                                         " (outputs may share no memory with the inputs or with each other; in-place"
+                                         " reductions are not supported)");
+  };
+  if (validate::overlap(r.out, vbytes, x_lo, x_bytes)) refuse(vname, "x");
+  if (validate::overlap(r.index, ibytes, x_lo, x_bytes)) refuse("indices", "x");
+  if (validate::overlap(r.out, vbytes, r.index, ibytes)) refuse(vname, "indices");
+  if (validate::overlap(r.out, vbytes, offsets, obytes)) refuse(vname, "offsets");
+  if (validate::overlap(r.index, ibytes, offsets, obytes)) refuse("indices", "offsets");
 }
 
 // What the cuda backend does not do is refused whatever the number of outputs (every request
@@ -128,6 +157,10 @@ geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
   if (axis != 0 && axis != 1) fail(errc::invalid_argument, fn, "axis must be 0 (per column) or 1 (per row), not " + std::to_string(axis));
   if (x.rows < 0 || x.cols < 0)
     fail(errc::invalid_argument, fn, "negative extent (" + std::to_string(x.rows) + ", " + std::to_string(x.cols) + ")");
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(x.rows, x.cols, &n))
+    fail(errc::invalid_argument, fn, "rows * cols = " + std::to_string(x.rows) + " * " + std::to_string(x.cols) +
+                                         " elements does not fit in int64");
   if (x.rows > 0 && x.cols > 0) {
     __int128 span = static_cast<__int128>(x.rows - 1) * (x.row_stride < 0 ? -static_cast<__int128>(x.row_stride) : x.row_stride) +
                     static_cast<__int128>(x.cols - 1) * (x.col_stride < 0 ? -static_cast<__int128>(x.col_stride) : x.col_stride);
@@ -141,7 +174,11 @@ geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
   g.len = axis == 0 ? x.rows : x.cols;
   g.outer = axis == 0 ? x.col_stride : x.row_stride;
   g.inner = axis == 0 ? x.row_stride : x.col_stride;
-  g.n = x.rows * x.cols;
+  g.n = n;
+  // The stride of an axis of extent 1 (or 0) is never stepped: 0 keeps any value there (even
+  // INT64_MIN) out of the backends' address and stride arithmetic.
+  if (g.len <= 1) g.inner = 0;
+  if (g.outputs <= 1) g.outer = 0;
   return g;
 }
 
@@ -150,6 +187,16 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
   geometry g = axis_geometry(fn, x, axis);
   memory wo, wi;
   check_outputs(fn, k, x.type, g.outputs, out, index, r, wo, wi);
+  if (g.n > 0) {  // the bytes x's elements span, lowest to highest element
+    auto lo = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::min<std::int64_t>(stride, 0); };
+    auto hi = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::max<std::int64_t>(stride, 0); };
+    const std::int64_t first = lo(x.rows, x.row_stride) + lo(x.cols, x.col_stride);
+    const std::int64_t last = hi(x.rows, x.row_stride) + hi(x.cols, x.col_stride);
+    const std::size_t es = dtype_size(x.type);
+    const auto base = reinterpret_cast<std::uintptr_t>(x.data) + static_cast<std::uintptr_t>(first) * es;
+    check_disjoint(fn, k, r, g.outputs, reinterpret_cast<const void*>(base), static_cast<std::size_t>(last - first + 1) * es,
+                   nullptr, 0);
+  }
   int dev = -1;
   memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev);
   backend b = choose(fn, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
@@ -159,8 +206,13 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
 void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t* offsets, std::int64_t segments,
                   const mutable_array_ref& out, const mutable_array_ref* index, request r, const options& opt) {
   check_type(fn, x.type);
-  if (segments < 0) fail(errc::invalid_argument, fn, "negative number of segments " + std::to_string(segments));
+  if (segments < 0)
+    fail(errc::invalid_argument, fn, "negative number of segments " + std::to_string(segments) +
+                                         " (offsets has segments + 1 entries, at least the one entry 0)");
   if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
+  if (x.size > 0 && x.data == nullptr) fail(errc::null_pointer, fn, "x is a null pointer with elements to read or write");
+  validate::extent(fn, "x", x.data, x.size, x.type);
+  if (segments == INT64_MAX) fail(errc::invalid_argument, fn, "segments + 1 offsets do not fit in int64");
   if (offsets == nullptr) fail(errc::null_pointer, fn, "offsets is a null pointer (it has segments + 1 entries)");
   geometry g;
   g.x = x.data;
@@ -170,6 +222,8 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
   g.n = x.size;
   memory wo, wi;
   check_outputs(fn, k, x.type, segments, out, index, r, wo, wi);
+  validate::extent(fn, "offsets", offsets, segments + 1, dtype::int64);
+  check_disjoint(fn, k, r, segments, x.data, static_cast<std::size_t>(x.size) * dtype_size(x.type), offsets, segments);
   int dev = -1, odev = -1;
   memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
   memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev);
@@ -223,6 +277,7 @@ request make(kind k, const options& opt) {
 }  // namespace
 
 void reduce_axis(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, const options& opt) {
+  validate::check_accuracy("sum (axis)", opt.accuracy);
   axis_call(sum_name(op, "sum (axis)"), kind::sum, x, axis, out, nullptr, make(kind::sum, opt), opt);
 }
 
@@ -232,6 +287,7 @@ void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt
 
 void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
                   mutable_array_ref indices, const options& opt) {
+  validate::check_extreme("extreme (axis)", op, nans);
   request r = make(kind::extreme, opt);
   r.eop = op;
   r.nans = nans;
@@ -240,6 +296,7 @@ void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutabl
 
 void reduce_segments(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
                      mutable_array_ref out, const options& opt) {
+  validate::check_accuracy("sum (segments)", opt.accuracy);
   segment_call(sum_name(op, "sum (segments)"), kind::sum, x, offsets, segments, out, nullptr, make(kind::sum, opt), opt);
 }
 
@@ -251,6 +308,7 @@ void mean_segments(array_ref x, const std::int64_t* offsets, std::int64_t segmen
 void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::int64_t* offsets,
                       std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
                       const options& opt) {
+  validate::check_extreme("extreme (segments)", op, nans);
   request r = make(kind::extreme, opt);
   r.eop = op;
   r.nans = nans;
@@ -260,6 +318,7 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
 
 void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt) {
   const char* fn = sum_name(op, "sum (strided)");
+  validate::check_accuracy(fn, opt.accuracy);
   if (result == nullptr) fail(errc::null_pointer, fn, "result is a null pointer");
   check_type(fn, x.type);
   check_out_type(fn, kind::sum, x.type, result_type);
@@ -286,6 +345,7 @@ void mean(strided_ref x, void* result, dtype result_type, const options& opt) {
 }
 
 void extreme(extreme_op op, nan_policy nans, strided_ref x, void* value, std::int64_t* index, const options& opt) {
+  validate::check_extreme("extreme (strided)", op, nans);
   const char* fn = op == extreme_op::min ? "min (strided)" : "max (strided)";
   if (value == nullptr || index == nullptr) fail(errc::null_pointer, fn, "value or index is a null pointer");
   check_type(fn, x.type);

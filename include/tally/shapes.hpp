@@ -65,8 +65,10 @@ struct matrix_ref {
 // Determinism: the same bits for the same input on a given backend whatever the thread count;
 // exact and integer results and min/max/argmin/argmax are the same on every backend.
 // Errors (tally::error): errc::invalid_argument (axis not 0 or 1, a negative extent, strides
-// whose addresses overflow int64, a result type the operation cannot produce, an operation
-// the backend lacks); errc::length_mismatch (out's length is not the number of outputs);
+// whose addresses overflow int64, rows * cols beyond int64, a result type the operation
+// cannot produce, an operation the backend lacks, an output that shares memory with x, with
+// the offsets or with the other output: outputs are never computed in place; an enumeration
+// value outside its range); errc::length_mismatch (out's length is not the number of outputs);
 // errc::null_pointer; errc::wrong_memory; errc::no_gpu; errc::cuda_error; errc::overflow (an
 // integer sum outside int64: the message names the first such output; out is then unspecified).
 
@@ -82,8 +84,8 @@ void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt
 
 /// Minimum or maximum along `axis` and the index of its first occurrence within its row or
 /// column (0-based along the reduced axis). `values` (x's type) and `indices` (int64) each
-/// either have one element per output or are left empty ({nullptr, 0}: not written); at
-/// least one is given. NaN and ties as `extreme`; empty rows/columns give +-inf and -1.
+/// either have one element per output or are left empty ({nullptr, 0}: not written); when
+/// there are outputs, at least one is given. NaN and ties as `extreme`; empty rows/columns give +-inf and -1.
 void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
                   mutable_array_ref indices, const options& opt = {});
 

@@ -1,0 +1,219 @@
+// Misuse of the public API as a newcomer might write it: enumeration values cast from ints,
+// views whose bytes run past the end of the address space, shape-layer outputs that overlap
+// their inputs or each other, and zero-output shape calls. Each is a tally::error with the
+// right errc (or, for the legal cases, the right answer), never a crash or a wrong number.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "support.hpp"
+#include "tally/state.hpp"
+#include "tally/transform_reduce.hpp"
+
+namespace tt {
+namespace {
+
+using tally::array_ref;
+using tally::mutable_array_ref;
+using tally::nan_policy;
+
+class Misuse : public Backend {};
+
+INSTANTIATE_TEST_SUITE_P(Backends, Misuse, ::testing::Values(backend::cpu, backend::cuda),
+                         [](const auto& info) { return param_name(info); });
+
+// Before: a backend, accuracy, reduce_op, extreme_op or nan_policy outside its enumeration was
+// silently read as another value (backend 7 ran on the CPU, accuracy 5 was fast, reduce_op 2 a
+// sum, extreme_op 5 a min, nan_policy 5 propagate); an unknown dtype with no elements passed.
+TEST_P(Misuse, EnumerationValuesOutsideTheirRangeAreRefused) {
+  auto bx = put(std::vector<double>{1, 2, 3, 4, 5, 6});
+  const array_ref x{bx.data(), 6, dtype::float64};
+  double r = 0;
+  std::int64_t i = 0;
+  auto with = [&](auto edit) {
+    tally::options o = opt();
+    edit(o);
+    return o;
+  };
+  const auto bad_backend = with([](tally::options& o) { o.backend = static_cast<backend>(7); });
+  const auto neg_backend = with([](tally::options& o) { o.backend = static_cast<backend>(-1); });
+  const auto bad_accuracy = with([](tally::options& o) { o.accuracy = static_cast<tally::accuracy>(5); });
+  const auto bad_op = static_cast<tally::reduce_op>(2);
+  const auto bad_eop = static_cast<tally::extreme_op>(5);
+  const auto bad_nans = static_cast<nan_policy>(5);
+  const auto sum = tally::reduce_op::sum;
+
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, x, {}, &r, bad_backend); }, errc::invalid_argument, {"backend", "7"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, x, {}, &r, neg_backend); }, errc::invalid_argument, {"backend", "-1"}));
+  EXPECT_TRUE(throws_tally([&] { tally::mean(x, &r, dtype::float64, bad_backend); }, errc::invalid_argument, {"backend"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, x, {}, &r, bad_accuracy); }, errc::invalid_argument, {"accuracy", "5"}));
+  EXPECT_TRUE(throws_tally([&] { tally::norm1(x, &r, dtype::float64, bad_accuracy); }, errc::invalid_argument, {"accuracy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::var(x, 0, false, &r, dtype::float64, bad_accuracy); }, errc::invalid_argument,
+                           {"accuracy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(bad_op, x, x, &r, opt()); }, errc::invalid_argument, {"reduce_op", "2"}));
+  EXPECT_TRUE(throws_tally([&] { (void)tally::partial(bad_op, x, x, opt()); }, errc::invalid_argument, {"reduce_op"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme(bad_eop, nan_policy::propagate, x, &r, &i, opt()); },
+                           errc::invalid_argument, {"extreme_op", "5"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme(tally::extreme_op::max, bad_nans, x, &r, &i, opt()); },
+                           errc::invalid_argument, {"nan_policy", "5"}));
+  // An unknown element type is refused even with no elements.
+  EXPECT_TRUE(throws_tally([&] { tally::mean({nullptr, 0, static_cast<dtype>(99)}, &r, dtype::float64, opt()); },
+                           errc::invalid_argument, {"99"}));
+  EXPECT_TRUE(throws_tally([&] { (void)tally::all({nullptr, 0, static_cast<dtype>(99)}, opt()); }, errc::invalid_argument,
+                           {"99"}));
+
+  // The shape layer.
+  const tally::matrix_ref m{bx.data(), 2, 3, 3, 1, dtype::float64};
+  buffer<double> o3(b(), 3, 0.0), o2(b(), 2, 0.0);
+  buffer<std::int64_t> i3(b(), 3, std::int64_t(0)), i2(b(), 2, std::int64_t(0)), offsets = put(std::vector<std::int64_t>{0, 2, 6});
+  const mutable_array_ref out3{o3.data(), 3, dtype::float64}, out2{o2.data(), 2, dtype::float64};
+  const mutable_array_ref idx3{i3.data(), 3, dtype::int64}, idx2{i2.data(), 2, dtype::int64};
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(sum, m, 0, out3, bad_accuracy); }, errc::invalid_argument, {"accuracy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(sum, m, 0, out3, bad_backend); }, errc::invalid_argument, {"backend"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(bad_eop, nan_policy::omit, m, 0, out3, idx3, opt()); },
+                           errc::invalid_argument, {"extreme_op"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::min, bad_nans, m, 0, out3, idx3, opt()); },
+                           errc::invalid_argument, {"nan_policy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(sum, x, offsets.data(), 2, out2, bad_accuracy); },
+                           errc::invalid_argument, {"accuracy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_segments(bad_eop, nan_policy::omit, x, offsets.data(), 2, out2, idx2, opt()); },
+                           errc::invalid_argument, {"extreme_op"}));
+  const tally::strided_ref sv{bx.data(), 3, 2, dtype::float64};
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, sv, &r, dtype::float64, bad_accuracy); }, errc::invalid_argument,
+                           {"accuracy"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme(tally::extreme_op::min, bad_nans, sv, &r, &i, opt()); },
+                           errc::invalid_argument, {"nan_policy"}));
+  EXPECT_EQ(o3.read(), std::vector<double>(3, 0.0)) << "nothing written";
+}
+
+// Before: a length whose bytes overflow (n * sizeof(T) past 2^63) or run past the top of the
+// address space was read: a segfault (or, for INT64_MAX doubles, a silent return).
+TEST_P(Misuse, ViewsRunningPastTheAddressSpaceAreRefused) {
+  auto bx = put(std::vector<double>{1, 2, 3, 4});
+  const double* p = bx.data();
+  const auto* top = reinterpret_cast<const double*>(std::numeric_limits<std::uintptr_t>::max() - 63);
+  for (tally::view<const double> v : {tally::view<const double>{p, std::numeric_limits<std::int64_t>::max()},
+                                      tally::view<const double>{p, std::int64_t(1) << 61},
+                                      tally::view<const double>{top, 100}}) {
+    SCOPED_TRACE("size " + std::to_string(v.size));
+    EXPECT_TRUE(throws_tally([&] { return tally::sum<double>(v, opt()); }, errc::invalid_argument, {"x", "address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::dot<double>(v, v, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::mean<double>(v, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::max<double>(v, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::count_nonzero<double>(v, opt()); }, errc::invalid_argument,
+                             {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::var<double>(v, 0, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { return tally::partial_sum<double>(v, opt()); }, errc::invalid_argument,
+                             {"address space"}));
+    tally::view<double> w{const_cast<double*>(v.data), v.size};
+    EXPECT_TRUE(throws_tally([&] { tally::add<double>(v, v, w, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { tally::axpy<double>(2.0, v, w, opt()); }, errc::invalid_argument, {"address space"}));
+    EXPECT_TRUE(throws_tally([&] { tally::scale<double>(2.0, w, opt()); }, errc::invalid_argument, {"address space"}));
+    const std::int64_t offsets[2] = {0, v.size};
+    double out = 0;
+    EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(tally::reduce_op::sum, {v.data, v.size, dtype::float64}, offsets, 1,
+                                                          {&out, 1, dtype::float64}, opt()); },
+                             errc::invalid_argument, {"address space"}));
+  }
+  EXPECT_EQ(tally::sum<double>(bx.in(), opt()), 10.0) << "an ordinary view still works";
+}
+
+TEST(MisuseHost, TransformReduceViewPastTheAddressSpaceIsRefused) {
+  std::vector<double> x{1, 2, 3};
+  auto id = [](double v) { return v; };
+  auto plus = [](double a, double b) { return a + b; };
+  EXPECT_TRUE(throws_tally([&] { return tally::transform_reduce<double>({x.data(), std::int64_t(1) << 61}, 0.0, id, plus); },
+                           errc::invalid_argument, {"address space"}));
+  EXPECT_EQ(tally::transform_reduce<double>(x, 0.0, id, plus), 6.0);
+  EXPECT_EQ(tally::transform_reduce<double>({nullptr, 0}, 5.0, id, plus), 5.0) << "empty: the identity";
+}
+
+// Before: outputs overlapping x (or the offsets, or each other) were written while x was still
+// being read: the 2x4 row sums with out = row 1 gave {10, 31} instead of {10, 26}; a segment
+// sum written over the offsets made the next segment's bounds garbage.
+TEST_P(Misuse, ShapeOutputsMayNotOverlapTheirInputs) {
+  auto bx = put(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0});
+  const auto x = tally::matrix<double>::row_major(bx.data(), 2, 4);
+  const std::vector<std::string> words{"overlaps", "x"};
+  // per-row sums into row 1, per-column sums into the matrix's last elements
+  EXPECT_TRUE(throws_tally([&] { tally::sum_along<double, double>(x, 1, tally::view<double>{bx.data() + 4, 2}, opt()); },
+                           errc::invalid_argument, words));
+  EXPECT_TRUE(throws_tally([&] { tally::sum_along<double, double>(x, 0, tally::view<double>{bx.data() + 5, 4}, opt()); },
+                           errc::invalid_argument, words));
+  EXPECT_TRUE(throws_tally([&] { tally::mean_along<double, double>(x, 1, tally::view<double>{bx.data(), 2}, opt()); },
+                           errc::invalid_argument, words));
+  // negative strides: x spans below its data pointer
+  const tally::matrix<double> rev{bx.data() + 7, 2, 4, -4, -1};
+  EXPECT_TRUE(throws_tally([&] { tally::sum_along<double, double>(rev, 1, tally::view<double>{bx.data(), 2}, opt()); },
+                           errc::invalid_argument, words));
+  // values and indices sharing memory
+  buffer<std::int64_t> both(b(), 4, std::int64_t(0));
+  auto bi = put(std::vector<std::int64_t>{5, 1, 7, 2, 8, 3, 9, 4});
+  const auto xi = tally::matrix<std::int64_t>::row_major(bi.data(), 2, 4);
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_along<std::int64_t, true>(xi, 0, both.out(), both.out(), nan_policy::propagate, opt()); },
+                           errc::invalid_argument, {"values", "indices"}));
+  // segments: out over x, out over the offsets
+  auto off = put(std::vector<std::int64_t>{0, 3, 6});
+  const array_ref flat{bx.data(), 6, dtype::float64};
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(tally::reduce_op::sum, flat, off.data(), 2,
+                                                        {bx.data() + 3, 2, dtype::float64}, opt()); },
+                           errc::invalid_argument, words));
+  auto xs = put(std::vector<std::int64_t>{10, 20, 30, 40, 50, 60});
+  auto off6 = put(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(tally::reduce_op::sum, {xs.data(), 6, dtype::int64}, off6.data(), 6,
+                                                        {off6.data() + 1, 6, dtype::int64}, opt()); },
+                           errc::invalid_argument, {"overlaps", "offsets"}));
+  EXPECT_EQ(bx.read(), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0})) << "nothing written";
+  EXPECT_EQ(off6.read(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  // Touching is not overlapping: outputs right after x's last element.
+  tally::sum_along<double, double>(x, 1, tally::view<double>{bx.data() + 8, 2}, opt());
+  EXPECT_EQ(bx.read(8, 2), (std::vector<double>{10, 26}));
+  tally::reduce_segments(tally::reduce_op::sum, flat, off.data(), 2, {bx.data() + 6, 2, dtype::float64}, opt());
+  EXPECT_EQ(bx.read(6, 2), (std::vector<double>{6, 15}));
+}
+
+// Before: a call with no outputs (a matrix with no columns reduced along axis 0, or no
+// segments) and both outputs empty was errc::null_pointer ("neither values nor indices").
+TEST_P(Misuse, ShapeCallsWithNoOutputsAcceptEmptyOutputs) {
+  auto bx = put(std::vector<double>{1, 2, 3});
+  const auto none = tally::matrix<double>::row_major(bx.data(), 3, 0);
+  tally::extreme_along<double, false>(none, 0, {}, {}, nan_policy::propagate, opt());
+  tally::sum_along<double, double>(none, 0, {}, opt());
+  auto off = put(std::vector<std::int64_t>{0});
+  tally::segment_extreme<double, true>({nullptr, 0}, off.in(), {}, {}, nan_policy::omit, opt());
+  // With outputs, giving neither is still an error.
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_along<double, false>(tally::matrix<double>::row_major(bx.data(), 1, 3), 0, {}, {},
+                                                                     nan_policy::propagate, opt()); },
+                           errc::null_pointer, {"neither"}));
+  // Zero rows: per-column results of nothing.
+  buffer<double> v(b(), 3, 7.0);
+  buffer<std::int64_t> i(b(), 3, std::int64_t(7));
+  tally::extreme_along<double, false>(tally::matrix<double>::row_major(bx.data(), 0, 3), 0, v.out(), i.out(),
+                                      nan_policy::propagate, opt());
+  EXPECT_EQ(v.read(), std::vector<double>(3, std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(i.read(), std::vector<std::int64_t>(3, -1));
+}
+
+// Before: rows * cols was computed with signed overflow (undefined behaviour) and the call
+// then failed on the output length; the stride of an extent-1 axis (which is never stepped)
+// reached the backends, where INT64_MIN was negated.
+TEST_P(Misuse, MatrixExtentsAndUnusedStrides) {
+  auto bx = put(std::vector<double>{1, 2, 3, 4});
+  buffer<double> out(b(), 4, 0.0);
+  const tally::matrix<double> huge{bx.data(), std::int64_t(1) << 32, std::int64_t(1) << 32, 0, 0};
+  EXPECT_TRUE(throws_tally([&] { tally::sum_along<double, double>(huge, 0, out.out(), opt()); }, errc::invalid_argument,
+                           {"rows * cols", "int64"}));
+  const tally::matrix<double> one_row{bx.data(), 1, 4, std::numeric_limits<std::int64_t>::min(), 1};
+  tally::sum_along<double, double>(one_row, 0, out.out(), opt());
+  EXPECT_EQ(out.read(), (std::vector<double>{1, 2, 3, 4}));
+  const tally::matrix<double> one_col{bx.data(), 4, 1, 1, std::numeric_limits<std::int64_t>::min()};
+  buffer<double> one(b(), 1, 0.0);
+  tally::sum_along<double, double>(one_col, 0, one.out(), opt());
+  EXPECT_EQ(one.read(), std::vector<double>{10});
+  buffer<double> four(b(), 4, 0.0);
+  tally::sum_along<double, double>(one_col, 1, four.out(), opt());
+  EXPECT_EQ(four.read(), (std::vector<double>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace tt
