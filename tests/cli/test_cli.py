@@ -1094,7 +1094,7 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     one = save(tmp_path, "one.npy", np.array([3.0]))
     assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
     r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
-    assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 or more" in r.stderr
+    assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 to 2^63 - 1" in r.stderr
     bad("std", one, "--backend", "cuda", words=["cpu backend"])
     bad("var", one, "--distributed", words=["not var or std"])
 
@@ -1165,3 +1165,13 @@ def test_add_empty_output_path(tmp_path):
                        cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == "" and "empty" in r.stderr, r.stderr
     assert no_temp_files(tmp_path)
+
+
+@pytest.mark.parametrize("opt", ["--ddof", "--skip-rows"])
+def test_counts_beyond_int64_are_refused_not_clamped(tmp_path, opt):
+    p = tmp_path / "x.csv"
+    p.write_text("1\n2\n3\n")
+    cmd = "var" if opt == "--ddof" else "sum"
+    r = run(cmd, p, opt, str(2**63))  # (CLI11 alone would clamp it to 2^63 - 1)
+    assert r.returncode == 2 and r.stdout == "" and opt in r.stderr and "2^63 - 1" in r.stderr, r.stderr
+    ok(cmd, p, opt, "0")

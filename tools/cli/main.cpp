@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -101,6 +102,15 @@ struct report {
   tally::backend used;
   double seconds;
 };
+
+/// Whether v is a whole number 0 .. 2^63 - 1 in decimal digits (CLI11 would clamp a larger one
+/// to the int64 maximum silently).
+bool whole_number(const std::string& v) {
+  std::int64_t x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos && ec == std::errc() &&
+         end == v.data() + v.size();
+}
 
 char delimiter_char(const std::string& d) {
   if (d == "tab" || d == "\\t") return '\t';
@@ -356,9 +366,8 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
   cmd->add_option("--skip-rows", s.skip_rows, "CSV lines to skip at the top, before any header")
       ->check(CLI::Validator(
           [](const std::string& v) {
-            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                       ? std::string()
-                       : "--skip-rows takes a count of lines, 0 or more, not '" + v + "'";
+            return whole_number(v) ? std::string()
+                                   : "--skip-rows takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
           },
           "N>=0"));
   cmd->add_option("--backend", s.backend,
@@ -426,9 +435,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--ddof", s.ddof, "delta degrees of freedom: divide by n - ddof (0: population, 1: sample)")
         ->check(CLI::Validator(
             [](const std::string& v) {
-              return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                         ? std::string()
-                         : "--ddof takes a whole number, 0 or more, not '" + v + "'";
+              return whole_number(v) ? std::string()
+                                     : "--ddof takes a whole number, 0 to 2^63 - 1, not '" + v + "'";
             },
             "N>=0"))
         ->capture_default_str();
