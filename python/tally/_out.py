@@ -61,6 +61,8 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
         src = "float32" if dtype == "bfloat16" else dtype
     else:
         src = _result_dtype(result)
+    if lib == "numpy" and not out.flags.writeable:
+        raise ValueError(f"tally.{fn}: out is read-only")
     dst = dtype_name(out.dtype)
     if not np.can_cast(src, dst, casting="same_kind"):
         raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "

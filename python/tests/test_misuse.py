@@ -177,3 +177,14 @@ def test_bool_bytes_other_than_one_in_dot_and_add():
     assert tally.dot(b, b) == 5 == np.count_nonzero(b)
     s = tally.add(b, np.zeros(b.shape, dtype=np.bool_))
     np.testing.assert_array_equal(s.view(np.uint8), (b.view(np.uint8) != 0).view(np.uint8))  # 0/1 bytes
+
+
+def test_read_only_out_is_named():
+    out = np.zeros(())
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match=r"tally\.sum: out is read-only"):
+        tally.sum(np.arange(3.0), out=out)
+    out2 = np.zeros(3)
+    out2.flags.writeable = False
+    with pytest.raises(ValueError, match=r"tally\.max: out is read-only"):
+        tally.max(np.ones((2, 3)), axis=0, out=out2)
