@@ -3,8 +3,9 @@
 // reduction, the last block combining the block partials) with a reducer of
 // ops/moments.hpp; the value goes to pinned mapped host memory and the call synchronises the
 // stream. count_nonzero takes every element type; widen_to_f64 feeds the exact variance of
-// the small types (src/dispatch_ops.cpp). Exact L1 norm: the exact sum kernel reading |x| (cuda::norm1_exact, src/cuda/launch.cu;
-// until 2026-11-30 it was |x| into a temporary and the exact sum: 0.11-0.2x cuBLAS asum).
+// the small types (src/dispatch_ops.cpp). Exact L1 norm: the exact sum kernel reading |x|
+// (cuda::norm1_exact, src/cuda/launch.cu; until 2026-11-30 it was |x| into a temporary and
+// the exact sum: 0.11-0.2x cuBLAS asum).
 #include <cuda_runtime.h>
 
 #include <algorithm>
