@@ -10,7 +10,8 @@
 // count_nonzero (bench_ops) time blocking tally calls beside each anchor both device only and
 // with its value copied to host memory ("+memcpy" in the library name).
 //
-//   tally_bench [--quick] [--max-log2 N] [--csv FILE] [--json FILE]
+//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--csv FILE] [--json FILE]
+//   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
@@ -667,7 +668,9 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   };
   double t_read = tm.per_call([&](int k) { read_kernel<T><<<132 * 8, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
   rows.push_back({"shapes-read", "float32", "read-kernel", n, t_read, gb / t_read, NAN});
-  tally::cuda::tuning::set_shapes_vector_loads(false);  // v1 rows first; v2 (the default) beside them
+  // The default path (v3: one fused launch, spin wait) as "tally-fast"; v2 (two launches, a
+  // copy of the status words and a stream synchronisation) beside it as "-v2" rows.
+  auto v2_path = [](bool on) { tally::cuda::tuning::set_shapes_fused(!on); };
   for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
     const std::int64_t r = n / cols;
     std::string shape = std::to_string(r) + "x" + std::to_string(cols);
@@ -695,7 +698,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
                          {out, cols, tally::dtype::float32, tally::memory::device}, exact);
     }, slots, reps);
     // the same shapes through the v2 path (src/cuda/shapes_tuning.hpp); check = the largest
-    // relative difference of the row sums of X(0) from v1's
+    // relative difference of the row sums of X(0) from the default path's
     auto row_sums = [&]() {
       tally::reduce_axis(tally::reduce_op::sum, {X(0), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
                          {out, r, tally::dtype::float32, tally::memory::device}, fast);
@@ -703,11 +706,11 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
       return h;
     };
-    std::vector<T> v1_sums = row_sums();
-    tally::cuda::tuning::set_shapes_vector_loads(true);
+    std::vector<T> v3_sums = row_sums();
+    v2_path(true);
     std::vector<T> v2_sums = row_sums();
     double v2_diff = 0;
-    for (std::size_t i = 0; i < v1_sums.size(); ++i) v2_diff = std::max(v2_diff, rel(double(v2_sums[i]), double(v1_sums[i])));
+    for (std::size_t i = 0; i < v3_sums.size(); ++i) v2_diff = std::max(v2_diff, rel(double(v2_sums[i]), double(v3_sums[i])));
     double t_rows2 = tm.per_call([&](int k) {
       tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
                          {out, r, tally::dtype::float32, tally::memory::device}, fast);
@@ -716,7 +719,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
                          {out, cols, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
-    tally::cuda::tuning::set_shapes_vector_loads(false);
+    v2_path(false);
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
@@ -743,12 +746,12 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                              {out, segs, tally::dtype::float32, tally::memory::device}, exact);
     }, slots, reps);
-    tally::cuda::tuning::set_shapes_vector_loads(true);
+    v2_path(true);
     double t_seg2 = tm.per_call([&](int k) {
       tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                              {out, segs, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
-    tally::cuda::tuning::set_shapes_vector_loads(false);
+    v2_path(false);
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"segments-uneven", "float32", "tally-exact", n, t_seg_x, gb / t_seg_x, NAN});
@@ -759,19 +762,21 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
 }
 
 int main(int argc, char** argv) {
-  bool quick = false, exact_only = false;
+  bool quick = false;
+  std::string only;  // empty: every section
   int max_log2 = 30;
   const char* csv = nullptr;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
-    else if (a == "--exact-only") exact_only = true;
+    else if (a == "--exact-only") only = "exact";
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--max-log2 N] [--csv FILE] [--json FILE]\n");
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--csv FILE] [--json FILE]\n");
       return 2;
     }
   }
@@ -820,25 +825,37 @@ int main(int argc, char** argv) {
     fill<T><<<1024, 256>>>(reinterpret_cast<T*>(P.y), std::int64_t(pool / sizeof(T)), 2);
     CK(cudaDeviceSynchronize());
   };
-  if (!exact_only) {
-    refill(float{});
+  auto want = [&](const std::string& section) {
+    if (only.empty()) return true;
+    std::string list = "," + only + ",";
+    return list.find("," + section + ",") != std::string::npos;
+  };
+  refill(float{});
+  if (want("reduce"))
     for (int l = 10; l <= max_log2; l += 2) bench_reduce<float>(P, std::int64_t(1) << l, reps, true);
+  if (want("add"))
     for (int l = 10; l <= max_log2; l += 2) bench_add<float>(P, std::int64_t(1) << l, reps);
+  if (want("latency"))
     for (int l = 10; l <= std::min(max_log2, 20); l += 2) bench_latency(P, std::int64_t(1) << l, quick ? 20 : 300);
-    // min/max/argmin/argmax, norms, mean, var, count_nonzero beside CUB and cuBLAS
+  // min/max/argmin/argmax, norms, mean, var, count_nonzero beside CUB and cuBLAS
+  if (want("ops"))
     for (int l = 20; l <= std::min(max_log2, 28); l += 2) bench_ops<float>(P, std::int64_t(1) << l, reps);
-    refill(double{});
+  refill(double{});
+  if (want("reduce"))
     for (int l = 10; l <= max_log2 - 1; l += 2) bench_reduce<double>(P, std::int64_t(1) << l, reps, true);
+  if (want("ops"))
     for (int l = 19; l <= std::min(max_log2 - 1, 27); l += 2) bench_ops<double>(P, std::int64_t(1) << l, reps);
-  }
   // Exact against fast mode on three distributions, at the issue's sizes.
-  for (int d = 0; d < 3; ++d) {
-    for (int l = 26; l <= max_log2; l += 2) bench_exact<float>(P, std::int64_t(1) << l, d, reps);
-    for (int l = 25; l <= max_log2 - 1; l += 2) bench_exact<double>(P, std::int64_t(1) << l, d, reps);
-  }
-  if (!exact_only) {
+  if (want("exact"))
+    for (int d = 0; d < 3; ++d) {
+      for (int l = 26; l <= max_log2; l += 2) bench_exact<float>(P, std::int64_t(1) << l, d, reps);
+      for (int l = 25; l <= max_log2 - 1; l += 2) bench_exact<double>(P, std::int64_t(1) << l, d, reps);
+    }
+  if (want("int")) {
     refill(std::int32_t{});
     for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);
+  }
+  if (want("shapes")) {
     refill(float{});
     bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
   }

@@ -232,6 +232,12 @@ TEST_P(Shapes, LongRowsAndTallColumnsSplitAcrossPiecesAndBlocks) {
     check_matrix<T>(3, 70001, 70001, 1, 8);   // rows longer than a CPU piece and a GPU tile
     check_matrix<T>(70001, 3, 3, 1, 9);       // tall: columns split into row chunks
     check_matrix<T>(5000, 70, 70, 1, 10);     // column mode with several tiles of rows
+    // GPU column tiles of 16-byte vectors (row stride a multiple of 16 bytes): 66 and 67
+    // outputs leave a last lane with 2 / 3 (float32) or 1 (float64, 67) outputs of its 4 / 2;
+    // 2000 x 1000 spans several column tiles, each with row chunks combined by the last one.
+    check_matrix<T>(4000, 66, 68, 1, 15);
+    check_matrix<T>(4000, 67, 68, 1, 16);
+    check_matrix<T>(2000, 1000, 1000, 1, 17);
   });
 }
 
@@ -246,6 +252,12 @@ TEST_P(Shapes, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
     for (int s = 0; s < 300; ++s) off.push_back(off.back() + (s % 7 == 0 ? 0 : static_cast<std::int64_t>(g() % (s % 50 == 1 ? 20000 : 40))));
     off.push_back(off.back());
     check_segments<T>(data<T>(off.back(), 12), off);
+    // long segments side by side, so one GPU tile (16384 elements) holds the end of one and
+    // the start of the next; lengths at and around the tile size; long ones after empty ones
+    std::vector<std::int64_t> o1{0};
+    for (std::int64_t len : {20000, 20000, 5, 40000, 16385, 16384, 16383, 0, 0, 33000, 16385, 1})
+      o1.push_back(o1.back() + len);
+    check_segments<T>(data<T>(o1.back(), 18), o1);
     // one segment of 3,000,000 elements among 3000 tiny ones (lengths 0..3), in the middle
     std::vector<std::int64_t> o2{0};
     for (int s = 0; s < 3001; ++s) o2.push_back(o2.back() + (s == 1500 ? 3000000 : s % 4));

@@ -296,6 +296,8 @@ void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, i
   });
 }
 
+}  // namespace
+
 // Waits for a blocking reduction: spins on the completion word in mapped host memory (the
 // kernel sets it last), which returns ~2 us sooner than cudaStreamSynchronize; falls back to
 // cudaStreamSynchronize after tuning::spin_us, and polls the stream for errors meanwhile so
@@ -317,7 +319,6 @@ void wait_for(volatile unsigned* done, unsigned ticket, cudaStream_t stream) {
   }
 }
 
-}  // namespace
 
 void reduce(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, const void* y,
             std::int64_t n, void* result_host, int& status, stream_t stream, int device) {

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -14,6 +15,8 @@
 #include "cuda/shapes_scratch.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "cuda/shapes_v2.cuh"
+#include "cuda/shapes_v3.cuh"
+#include "cuda/workspace.hpp"
 #include "shapes_backend.hpp"
 
 namespace tally::cuda {
@@ -34,11 +37,96 @@ int sm_count() {
 
 std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
+/// v3 (tuning::shapes_fused): rows with unit element stride, CSR segments and column mode in
+/// one launch (after the offsets check of a segmented call), blocking by a spin on the
+/// completion word in mapped host memory (or a copy and a synchronisation when the results
+/// are bound for host memory).
+template <class Op, class Make>
+void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  const bool segmented = g.offsets != nullptr;
+  geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+  std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
+  bool vec = false;
+  constexpr int VV = 16 / static_cast<int>(sizeof(T));
+  if (column_mode) {
+    // 32 lanes x V outputs per block; row chunks from the shape alone (about 1024 blocks)
+    vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    const std::int64_t per_block = 32LL * (vec ? VV : 1);
+    gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
+    chunks = std::clamp<std::int64_t>((1024 + gx - 1) / gx, 1, std::max<std::int64_t>(1, g.len / 64));
+    chunks = std::min<std::int64_t>(chunks, 65535);
+    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
+    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+  } else if (g.n > 0 && (segmented || g.len > v3::kTile3)) {
+    tiles = (g.n + v3::kTile3 - 1) / v3::kTile3;
+  }
+  const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
+  const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
+  const std::size_t part_count = column_mode ? (chunks > 1 ? chunks * g.outputs : 0) : 2 * tiles;
+  const std::size_t s_out = round_up(part_count * sizeof(A));
+  const std::size_t s_idx = s_out + round_up(out_bytes);
+  const std::size_t total = std::max<std::size_t>(256, s_idx + round_up(idx_bytes));
+  scratch_lease lease(total, stream, true);
+  const std::size_t ticket_count = column_mode ? (chunks > 1 ? gx : 0) : (tiles > 0 ? g.outputs : 0);
+  shapes_persistent ps = lease.persistent(ticket_count);
+  char* scratch = lease.data();
+  auto* partials = reinterpret_cast<A*>(scratch);
+  void* out = out_bytes ? scratch + s_out : r.out;
+  std::int64_t* index = idx_bytes ? reinterpret_cast<std::int64_t*>(scratch + s_idx) : r.index;
+  Op op = make(out, index, ps.status + 1);
+
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  const unsigned ticket = ++ws.ticket;
+  auto* host_status = static_cast<long long*>(ws.host_result);  // 32 bytes: the two status words
+  v3::finish f{ps.status, ps.blocks_done, host_status, ws.host_done, ticket};
+  const long long* bad = check_offsets(d, ps.status, stream);
+  TALLY_CUDA(cudaGetLastError());
+  if (column_mode) {
+    dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
+    if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+  } else {
+    const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
+    auto go = [&]<int G>() {
+      const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
+      const std::int64_t blocks = std::max<std::int64_t>(1, tiles + groups);
+      if (blocks > 0x7fffffff) throw error(errc::invalid_argument, "tally: too many outputs for one launch");
+      v3::rows_kernel<Op, G, v3::kTile3><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(d, op, partials, ps.tickets,
+                                                                                           tiles, bad, f);
+    };
+    if (mean_len >= 512) go.template operator()<32>();
+    else if (mean_len >= 256) go.template operator()<16>();
+    else if (mean_len >= 128) go.template operator()<8>();
+    else go.template operator()<4>();
+  }
+  TALLY_CUDA(cudaGetLastError());
+  if (out_bytes || idx_bytes) {
+    if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
+    if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
+    TALLY_CUDA(cudaStreamSynchronize(stream));
+    if (*ws.host_done != ticket) throw error(errc::cuda_error, "tally: a shape kernel finished without its completion word");
+  } else {
+    wait_for(ws.host_done, ticket, stream);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);  // read the status after the ticket
+  const long long w0 = host_status[0], w1 = host_status[1];
+  st.bad_offset_at = w0 == kNone ? -1 : w0;
+  st.overflow_at = w1 == kNone ? -1 : w1;
+}
+
 template <class Op, class Make>
 void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make) {
   using A = typename Op::acc;
   const bool segmented = g.offsets != nullptr;
   const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+  if (tuning::shapes_vector_loads() && tuning::shapes_fused()) {
+    const bool contiguous_rows = !column_mode && (segmented || g.inner == 1) &&
+                                 reinterpret_cast<std::uintptr_t>(g.x) % sizeof(typename Op::elem) == 0;
+    if (column_mode || contiguous_rows) return launch_v3<Op>(g, r, st, stream, make, column_mode);
+  }
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   // v2 (tuning::shapes_vector_loads, default on): cached scratch always; the v2 row / segment
   // kernels where the outputs are contiguous and the base element-aligned.

@@ -26,6 +26,24 @@ void* shapes_scratch::reserve(std::size_t need, cudaStream_t stream) {
   return data;
 }
 
+shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaStream_t stream) {
+  if (tickets > persist_tickets || persist == nullptr) {
+    std::size_t grow = std::max<std::size_t>({tickets, 2 * persist_tickets, 1024});
+    if (persist) TALLY_CUDA(cudaFreeAsync(persist, stream));
+    persist = nullptr;
+    persist_tickets = 0;
+    const std::size_t bytes = 32 + grow * sizeof(unsigned);
+    TALLY_CUDA(cudaMallocAsync(&persist, bytes, stream));
+    // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [32, ...): tickets
+    TALLY_CUDA(cudaMemsetAsync(persist, 0x7f, 16, stream));
+    TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + 16, 0, bytes - 16, stream));
+    persist_tickets = grow;
+  }
+  auto* base = static_cast<char*>(persist);
+  return {reinterpret_cast<long long*>(base), reinterpret_cast<unsigned*>(base + 16),
+          reinterpret_cast<unsigned*>(base + 32)};
+}
+
 shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
   static std::mutex m;
   static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<shapes_scratch>> cache;
@@ -42,6 +60,7 @@ scratch_lease::scratch_lease(std::size_t bytes, cudaStream_t stream, bool cached
     shapes_scratch& cache = get_shapes_scratch(stream);
     hold_ = std::unique_lock<std::mutex>(cache.in_use);
     data_ = static_cast<char*>(cache.reserve(bytes, stream));
+    cache_ = &cache;
   } else {
     TALLY_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&data_), bytes, stream));
   }
@@ -70,6 +89,24 @@ bool shapes_vector_loads() noexcept {
 }
 
 void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+namespace {
+std::atomic<int> v3_state{-1};
+}  // namespace
+
+bool shapes_fused() noexcept {
+  int s = v3_state.load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* e = std::getenv("TALLY_SHAPES_V3");
+    int v = (e && std::strcmp(e, "0") == 0) ? 0 : 1;  // v3 unless TALLY_SHAPES_V3=0
+    int expected = -1;
+    v3_state.compare_exchange_strong(expected, v);
+    s = v3_state.load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
+
+void set_shapes_fused(bool on) noexcept { v3_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 }  // namespace tuning
 }  // namespace tally::cuda

@@ -10,12 +10,26 @@
 
 namespace tally::cuda {
 
+/// Device words of the fused (v3) launches that hold a known value between calls: each call's
+/// kernel leaves them as it found them (the last block resets the status words and the block
+/// counter; the last tile of an output resets that output's ticket).
+struct shapes_persistent {
+  long long* status;      // [2]: first bad offset index, first overflowing output; "none" = 0x7f bytes
+  unsigned* blocks_done;  // 0
+  unsigned* tickets;      // [capacity]: 0
+};
+
 struct shapes_scratch {
   std::mutex in_use;  // held by a call from its first launch to its stream synchronisation
   void* data = nullptr;
   std::size_t bytes = 0;
   /// At least `need` bytes on `stream` (call with in_use held). Throws tally::error on failure.
   void* reserve(std::size_t need, cudaStream_t stream);
+  /// The persistent words with room for `tickets` tickets (call with in_use held): grown
+  /// like the scratch, and set to their idle values (stream-ordered) when (re)allocated.
+  shapes_persistent reserve_persistent(std::size_t tickets, cudaStream_t stream);
+  void* persist = nullptr;
+  std::size_t persist_tickets = 0;
 };
 
 /// The scratch of the current device for `stream` (created on first use; never freed).
@@ -32,11 +46,14 @@ class scratch_lease {
   scratch_lease(const scratch_lease&) = delete;
   scratch_lease& operator=(const scratch_lease&) = delete;
   char* data() const noexcept { return data_; }
+  /// The persistent words of the (device, stream) cache (a cached lease only).
+  shapes_persistent persistent(std::size_t tickets) const { return cache_->reserve_persistent(tickets, stream_); }
 
  private:
   char* data_ = nullptr;
   cudaStream_t stream_;
   bool cached_;
+  shapes_scratch* cache_ = nullptr;
   std::unique_lock<std::mutex> hold_;
 };
 

@@ -26,4 +26,12 @@ bool shapes_vector_loads() noexcept;
 /// Switches v2 on or off for later calls (calls in flight keep their path). Thread-safe.
 void set_shapes_vector_loads(bool on) noexcept;
 
+/// Whether the shape layer's fast paths use v3 (src/cuda/shapes_v3.cuh: one fused launch per
+/// call, blocking by a spin on mapped host memory, column tiles of 16-byte vectors); on by
+/// default, off with TALLY_SHAPES_V3=0 (read once). v3 needs v2 on. Thread-safe.
+bool shapes_fused() noexcept;
+
+/// Switches v3 on or off for later calls. Thread-safe.
+void set_shapes_fused(bool on) noexcept;
+
 }  // namespace tally::cuda::tuning

@@ -30,4 +30,9 @@ struct workspace {
 /// The workspace of the current device for `stream` (created on first use; never freed).
 workspace& get_workspace(cudaStream_t stream);
 
+/// Waits for a blocking launch whose kernel writes `ticket` to `done` (mapped host memory)
+/// last: spins, polling the stream for errors, and falls back to cudaStreamSynchronize after
+/// tuning::spin_us. Throws tally::error when the kernel failed or finished without the ticket.
+void wait_for(volatile unsigned* done, unsigned ticket, cudaStream_t stream);
+
 }  // namespace tally::cuda

@@ -1,0 +1,304 @@
+// v3 kernels of the shape layer (tuning::shapes_fused, src/cuda/shapes_tuning.hpp; default on):
+// one launch per call, blocking by a spin on mapped host memory instead of a copy and a stream
+// synchronisation. Same ops and geometry as src/cuda/shapes.cuh.
+//
+//  - rows_kernel<G, TILE> (contiguous outputs: rows with unit element stride, CSR segments):
+//    blocks [0, tiles) are tile blocks, the rest group blocks.
+//      * A tile block reduces the parts of the (at most two) outputs longer than TILE that
+//        meet its TILE flat elements and writes one partial per part. The last tile block to
+//        finish an output (a ticket per output) combines that output's partials with the whole
+//        block, in tile order (thread i: tiles i, i + kBlock, ...; then a CUB block
+//        reduction), and writes the output. So one 100M-element segment is finished by a
+//        block, not by one warp walking thousands of partials.
+//      * A group block gives G lanes (4..32) to each output of at most TILE elements, 16-byte
+//        vector loads (v2's fold_contig, kUnroll3 vectors in flight per lane).
+//  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
+//    row-major matrix): block (bx, by) owns 32 * V adjacent outputs and a chunk of rows; lane
+//    j of every warp owns outputs [(32 bx + j) V, +V) and reads them as one 16-byte vector per
+//    row when V > 1 (so a warp reads 512 contiguous bytes per row); warp w takes rows
+//    w, w + 8, ... of the chunk. The 8 warps' accumulators are combined in warp order through
+//    shared memory; with more than one chunk, each block writes its partials and the last
+//    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
+//    The chunking depends only on the shape (not on the GPU), so the bits do too.
+//  - Completion (both kernels): every block counts itself done; the last one copies the two
+//    status words to mapped host memory, resets them and the counter for the next call, and
+//    writes the call's ticket last (the host spins on it, cuda::wait_for).
+// Deterministic: every combination order depends only on the shape, the base address's
+// alignment and the constants here.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+
+#include "cuda/shapes.cuh"
+#include "cuda/shapes_v2.cuh"
+
+namespace tally::cuda::shapes_k::v3 {
+
+inline constexpr std::int64_t kTile3 = 16384;
+inline constexpr int kUnroll3 = 4;
+inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
+inline constexpr int kColUnroll = 4;
+
+/// Completion of a fused launch.
+struct finish {
+  long long* status;               // device [2] ("none" between calls)
+  unsigned* blocks_done;           // device, 0 between calls
+  long long* host_status;          // mapped host [2]
+  volatile unsigned* host_done;    // mapped host
+  unsigned ticket;
+};
+
+/// Called by every thread of every block once its work is done.
+__device__ __forceinline__ void block_done(const finish& f) {
+  __threadfence();  // this thread's outputs are visible before the block counts itself done
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  const unsigned blocks = gridDim.x * gridDim.y;
+  if (atomicAdd(f.blocks_done, 1u) != blocks - 1) return;
+  __threadfence();
+  volatile long long* st = f.status;
+  const long long s0 = st[0], s1 = st[1];
+  st[0] = kNone;
+  st[1] = kNone;
+  *f.blocks_done = 0;
+  f.host_status[0] = s0;
+  f.host_status[1] = s1;
+  __threadfence_system();
+  *f.host_done = f.ticket;
+}
+
+/// An accumulator read from L2 (written by another block of this launch).
+template <class A> __device__ __forceinline__ A load_cg(const A* p) {
+  static_assert(sizeof(A) % 4 == 0);
+  constexpr int N = sizeof(A) / 4;
+  unsigned w[N];
+  const unsigned* q = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+  for (int i = 0; i < N; ++i) w[i] = __ldcg(q + i);
+  A r;
+  __builtin_memcpy(&r, w, sizeof r);
+  return r;
+}
+
+/// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; 16-byte vectors
+/// from p + k0's first 16-byte boundary, U of them in flight.
+template <class Op, int U>
+__device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename Op::elem* p, std::int64_t k0,
+                                            std::int64_t k1, int first, int step) {
+  using T = typename Op::elem;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  static_assert(V * sizeof(T) == 16);
+  if (k0 >= k1) return;
+  const auto addr = reinterpret_cast<std::uintptr_t>(p + k0);
+  const std::int64_t head = static_cast<std::int64_t>(((16 - addr % 16) % 16) / sizeof(T));
+  const std::int64_t kh = k0 + head < k1 ? k0 + head : k1;
+  for (std::int64_t k = k0 + first; k < kh; k += step) Op::accumulate(a, __ldg(p + k), k);
+  const std::int64_t nv = (k1 - kh) / V;
+  const uint4* pv = reinterpret_cast<const uint4*>(p + kh);
+  std::int64_t j = first;
+  for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
+    uint4 w[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      T v[V];
+      __builtin_memcpy(v, &w[u], 16);
+      const std::int64_t kb = kh + (j + static_cast<std::int64_t>(u) * step) * V;
+#pragma unroll
+      for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kb + e);
+    }
+  }
+  for (; j < nv; j += step) {
+    uint4 w = __ldg(pv + j);
+    T v[V];
+    __builtin_memcpy(v, &w, 16);
+#pragma unroll
+    for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kh + j * V + e);
+  }
+  for (std::int64_t k = kh + nv * V + first; k < k1; k += step) Op::accumulate(a, __ldg(p + k), k);
+}
+
+/// Rows and segments (contiguous outputs), one launch: `tiles` tile blocks, then group blocks
+/// of kBlock / G outputs each.
+template <class Op, int G, std::int64_t TILE>
+__global__ void __launch_bounds__(kBlock) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+                                                      std::int64_t tiles, const long long* bad, finish f) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  static_assert(G >= 1 && G <= 32 && (32 % G) == 0);
+  __shared__ typename block_reduce::TempStorage temp;
+  __shared__ bool last;
+  const T* x = static_cast<const T*>(g.x);
+  const bool ok = !(bad && *bad != kNone);
+  if (ok && static_cast<std::int64_t>(blockIdx.x) < tiles) {
+    const std::int64_t t = blockIdx.x;
+    const std::int64_t f0 = t * TILE, f1 = f0 + TILE < g.n ? f0 + TILE : g.n;
+    const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
+    for (int slot = 0; slot < 2; ++slot) {
+      const std::int64_t s = slot == 0 ? sa : sb;
+      if (slot == 1 && sb == sa) break;
+      const std::int64_t b = g.begin(s), len = g.length(s);
+      if (len <= TILE) continue;
+      const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
+      const T* xs = x + (g.off ? b : s * g.outer);
+      A a = Op::identity();
+      fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+      A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+      const std::int64_t t0 = b / TILE, t1 = (b + len - 1) / TILE;
+      if (threadIdx.x == 0) {
+        partials[2 * t + slot] = total;
+        __threadfence();
+        const unsigned k = atomicAdd(&tickets[s], 1u);
+        last = k == static_cast<unsigned>(t1 - t0);
+        if (last) tickets[s] = 0;  // idle again for the next call
+      }
+      __syncthreads();
+      if (last) {  // every other tile of s has written its partial: combine them in tile order
+        __threadfence();
+        A c = Op::identity();
+        for (std::int64_t u = t0 + threadIdx.x; u <= t1; u += kBlock) {
+          const int us = (u == t0 && b > t0 * TILE) ? 1 : 0;
+          c = Op::combine(c, load_cg(partials + 2 * u + us));
+        }
+        __syncthreads();  // temp is reused
+        A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
+        if (threadIdx.x == 0) op.write(s, all, len);
+      }
+      __syncthreads();  // temp and `last` are reused
+    }
+  } else if (ok) {
+    const int lane = threadIdx.x % G;
+    const std::int64_t o = (static_cast<std::int64_t>(blockIdx.x) - tiles) * (kBlock / G) + threadIdx.x / G;
+    const bool live = o < g.outputs;  // every lane stays for the shuffles
+    const std::int64_t len = live ? g.length(o) : 0;
+    A a = Op::identity();
+    if (live && len <= TILE) fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
+#pragma unroll
+    for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
+    if (live && lane == 0 && len <= TILE) op.write(o, a, len);
+  }
+  block_done(f);
+}
+
+/// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
+/// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
+/// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
+template <class Op, int V>
+__global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
+                                                      unsigned* tickets, finish f) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
+  A(*sh)[32][V] = reinterpret_cast<A(*)[32][V]>(sh_raw);  // (warps, lanes, V)
+  __shared__ bool last;
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * 32 + lane) * V;  // first output of this lane
+  const int nc = c0 >= g.outputs ? 0 : (g.outputs - c0 < V ? static_cast<int>(g.outputs - c0) : V);
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* x = static_cast<const T*>(g.x);
+  A a[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) a[e] = Op::identity();
+  if (nc == V && V > 1) {
+    const T* p = x + c0;  // outer == 1
+    std::int64_t k = k0 + w;
+    for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
+      uint4 r[kColUnroll];
+#pragma unroll
+      for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+      for (int u = 0; u < kColUnroll; ++u) {
+        T v[V];
+        __builtin_memcpy(v, &r[u], 16);
+#pragma unroll
+        for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k + u * kColWarps);
+      }
+    }
+    for (; k < k1; k += kColWarps) {
+      uint4 r = __ldg(reinterpret_cast<const uint4*>(p + k * g.inner));
+      T v[V];
+      __builtin_memcpy(v, &r, 16);
+#pragma unroll
+      for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k);
+    }
+  } else if (nc > 0) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {  // (unrolled: a[] stays in registers)
+      if (e >= nc) break;
+      const T* p = x + (c0 + e) * g.outer;
+      std::int64_t k = k0 + w;
+      for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
+        T v[kColUnroll];
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) v[u] = __ldg(p + (k + u * kColWarps) * g.inner);
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) Op::accumulate(a[e], v[u], k + u * kColWarps);
+      }
+      for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
+    }
+  }
+  // the 8 warps' accumulators, combined in warp order by warp 0
+#pragma unroll
+  for (int e = 0; e < V; ++e) sh[w][lane][e] = a[e];
+  __syncthreads();
+  if (w == 0) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      A s = sh[0][lane][e];
+      for (int i = 1; i < kColWarps; ++i) s = Op::combine(s, sh[i][lane][e]);
+      a[e] = s;
+    }
+    if (gridDim.y == 1) {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (e < nc) op.write(c0 + e, a[e], g.len);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (e < nc) partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + c0 + e] = a[e];
+      __threadfence();
+    }
+  }
+  if (gridDim.y > 1) {
+    __syncthreads();  // warp 0's partials are written and fenced
+    if (threadIdx.x == 0) {
+      __threadfence();
+      const unsigned k = atomicAdd(&tickets[blockIdx.x], 1u);
+      last = k == gridDim.y - 1;
+      if (last) tickets[blockIdx.x] = 0;
+    }
+    __syncthreads();
+    if (last) {  // every chunk of this column tile is in: warp w combines chunks w, w + 8, ...
+      __threadfence();
+      A c[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) c[e] = Op::identity();
+      for (unsigned y = w; y < gridDim.y; y += kColWarps)
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < nc) c[e] = Op::combine(c[e], load_cg(partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e));
+      __syncthreads();  // sh is reused
+#pragma unroll
+      for (int e = 0; e < V; ++e) sh[w][lane][e] = c[e];
+      __syncthreads();
+      if (w == 0) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          if (e >= nc) break;
+          A s = sh[0][lane][e];
+          for (int i = 1; i < kColWarps; ++i) s = Op::combine(s, sh[i][lane][e]);
+          op.write(c0 + e, s, g.len);
+        }
+      }
+    }
+  }
+  block_done(f);
+}
+
+}  // namespace tally::cuda::shapes_k::v3
