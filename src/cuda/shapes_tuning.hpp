@@ -1,4 +1,4 @@
-// Switch of the shape layer's v2 fast path (src/cuda/shapes_v2.cuh), default OFF.
+// Switches of the shape layer's v2 and v3 fast paths (src/cuda/shapes_v2.cuh, shapes_v3.cuh), both on by default.
 //
 // v2 (rows and CSR segments with contiguous outputs: unit element stride, element-aligned
 // base): 16-byte vector loads per lane from the first 16-byte boundary of each output (the

@@ -38,8 +38,8 @@ template <class A> __device__ __forceinline__ A shfl_down_w(const A& v, int d, i
   return r;
 }
 
-/// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes.
-template <class Op>
+/// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; U vectors in flight.
+template <class Op, int U = kUnroll2>
 __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename Op::elem* p, std::int64_t k0,
                                             std::int64_t k1, int first, int step) {
   using T = typename Op::elem;
@@ -53,12 +53,12 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
   const std::int64_t nv = (k1 - kh) / V;
   const uint4* pv = reinterpret_cast<const uint4*>(p + kh);
   std::int64_t j = first;
-  for (; j + (kUnroll2 - 1) * static_cast<std::int64_t>(step) < nv; j += kUnroll2 * step) {
-    uint4 w[kUnroll2];
+  for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
+    uint4 w[U];
 #pragma unroll
-    for (int u = 0; u < kUnroll2; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
+    for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
 #pragma unroll
-    for (int u = 0; u < kUnroll2; ++u) {
+    for (int u = 0; u < U; ++u) {
       T v[V];
       __builtin_memcpy(v, &w[u], 16);
       const std::int64_t kb = kh + (j + static_cast<std::int64_t>(u) * step) * V;

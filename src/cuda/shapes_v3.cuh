@@ -83,45 +83,6 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
   return r;
 }
 
-/// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; 16-byte vectors
-/// from p + k0's first 16-byte boundary, U of them in flight.
-template <class Op, int U>
-__device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename Op::elem* p, std::int64_t k0,
-                                            std::int64_t k1, int first, int step) {
-  using T = typename Op::elem;
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
-  static_assert(V * sizeof(T) == 16);
-  if (k0 >= k1) return;
-  const auto addr = reinterpret_cast<std::uintptr_t>(p + k0);
-  const std::int64_t head = static_cast<std::int64_t>(((16 - addr % 16) % 16) / sizeof(T));
-  const std::int64_t kh = k0 + head < k1 ? k0 + head : k1;
-  for (std::int64_t k = k0 + first; k < kh; k += step) Op::accumulate(a, __ldg(p + k), k);
-  const std::int64_t nv = (k1 - kh) / V;
-  const uint4* pv = reinterpret_cast<const uint4*>(p + kh);
-  std::int64_t j = first;
-  for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
-    uint4 w[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      T v[V];
-      __builtin_memcpy(v, &w[u], 16);
-      const std::int64_t kb = kh + (j + static_cast<std::int64_t>(u) * step) * V;
-#pragma unroll
-      for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kb + e);
-    }
-  }
-  for (; j < nv; j += step) {
-    uint4 w = __ldg(pv + j);
-    T v[V];
-    __builtin_memcpy(v, &w, 16);
-#pragma unroll
-    for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kh + j * V + e);
-  }
-  for (std::int64_t k = kh + nv * V + first; k < k1; k += step) Op::accumulate(a, __ldg(p + k), k);
-}
-
 /// Rows and segments (contiguous outputs), one launch: `tiles` tile blocks, then group blocks
 /// of kBlock / G outputs each.
 template <class Op, int G, std::int64_t TILE>
@@ -147,7 +108,7 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(geo g, Op op, typename Op:
       const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
       const T* xs = x + (g.off ? b : s * g.outer);
       A a = Op::identity();
-      fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+      v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
       A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
       const std::int64_t t0 = b / TILE, t1 = (b + len - 1) / TILE;
       if (threadIdx.x == 0) {
@@ -177,7 +138,7 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(geo g, Op op, typename Op:
     const bool live = o < g.outputs;  // every lane stays for the shuffles
     const std::int64_t len = live ? g.length(o) : 0;
     A a = Op::identity();
-    if (live && len <= TILE) fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
+    if (live && len <= TILE) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
 #pragma unroll
     for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
     if (live && lane == 0 && len <= TILE) op.write(o, a, len);
