@@ -588,7 +588,11 @@ void print_table() {
     for (auto* r : g) {
       if (r->library == "tally") t = r;
       if (r->library == "tally-fast") f = r;
-      if (r->library == "cub" || r->library == "cub+memcpy") c = r;
+      if (r->library == "cub" || r->library == "cub+memcpy" || r->library == "cub-segmented") c = r;
+    }
+    if (!t && f) {  // shape rows: tally's default ("tally-fast") against CUB's segmented reduce
+      t = f;
+      f = nullptr;
     }
     for (auto* r : g)  // an anchor with its value in host memory, where there is one (bench_ops)
       if (r->library.size() > 7 && r->library.compare(r->library.size() - 7, 7, "+memcpy") == 0) c = r;
@@ -761,6 +765,105 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(doff));
 }
 
+// The v3 plan (tuning::shapes_v3_plan) swept over the shapes of bench_shapes: rows, columns and
+// uneven segments of 2^26 float32, one table row per (shape, plan); "check" is the largest
+// relative difference of the outputs from those of the default plan (fast sums: another
+// combination order may change the last bits, never more than the float64 accumulator's bound).
+void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
+  using T = float;
+  namespace tn = tally::cuda::tuning;
+  const std::size_t bytes = std::size_t(n) * sizeof(T);
+  const std::size_t stride = (bytes + 255) / 256 * 256;
+  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
+  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  timer tm(P.s);
+  tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  const double gb = double(bytes) / 1e3;
+  T* out = reinterpret_cast<T*>(P.out);
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  struct cfg {
+    const char* name;
+    tn::shapes_v3_plan p;
+  };
+  auto mk = [&](std::int64_t tile, std::int64_t brl, int minb, int bps, std::int64_t cb) {
+    tn::shapes_v3_plan p = base;
+    p.tile = tile;
+    p.block_row_len = brl;
+    p.rows_min_blocks = minb;
+    p.blocks_per_sm = bps;
+    p.col_blocks = cb;
+    return p;
+  };
+  const std::int64_t never = std::int64_t(1) << 40;
+  const std::vector<cfg> cfgs{
+      {"v3-run18", mk(16384, never, 4, -1, 1024)},  // the plan of run 18: a block per item, no block rows
+      {"default", base},
+      {"t16k-noblk", mk(16384, never, 4, 0, 1024)},
+      {"t16k-b5", mk(16384, 4096, 5, 0, 1024)},
+      {"t32k", mk(32768, 4096, 4, 0, 1024)},
+      {"t32k-b5", mk(32768, 4096, 5, 0, 1024)},
+      {"t64k", mk(65536, 4096, 4, 0, 1024)},
+      {"t64k-b5", mk(65536, 4096, 5, 0, 1024)},
+      {"t64k-item", mk(65536, 4096, 4, -1, 1024)},
+      {"t64k-brl2k", mk(65536, 2048, 4, 0, 1024)},
+      {"t16k-brl2k", mk(16384, 2048, 4, 0, 1024)},
+      {"cols2k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 2048)},
+      {"cols4k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 4096)},
+      {"cols8k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 8192)},
+  };
+  // segments: one huge among 10,000 tiny ones (as bench_shapes)
+  const std::int64_t segs = 10001;
+  std::vector<std::int64_t> off{0};
+  std::int64_t tiny = 0;
+  for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
+  for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+  std::int64_t* doff = nullptr;
+  CK(cudaMalloc(&doff, sizeof(std::int64_t) * off.size()));
+  CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  struct job {
+    std::string name;
+    std::int64_t outputs;
+    std::function<void(int)> call;
+  };
+  std::vector<job> jobs;
+  for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
+    const std::int64_t r = n / cols;
+    const std::string shape = std::to_string(r) + "x" + std::to_string(cols);
+    jobs.push_back({"tune-rows-" + shape, r, [&, r, cols](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
+    }});
+    jobs.push_back({"tune-cols-" + shape, cols, [&, r, cols](int k) {
+      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                         {out, cols, tally::dtype::float32, tally::memory::device}, fast);
+    }});
+  }
+  jobs.push_back({"tune-segments-uneven", segs, [&](int k) {
+    tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                           {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+  }});
+  for (const job& j : jobs) {
+    auto outputs = [&]() {
+      j.call(0);
+      std::vector<T> h(static_cast<std::size_t>(j.outputs));
+      CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+      return h;
+    };
+    tn::set_shapes_v3_params(base);
+    const std::vector<T> ref = outputs();
+    for (const cfg& c : cfgs) {
+      tn::set_shapes_v3_params(c.p);
+      const std::vector<T> got = outputs();
+      double diff = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) diff = std::max(diff, rel(double(got[i]), double(ref[i])));
+      const double t = tm.per_call(j.call, slots, reps);
+      rows.push_back({j.name, "float32", c.name, n, t, gb / t, diff});
+    }
+  }
+  tn::set_shapes_v3_params(base);
+  CK(cudaFree(doff));
+}
+
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;  // empty: every section
@@ -858,6 +961,12 @@ int main(int argc, char** argv) {
   if (want("shapes")) {
     refill(float{});
     bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
+  }
+  if (want("shapes-tune")) {  // not in the default run: --only shapes-tune
+    if (!only.empty()) {
+      refill(float{});
+      bench_shapes_tune(P, std::int64_t(1) << std::min(26, max_log2), reps);
+    }
   }
 
   print_table();

@@ -47,20 +47,21 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   using T = typename Op::elem;
   const bool segmented = g.offsets != nullptr;
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+  const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
   constexpr int VV = 16 / static_cast<int>(sizeof(T));
   if (column_mode) {
-    // 32 lanes x V outputs per block; row chunks from the shape alone (about 1024 blocks)
+    // 32 lanes x V outputs per block; row chunks from the shape alone (about plan.col_blocks blocks)
     vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
-    chunks = std::clamp<std::int64_t>((1024 + gx - 1) / gx, 1, std::max<std::int64_t>(1, g.len / 64));
+    chunks = std::clamp<std::int64_t>((plan.col_blocks + gx - 1) / gx, 1, std::max<std::int64_t>(1, g.len / 64));
     chunks = std::min<std::int64_t>(chunks, 65535);
     chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
     chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
-  } else if (g.n > 0 && (segmented || g.len > v3::kTile3)) {
-    tiles = (g.n + v3::kTile3 - 1) / v3::kTile3;
+  } else if (g.n > 0 && (segmented || g.len > plan.tile)) {
+    tiles = (g.n + plan.tile - 1) / plan.tile;
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
@@ -89,15 +90,33 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
   } else {
+    // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
+    // the mean length; the grid: persistent blocks (as many as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-    auto go = [&]<int G>() {
+    auto go1 = [&]<int G, int MINB>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
-      const std::int64_t blocks = std::max<std::int64_t>(1, tiles + groups);
-      if (blocks > 0x7fffffff) throw error(errc::invalid_argument, "tally: too many outputs for one launch");
-      v3::rows_kernel<Op, G, v3::kTile3><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(d, op, partials, ps.tickets,
-                                                                                           tiles, bad, f);
+      const std::int64_t items = tiles + groups;
+      auto kernel = v3::rows_kernel<Op, G, MINB>;
+      std::int64_t grid = items;
+      if (plan.blocks_per_sm >= 0) {
+        static const int fit = [&] {
+          int b = 0;
+          TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
+          return std::max(1, b);
+        }();
+        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sm_count());
+      }
+      grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, plan.tile, tiles, items, bad, f);
     };
-    if (mean_len >= 512) go.template operator()<32>();
+    auto go = [&]<int G>() {  // (the 5-block variant only for fast sums: others spill more)
+      if constexpr (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>) {
+        if (plan.rows_min_blocks == 5) return go1.template operator()<G, 5>();
+      }
+      go1.template operator()<G, 4>();
+    };
+    if (!segmented && g.len >= plan.block_row_len && g.len <= plan.tile) go.template operator()<kBlock>();
+    else if (mean_len >= 512) go.template operator()<32>();
     else if (mean_len >= 256) go.template operator()<16>();
     else if (mean_len >= 128) go.template operator()<8>();
     else go.template operator()<4>();

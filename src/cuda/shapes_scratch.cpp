@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "cuda/check.hpp"
@@ -72,41 +75,84 @@ scratch_lease::~scratch_lease() {
 
 namespace tuning {
 namespace {
-// -1: not read yet; 0 / 1: off / on.
+// -1: not read yet; 0 / 1: off / on. Read from `env` once (on unless it is "0").
+bool env_switch(std::atomic<int>& state, const char* env) noexcept {
+  int s = state.load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* e = std::getenv(env);
+    int expected = -1;
+    state.compare_exchange_strong(expected, (e && std::strcmp(e, "0") == 0) ? 0 : 1);
+    s = state.load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
 std::atomic<int> v2_state{-1};
-}  // namespace
-
-bool shapes_vector_loads() noexcept {
-  int s = v2_state.load(std::memory_order_relaxed);
-  if (s < 0) {
-    const char* e = std::getenv("TALLY_SHAPES_V2");
-    int v = (e && std::strcmp(e, "0") == 0) ? 0 : 1;  // v2 unless TALLY_SHAPES_V2=0
-    int expected = -1;
-    v2_state.compare_exchange_strong(expected, v);
-    s = v2_state.load(std::memory_order_relaxed);
-  }
-  return s == 1;
-}
-
-void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
-
-namespace {
 std::atomic<int> v3_state{-1};
-}  // namespace
+std::mutex plan_mutex;
+shapes_v3_plan plan;  // guarded by plan_mutex
+bool plan_read = false;
 
-bool shapes_fused() noexcept {
-  int s = v3_state.load(std::memory_order_relaxed);
-  if (s < 0) {
-    const char* e = std::getenv("TALLY_SHAPES_V3");
-    int v = (e && std::strcmp(e, "0") == 0) ? 0 : 1;  // v3 unless TALLY_SHAPES_V3=0
-    int expected = -1;
-    v3_state.compare_exchange_strong(expected, v);
-    s = v3_state.load(std::memory_order_relaxed);
-  }
-  return s == 1;
+void check_plan(const shapes_v3_plan& p) {
+  if (p.tile < 1024 || p.tile > (std::int64_t(1) << 30))
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile must lie in [1024, 2^30]");
+  if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
+  if (p.rows_min_blocks != 4 && p.rows_min_blocks != 5)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.rows_min_blocks must be 4 or 5");
+  if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
+  if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
 }
 
+// TALLY_SHAPES_PLAN="tile=1024,blocks_per_sm=1,...": the plan's fields by name (tests run
+// the shape suite under other plans with it).
+shapes_v3_plan plan_from_env(const char* e) {
+  shapes_v3_plan p;
+  std::string s(e);
+  std::size_t at = 0;
+  while (at < s.size()) {
+    std::size_t end = s.find(',', at);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(at, end - at);
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    long long v = 0;
+    const char* first = eq == std::string::npos ? nullptr : item.c_str() + eq + 1;
+    const char* last = item.c_str() + item.size();
+    if (!first || first == last || std::from_chars(first, last, v).ptr != last)
+      throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN item '" + item + "' is not name=integer");
+    if (key == "tile") p.tile = v;
+    else if (key == "block_row_len") p.block_row_len = v;
+    else if (key == "rows_min_blocks") p.rows_min_blocks = static_cast<int>(v);
+    else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);
+    else if (key == "col_blocks") p.col_blocks = v;
+    else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
+    at = end + 1;
+  }
+  check_plan(p);
+  return p;
+}
+}  // namespace
+
+bool shapes_vector_loads() noexcept { return env_switch(v2_state, "TALLY_SHAPES_V2"); }
+void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+bool shapes_fused() noexcept { return env_switch(v3_state, "TALLY_SHAPES_V3"); }
 void set_shapes_fused(bool on) noexcept { v3_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+shapes_v3_plan shapes_v3_params() {
+  std::lock_guard<std::mutex> lock(plan_mutex);
+  if (!plan_read) {
+    if (const char* e = std::getenv("TALLY_SHAPES_PLAN"); e && *e) plan = plan_from_env(e);
+    plan_read = true;
+  }
+  return plan;
+}
+
+void set_shapes_v3_params(const shapes_v3_plan& p) {
+  check_plan(p);
+  std::lock_guard<std::mutex> lock(plan_mutex);
+  plan = p;
+  plan_read = true;
+}
 
 }  // namespace tuning
 }  // namespace tally::cuda

@@ -18,6 +18,8 @@
 // the first call; set_shapes_vector_loads overrides it (benchmarks compare both paths).
 #pragma once
 
+#include <cstdint>
+
 namespace tally::cuda::tuning {
 
 /// Whether the shape layer's fast paths use v2 (see above). Thread-safe.
@@ -33,5 +35,28 @@ bool shapes_fused() noexcept;
 
 /// Switches v3 on or off for later calls. Thread-safe.
 void set_shapes_fused(bool on) noexcept;
+
+/// The v3 plan constants, plain data (the benchmark's shapes-tune section sweeps them; the
+/// defaults are the measured choice, docs/performance.md "Shapes v4"). tile, block_row_len and
+/// col_blocks fix the combination order of each output, so changing them may change the bits
+/// of fast floating sums (never of integer sums or min/max/arg); blocks_per_sm never does.
+struct shapes_v3_plan {
+  std::int64_t tile = 16384;          // flat elements per tile item: outputs longer than this are split
+  std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
+  int rows_min_blocks = 4;            // rows kernel of fast sums: registers for 4 (64 regs) or 5 (48) blocks per SM
+  int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
+  std::int64_t col_blocks = 1024;     // column mode: about this many blocks (row chunks from the shape alone)
+};
+
+/// The plan later v3 calls use: the defaults above, or at the first call the fields named in
+/// TALLY_SHAPES_PLAN ("tile=1024,blocks_per_sm=1"; tests run the shape suite under other
+/// plans with it). Throws tally::error (invalid_argument) naming a bad item of that variable.
+/// Thread-safe.
+shapes_v3_plan shapes_v3_params();
+
+/// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile is outside
+/// [1024, 2^30], block_row_len < 1, rows_min_blocks not 4 or 5, blocks_per_sm > 64 or
+/// col_blocks outside [1, 2^20]. Thread-safe.
+void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

@@ -1,5 +1,5 @@
 // v2 kernels of the shape layer's row / segment path (switched by tuning::shapes_vector_loads,
-// src/cuda/shapes_tuning.hpp; default off). Same ops and geometry as src/cuda/shapes.cuh; only
+// src/cuda/shapes_tuning.hpp; default on). Same ops and geometry as src/cuda/shapes.cuh; only
 // for outputs whose elements are contiguous (CSR segments, or rows with unit element stride)
 // and an element-aligned base.
 //

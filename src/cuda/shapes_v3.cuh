@@ -2,16 +2,20 @@
 // one launch per call, blocking by a spin on mapped host memory instead of a copy and a stream
 // synchronisation. Same ops and geometry as src/cuda/shapes.cuh.
 //
-//  - rows_kernel<G, TILE> (contiguous outputs: rows with unit element stride, CSR segments):
-//    blocks [0, tiles) are tile blocks, the rest group blocks.
-//      * A tile block reduces the parts of the (at most two) outputs longer than TILE that
-//        meet its TILE flat elements and writes one partial per part. The last tile block to
-//        finish an output (a ticket per output) combines that output's partials with the whole
-//        block, in tile order (thread i: tiles i, i + kBlock, ...; then a CUB block
-//        reduction), and writes the output. So one 100M-element segment is finished by a
-//        block, not by one warp walking thousands of partials.
-//      * A group block gives G lanes (4..32) to each output of at most TILE elements, 16-byte
-//        vector loads (v2's fold_contig, kUnroll3 vectors in flight per lane).
+//  - rows_kernel<G> (contiguous outputs: rows with unit element stride, CSR segments): work
+//    items taken in turn by persistent blocks (the grid is what fits on the GPU; the items,
+//    and so the bits, depend only on the shape and the plan, tuning::shapes_v3_plan):
+//    items [0, tiles) are tiles of `tile` flat elements, the rest groups of outputs.
+//      * A tile item reduces the parts of the (at most two) outputs longer than `tile` that
+//        meet its flat elements (found by a block-wide kBlock-ary search of the offsets) and
+//        writes one partial per part. The last tile to finish an output (a ticket per output)
+//        combines that output's partials with the whole block, in tile order (thread i:
+//        tiles i, i + kBlock, ...; then a CUB block reduction), and writes the output. So one
+//        100M-element segment is finished by a block, not by one warp walking thousands of
+//        partials.
+//      * A group item gives G lanes (4..32, or the whole block for rows of block_row_len to
+//        `tile` elements) to each output of at most `tile` elements, 16-byte vector loads
+//        (v2's fold_contig, kUnroll3 vectors in flight per lane).
 //  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
 //    row-major matrix): block (bx, by) owns 32 * V adjacent outputs and a chunk of rows; lane
 //    j of every warp owns outputs [(32 bx + j) V, +V) and reads them as one 16-byte vector per
@@ -36,7 +40,6 @@
 
 namespace tally::cuda::shapes_k::v3 {
 
-inline constexpr std::int64_t kTile3 = 16384;
 inline constexpr int kUnroll3 = 4;
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
@@ -83,65 +86,121 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
   return r;
 }
 
-/// Rows and segments (contiguous outputs), one launch: `tiles` tile blocks, then group blocks
-/// of kBlock / G outputs each.
-template <class Op, int G, std::int64_t TILE>
-__global__ void __launch_bounds__(kBlock) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
-                                                      std::int64_t tiles, const long long* bad, finish f) {
+/// The outputs holding flat elements fa <= fb (both < n), found by the whole block (every
+/// thread calls it and gets the same answers). CSR segments: a kBlock-ary search over the
+/// offsets, both ends at once (one round of kBlock parallel loads per factor of kBlock: two
+/// rounds for up to 65,536 segments) instead of a binary search's chain of log2(segments)
+/// dependent loads. Needs offsets that passed the check (nondecreasing from 0 to n): the
+/// answer is the last o < outputs with off[o] <= f, never an empty segment.
+__device__ __forceinline__ void block_outputs_of(const geo& g, std::int64_t fa, std::int64_t fb, std::int64_t& sa,
+                                                 std::int64_t& sb) {
+  if (!g.off) {
+    sa = fa / g.len;
+    sb = fb / g.len;
+    return;
+  }
+  std::int64_t lo[2] = {0, 0}, hi[2] = {g.outputs - 1, g.outputs - 1};  // off[lo] <= f always
+  const std::int64_t f[2] = {fa, fb};
+  while (lo[0] < hi[0] || lo[1] < hi[1]) {  // (lo, hi are the same in every thread)
+    std::int64_t step[2];
+    bool below[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      step[e] = (hi[e] - lo[e] + kBlock) / kBlock;  // ceil((hi - lo + 1) / kBlock) >= 1
+      const std::int64_t i = lo[e] + static_cast<std::int64_t>(threadIdx.x) * step[e];
+      below[e] = lo[e] < hi[e] && i <= hi[e] && __ldg(g.off + i) <= f[e];
+    }
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int c = __syncthreads_count(below[e]);  // samples at or below f: a prefix, c >= 1 while searching
+      if (lo[e] < hi[e]) {
+        lo[e] += static_cast<std::int64_t>(c - 1) * step[e];
+        hi[e] = lo[e] + step[e] - 1 < hi[e] ? lo[e] + step[e] - 1 : hi[e];
+      }
+    }
+  }
+  sa = lo[0];
+  sb = lo[1];
+}
+
+/// Rows and segments (contiguous outputs), one launch over `items` work items, taken by the
+/// blocks in turn (item = blockIdx.x, + gridDim.x, ...; the grid may be smaller than the item
+/// count: persistent blocks): items [0, tiles) are tiles of `tile` flat elements (the parts
+/// of outputs longer than `tile`), the rest groups of kBlock / G outputs of at most `tile`
+/// elements (G = kBlock: one output per block). What an item computes does not depend on the
+/// block that takes it, so the bits do not depend on the grid. MINB: blocks per SM the
+/// registers must allow (4: 64 registers, no spills; 5: 48, a few bytes of spills).
+template <class Op, int G, int MINB = 4>
+__global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+                                                      std::int64_t tile, std::int64_t tiles, std::int64_t items,
+                                                      const long long* bad, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-  static_assert(G >= 1 && G <= 32 && (32 % G) == 0);
+  static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % G) == 0));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   const T* x = static_cast<const T*>(g.x);
   const bool ok = !(bad && *bad != kNone);
-  if (ok && static_cast<std::int64_t>(blockIdx.x) < tiles) {
-    const std::int64_t t = blockIdx.x;
-    const std::int64_t f0 = t * TILE, f1 = f0 + TILE < g.n ? f0 + TILE : g.n;
-    const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
-    for (int slot = 0; slot < 2; ++slot) {
-      const std::int64_t s = slot == 0 ? sa : sb;
-      if (slot == 1 && sb == sa) break;
-      const std::int64_t b = g.begin(s), len = g.length(s);
-      if (len <= TILE) continue;
-      const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
-      const T* xs = x + (g.off ? b : s * g.outer);
-      A a = Op::identity();
-      v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
-      A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
-      const std::int64_t t0 = b / TILE, t1 = (b + len - 1) / TILE;
-      if (threadIdx.x == 0) {
-        partials[2 * t + slot] = total;
-        __threadfence();
-        const unsigned k = atomicAdd(&tickets[s], 1u);
-        last = k == static_cast<unsigned>(t1 - t0);
-        if (last) tickets[s] = 0;  // idle again for the next call
-      }
-      __syncthreads();
-      if (last) {  // every other tile of s has written its partial: combine them in tile order
-        __threadfence();
-        A c = Op::identity();
-        for (std::int64_t u = t0 + threadIdx.x; u <= t1; u += kBlock) {
-          const int us = (u == t0 && b > t0 * TILE) ? 1 : 0;
-          c = Op::combine(c, load_cg(partials + 2 * u + us));
+  for (std::int64_t it = blockIdx.x; ok && it < items; it += gridDim.x) {
+    if (it < tiles) {
+      const std::int64_t t = it;
+      const std::int64_t f0 = t * tile, f1 = f0 + tile < g.n ? f0 + tile : g.n;
+      std::int64_t sa, sb;
+      block_outputs_of(g, f0, f1 - 1, sa, sb);
+      for (int slot = 0; slot < 2; ++slot) {
+        const std::int64_t s = slot == 0 ? sa : sb;
+        if (slot == 1 && sb == sa) break;
+        const std::int64_t b = g.begin(s), len = g.length(s);
+        if (len <= tile) continue;
+        const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
+        const T* xs = x + (g.off ? b : s * g.outer);
+        A a = Op::identity();
+        v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+        A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+        const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
+        if (threadIdx.x == 0) {
+          partials[2 * t + slot] = total;
+          __threadfence();
+          const unsigned k = atomicAdd(&tickets[s], 1u);
+          last = k == static_cast<unsigned>(t1 - t0);
+          if (last) tickets[s] = 0;  // idle again for the next call
         }
-        __syncthreads();  // temp is reused
-        A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
-        if (threadIdx.x == 0) op.write(s, all, len);
+        __syncthreads();
+        if (last) {  // every other tile of s has written its partial: combine them in tile order
+          __threadfence();
+          A c = Op::identity();
+          for (std::int64_t u = t0 + threadIdx.x; u <= t1; u += kBlock) {
+            const int us = (u == t0 && b > t0 * tile) ? 1 : 0;
+            c = Op::combine(c, load_cg(partials + 2 * u + us));
+          }
+          __syncthreads();  // temp is reused
+          A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
+          if (threadIdx.x == 0) op.write(s, all, len);
+        }
+        __syncthreads();  // temp and `last` are reused
       }
-      __syncthreads();  // temp and `last` are reused
-    }
-  } else if (ok) {
-    const int lane = threadIdx.x % G;
-    const std::int64_t o = (static_cast<std::int64_t>(blockIdx.x) - tiles) * (kBlock / G) + threadIdx.x / G;
-    const bool live = o < g.outputs;  // every lane stays for the shuffles
-    const std::int64_t len = live ? g.length(o) : 0;
-    A a = Op::identity();
-    if (live && len <= TILE) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
+    } else if constexpr (G == kBlock) {  // one output, the whole block
+      const std::int64_t o = it - tiles;
+      const std::int64_t len = g.length(o);
+      if (len <= tile) {  // (uniform in the block)
+        A a = Op::identity();
+        v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, threadIdx.x, kBlock);
+        A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+        if (threadIdx.x == 0) op.write(o, total, len);
+        __syncthreads();  // temp is reused
+      }
+    } else {
+      const int lane = threadIdx.x % G;
+      const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
+      const bool live = o < g.outputs;  // every lane stays for the shuffles
+      const std::int64_t len = live ? g.length(o) : 0;
+      A a = Op::identity();
+      if (live && len <= tile) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
 #pragma unroll
-    for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
-    if (live && lane == 0 && len <= TILE) op.write(o, a, len);
+      for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
+      if (live && lane == 0 && len <= tile) op.write(o, a, len);
+    }
   }
   block_done(f);
 }
