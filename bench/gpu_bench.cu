@@ -785,9 +785,10 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     const char* name;
     tn::shapes_v3_plan p;
   };
-  auto mk = [&](std::int64_t tile, std::int64_t brl, int minb, int bps, std::int64_t cb) {
+  auto mk = [&](std::int64_t tile, std::int64_t seg_tile, std::int64_t brl, int minb, int bps, std::int64_t cb) {
     tn::shapes_v3_plan p = base;
     p.tile = tile;
+    p.seg_tile = seg_tile;
     p.block_row_len = brl;
     p.rows_min_blocks = minb;
     p.blocks_per_sm = bps;
@@ -795,21 +796,25 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     return p;
   };
   const std::int64_t never = std::int64_t(1) << 40;
+  auto with = [&](auto change) {
+    tn::shapes_v3_plan p = base;
+    change(p);
+    return p;
+  };
   const std::vector<cfg> cfgs{
-      {"v3-run18", mk(16384, never, 4, -1, 1024)},  // the plan of run 18: a block per item, no block rows
+      {"v3-run18", mk(16384, 16384, never, 4, -1, 1024)},  // the plan of run 18: a block per item, no block rows
       {"default", base},
-      {"t16k-noblk", mk(16384, never, 4, 0, 1024)},
-      {"t16k-b5", mk(16384, 4096, 5, 0, 1024)},
-      {"t32k", mk(32768, 4096, 4, 0, 1024)},
-      {"t32k-b5", mk(32768, 4096, 5, 0, 1024)},
-      {"t64k", mk(65536, 4096, 4, 0, 1024)},
-      {"t64k-b5", mk(65536, 4096, 5, 0, 1024)},
-      {"t64k-item", mk(65536, 4096, 4, -1, 1024)},
-      {"t64k-brl2k", mk(65536, 2048, 4, 0, 1024)},
-      {"t16k-brl2k", mk(16384, 2048, 4, 0, 1024)},
-      {"cols2k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 2048)},
-      {"cols4k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 4096)},
-      {"cols8k", mk(base.tile, base.block_row_len, base.rows_min_blocks, base.blocks_per_sm, 8192)},
+      {"per-item", with([](auto& p) { p.blocks_per_sm = -1; })},
+      {"b5", with([](auto& p) { p.rows_min_blocks = 5; })},
+      {"t32k", with([](auto& p) { p.tile = 32768; })},
+      {"t128k", with([](auto& p) { p.tile = 131072; })},
+      {"seg32k", with([](auto& p) { p.seg_tile = 32768; })},
+      {"seg64k", with([](auto& p) { p.seg_tile = 65536; })},
+      {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
+      {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
+      {"cols256", with([](auto& p) { p.col_blocks = 256; })},
+      {"cols512", with([](auto& p) { p.col_blocks = 512; })},
+      {"cols2k", with([](auto& p) { p.col_blocks = 2048; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
@@ -838,6 +843,26 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
                          {out, cols, tally::dtype::float32, tally::memory::device}, fast);
     }});
   }
+  // fixed cost per call: tiny shapes (64 x 64 rows and columns, 64 segments of 64)
+  jobs.push_back({"tune-fixed-rows-64x64", 64, [&](int k) {
+    tally::reduce_axis(tally::reduce_op::sum, {X(k), 64, 64, 64, 1, tally::dtype::float32, tally::memory::device}, 1,
+                       {out, 64, tally::dtype::float32, tally::memory::device}, fast);
+  }});
+  jobs.push_back({"tune-fixed-cols-64x64", 64, [&](int k) {
+    tally::reduce_axis(tally::reduce_op::sum, {X(k), 64, 64, 64, 1, tally::dtype::float32, tally::memory::device}, 0,
+                       {out, 64, tally::dtype::float32, tally::memory::device}, fast);
+  }});
+  std::int64_t* doff64 = nullptr;
+  {
+    std::vector<std::int64_t> o64(65);
+    for (int i = 0; i <= 64; ++i) o64[static_cast<std::size_t>(i)] = 64 * i;
+    CK(cudaMalloc(&doff64, sizeof(std::int64_t) * o64.size()));
+    CK(cudaMemcpy(doff64, o64.data(), o64.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  }
+  jobs.push_back({"tune-fixed-segments-64x64", 64, [&](int k) {
+    tally::reduce_segments(tally::reduce_op::sum, {X(k), 64 * 64, tally::dtype::float32, tally::memory::device}, doff64, 64,
+                           {out, 64, tally::dtype::float32, tally::memory::device}, fast);
+  }});
   jobs.push_back({"tune-segments-uneven", segs, [&](int k) {
     tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                            {out, segs, tally::dtype::float32, tally::memory::device}, fast);
@@ -862,6 +887,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   }
   tn::set_shapes_v3_params(base);
   CK(cudaFree(doff));
+  CK(cudaFree(doff64));
 }
 
 int main(int argc, char** argv) {
@@ -961,6 +987,7 @@ int main(int argc, char** argv) {
   if (want("shapes")) {
     refill(float{});
     bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
+    if (max_log2 >= 28 && !quick) bench_shapes(P, std::int64_t(1) << 28, reps);
   }
   if (want("shapes-tune")) {  // not in the default run: --only shapes-tune
     if (!only.empty()) {

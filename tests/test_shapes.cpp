@@ -238,10 +238,11 @@ TEST_P(Shapes, LongRowsAndTallColumnsSplitAcrossPiecesAndBlocks) {
     check_matrix<T>(4000, 66, 68, 1, 15);
     check_matrix<T>(4000, 67, 68, 1, 16);
     check_matrix<T>(2000, 1000, 1000, 1, 17);
-    // GPU rows of 4096..16384 elements get a whole block each (tuning::shapes_v3_plan):
+    // GPU rows of 4096..65536 elements get a whole block each (tuning::shapes_v3_plan):
     // at both ends of that range, and with padded rows (outputs not 16-byte aligned)
     check_matrix<T>(300, 4096, 4096, 1, 19);
     check_matrix<T>(40, 16384, 16384, 1, 20);
+    check_matrix<T>(20, 65536, 65536, 1, 23);
     check_matrix<T>(200, 5000, 5003, 1, 21);
     // many more work items than resident GPU blocks: each block takes several in turn
     check_matrix<T>(100000, 40, 40, 1, 22);

@@ -48,6 +48,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   const bool segmented = g.offsets != nullptr;
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
+  const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
   constexpr int VV = 16 / static_cast<int>(sizeof(T));
@@ -60,8 +61,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     chunks = std::min<std::int64_t>(chunks, 65535);
     chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
     chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
-  } else if (g.n > 0 && (segmented || g.len > plan.tile)) {
-    tiles = (g.n + plan.tile - 1) / plan.tile;
+  } else if (g.n > 0 && (segmented || g.len > tile)) {
+    tiles = (g.n + tile - 1) / tile;
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
@@ -107,7 +108,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sm_count());
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, plan.tile, tiles, items, bad, f);
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, tiles, items, bad, f);
     };
     auto go = [&]<int G>() {  // (the 5-block variant only for fast sums: others spill more)
       if constexpr (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>) {
@@ -115,7 +116,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       go1.template operator()<G, 4>();
     };
-    if (!segmented && g.len >= plan.block_row_len && g.len <= plan.tile) go.template operator()<kBlock>();
+    if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (mean_len >= 512) go.template operator()<32>();
     else if (mean_len >= 256) go.template operator()<16>();
     else if (mean_len >= 128) go.template operator()<8>();

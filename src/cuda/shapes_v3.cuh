@@ -43,6 +43,7 @@ namespace tally::cuda::shapes_k::v3 {
 inline constexpr int kUnroll3 = 4;
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
+inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 
 /// Completion of a fused launch.
 struct finish {
@@ -142,12 +143,20 @@ __global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typena
   __shared__ bool last;
   const T* x = static_cast<const T*>(g.x);
   const bool ok = !(bad && *bad != kNone);
+  std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   for (std::int64_t it = blockIdx.x; ok && it < items; it += gridDim.x) {
     if (it < tiles) {
       const std::int64_t t = it;
       const std::int64_t f0 = t * tile, f1 = f0 + tile < g.n ? f0 + tile : g.n;
       std::int64_t sa, sb;
-      block_outputs_of(g, f0, f1 - 1, sa, sb);
+      if (known >= 0 && known_b <= f0 && f1 <= known_e) {  // inside the output of this block's last tile: no search
+        sa = sb = known;
+      } else {
+        block_outputs_of(g, f0, f1 - 1, sa, sb);
+        known = sb;
+        known_b = g.begin(sb);
+        known_e = known_b + g.length(sb);
+      }
       for (int slot = 0; slot < 2; ++slot) {
         const std::int64_t s = slot == 0 ? sa : sb;
         if (slot == 1 && sb == sa) break;
@@ -170,10 +179,16 @@ __global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typena
         if (last) {  // every other tile of s has written its partial: combine them in tile order
           __threadfence();
           A c = Op::identity();
-          for (std::int64_t u = t0 + threadIdx.x; u <= t1; u += kBlock) {
-            const int us = (u == t0 && b > t0 * tile) ? 1 : 0;
-            c = Op::combine(c, load_cg(partials + 2 * u + us));
+          auto slot_of = [&](std::int64_t u) { return 2 * u + ((u == t0 && b > t0 * tile) ? 1 : 0); };
+          std::int64_t u = t0 + threadIdx.x;
+          for (; u + (kCombineLoads - 1) * kBlock <= t1; u += kCombineLoads * kBlock) {  // loads in flight together
+            A v[kCombineLoads];
+#pragma unroll
+            for (int i = 0; i < kCombineLoads; ++i) v[i] = load_cg(partials + slot_of(u + i * kBlock));
+#pragma unroll
+            for (int i = 0; i < kCombineLoads; ++i) c = Op::combine(c, v[i]);
           }
+          for (; u <= t1; u += kBlock) c = Op::combine(c, load_cg(partials + slot_of(u)));
           __syncthreads();  // temp is reused
           A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
           if (threadIdx.x == 0) op.write(s, all, len);
@@ -299,10 +314,23 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
       A c[V];
 #pragma unroll
       for (int e = 0; e < V; ++e) c[e] = Op::identity();
-      for (unsigned y = w; y < gridDim.y; y += kColWarps)
+      auto part = [&](unsigned y, int e) { return partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e; };
+      unsigned y = w;
+      for (; y + (kCombineLoads - 1) * kColWarps < gridDim.y; y += kCombineLoads * kColWarps) {  // loads in flight together
+        A v[kCombineLoads][V];
+#pragma unroll
+        for (int i = 0; i < kCombineLoads; ++i)
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[i][e] = e < nc ? load_cg(part(y + i * kColWarps, e)) : Op::identity();
+#pragma unroll
+        for (int i = 0; i < kCombineLoads; ++i)
+#pragma unroll
+          for (int e = 0; e < V; ++e) c[e] = Op::combine(c[e], v[i][e]);
+      }
+      for (; y < gridDim.y; y += kColWarps)
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          if (e < nc) c[e] = Op::combine(c[e], load_cg(partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e));
+          if (e < nc) c[e] = Op::combine(c[e], load_cg(part(y, e)));
       __syncthreads();  // sh is reused
 #pragma unroll
       for (int e = 0; e < V; ++e) sh[w][lane][e] = c[e];
