@@ -453,8 +453,6 @@ def count_nonzero(x) -> int:
     """Number of elements of `x` that are not zero (NaN counts, -0.0 does not); any dtype,
     NumPy or CUDA arrays. Blocks."""
     a = prepare(x, "count_nonzero", order_free=True)
-    if a.cuda and a.dtype not in _CORE and a.dtype != "uint64":  # (the GPU path takes the core types)
-        a = _as_core(a, "count_nonzero")
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream))
 
@@ -467,8 +465,6 @@ def any(x) -> bool:
 def all(x) -> bool:
     """Whether every element of `x` is nonzero (NaN is, -0.0 is not); True for an empty array."""
     a = prepare(x, "all", order_free=True)
-    if a.cuda and a.dtype not in _CORE and a.dtype != "uint64":
-        a = _as_core(a, "all")
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream)) == a.size
 

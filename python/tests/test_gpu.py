@@ -161,6 +161,26 @@ def test_mean_and_norm_same_bits_as_cpu(lib):
     assert tally.norm(lib.array(np.array([1e200, 1e200]))) == math.sqrt(2.0) * 1e200
 
 
+def test_count_nonzero_any_all_of_every_type_read_directly(lib):
+    # each dtype read as it is on the GPU (no conversion in Python): NaN counts, -0.0 does not
+    rng = np.random.default_rng(5)
+    for dt in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+               "uint32", "uint64", "bool"):
+        h = rng.integers(0, 3, 100_003).astype(dt)
+        if dt.startswith("float"):
+            h[::7] = np.array(-0.0, dtype=dt)
+            h[5] = np.nan
+        try:
+            x = lib.array(h)
+        except (TypeError, RuntimeError):
+            assert lib.name == "torch" and dt in ("uint16", "uint32", "uint64"), dt
+            continue  # (older torch versions have no such CUDA tensors)
+        assert tally.count_nonzero(x) == np.count_nonzero(h), dt
+        assert tally.any(x) == bool(np.any(h)) and tally.all(x) == bool(np.all(h)), dt
+        ones = lib.array(np.ones(1000, dtype=dt))
+        assert tally.all(ones) and tally.count_nonzero(ones) == 1000, dt
+
+
 def test_mixed_and_unsupported(lib):
     x = lib.array(np.ones(4))
     with pytest.raises(TypeError, match="CUDA arrays or all host arrays"):

@@ -46,7 +46,7 @@ struct shapes_v3_plan {
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   int rows_min_blocks = 4;            // rows kernel of fast sums: registers for 4 (64 regs) or 5 (48) blocks per SM
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
-  std::int64_t col_blocks = 1024;     // column mode: about this many blocks (row chunks from the shape alone)
+  std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
