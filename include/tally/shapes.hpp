@@ -96,10 +96,10 @@ void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutabl
 // (errc::invalid_argument naming the first bad entry otherwise; on the CUDA backend the check
 // runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty).
 // Empty segments give the empty results listed at the top. Very uneven sizes are fine: on the
-// GPU, segments longer than a tile are split across blocks and their partials combined in a
-// fixed order by a second pass (exact sums and means: integer digits merged by atomic
-// addition, exact in any order; deterministic, no floating atomics). Other rules as the axis
-// forms; indices are positions within the segment.
+// GPU, segments longer than a tile (16384 elements) are split across blocks and their partials
+// combined in a fixed order (tile order) by the last of those blocks to finish (exact sums
+// and means: integer digits merged by atomic addition, exact in any order; deterministic, no
+// floating atomics). Other rules as the axis forms; indices are positions within the segment.
 
 /// Per-segment sums (op must be reduce_op::sum); out types and accuracy as `reduce_axis`.
 void reduce_segments(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
