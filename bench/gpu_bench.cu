@@ -890,6 +890,47 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(doff64));
 }
 
+// Each shape of bench_shapes once, for a profiler (scripts/device-check.sh ncu: the kernels'
+// own device time, without the blocking call's launch and completion around them): the read
+// kernel, rows / columns / uneven segments through tally, and CUB's segmented reduce on the rows.
+void bench_shapes_once(pools& P, std::int64_t n) {
+  using T = float;
+  const T* x = reinterpret_cast<const T*>(P.x);
+  T* out = reinterpret_cast<T*>(P.out);
+  tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  read_kernel<T><<<132 * 8, 256, 0, P.s>>>(x, x, n, false, P.dres + 4);
+  std::int64_t* doff = nullptr;
+  CK(cudaMalloc(&doff, sizeof(std::int64_t) * (std::max<std::int64_t>(65536, n / 1024) + 1)));
+  for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
+    const std::int64_t r = n / cols;
+    tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                       {out, r, tally::dtype::float32, tally::memory::device}, fast);
+    tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                       {out, cols, tally::dtype::float32, tally::memory::device}, fast);
+    std::vector<std::int64_t> off(static_cast<std::size_t>(r + 1));
+    for (std::int64_t i = 0; i <= r; ++i) off[static_cast<std::size_t>(i)] = i * cols;
+    CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    std::size_t b = 0;
+    CK(cub::DeviceSegmentedReduce::Sum(nullptr, b, x, out, r, doff, doff + 1, P.s));
+    void* tmp = nullptr;
+    CK(cudaMalloc(&tmp, std::max<std::size_t>(b, 1)));
+    CK(cub::DeviceSegmentedReduce::Sum(tmp, b, x, out, r, doff, doff + 1, P.s));
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaFree(tmp));
+  }
+  const std::int64_t segs = 10001;
+  std::vector<std::int64_t> off{0};
+  std::int64_t tiny = 0;
+  for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
+  for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+  CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                         {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+  CK(cudaDeviceSynchronize());
+  CK(cudaFree(doff));
+  std::printf("shapes-once: done (n = %lld)\n", (long long)n);
+}
+
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;  // empty: every section
@@ -988,6 +1029,10 @@ int main(int argc, char** argv) {
     refill(float{});
     bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
     if (max_log2 >= 28 && !quick) bench_shapes(P, std::int64_t(1) << 28, reps);
+  }
+  if (want("shapes-once") && !only.empty()) {
+    refill(float{});
+    bench_shapes_once(P, std::int64_t(1) << std::min(26, max_log2));
   }
   if (want("shapes-tune")) {  // not in the default run: --only shapes-tune
     if (!only.empty()) {

@@ -3,7 +3,8 @@
 # compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
-#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu]  (default: all)
+#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu] [ncu]
+#   (default: all but ncu)
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS
@@ -97,6 +98,15 @@ if want bench; then
   python3 bench/report.py "$OUT/bench.csv" --png "$OUT/h200.png" --md "$OUT/h200.md" \
     --title "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), CUDA 13.0, $(date +%F)" || rc=1
   cat "$OUT/bench.txt" | grep -vE "^\s*$" | tail -75
+fi
+
+if [[ " $steps " == *" ncu "* ]]; then  # not in "all": the shape kernels' own device time (no launch or completion around them)
+  echo "== ncu: shape kernels once each (2^26 float32)"
+  ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum \
+    -k regex:"rows_kernel|cols_kernel|read_kernel|check_offsets|DeviceSegmentedReduceKernel" \
+    $B/bench/tally_bench --only shapes-once --max-log2 26 >"$OUT/ncu.txt" 2>&1 || rc=1
+  grep -E "rows_kernel|cols_kernel|read_kernel|check_offsets|SegmentedReduce|gpu__time_duration|dram__bytes" "$OUT/ncu.txt" |
+    sed -E 's/\(int, int, int\).*//' | cut -c1-150 | head -80
 fi
 
 if want cpu; then
