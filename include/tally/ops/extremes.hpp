@@ -38,6 +38,9 @@ template <class T, bool MAX, bool SKIP_NAN> struct extreme_reducer {
     std::int64_t nan_index;  // first NaN seen; kNoIndex if none (or SKIP_NAN)
   };
   using result_t = extreme_value<T>;
+  using value_type = T;
+  static constexpr bool is_max = MAX;
+  static constexpr bool skip_nan = SKIP_NAN;
   /// The empty result: -inf/+inf for floating types (the identity of max/min), the type's
   /// lowest/highest value for integers.
   static TALLY_HD T empty_value() {
