@@ -68,6 +68,53 @@ TEST_P(Extremes, RandomDataManyLengthsAndOffsets) {
   });
 }
 
+// The GPU folds whole 16-byte vectors per thread and finds the index inside the vector at the
+// end: the extreme and the first NaN at every position of a vector (and of the next one), with
+// copies of the extreme later in the same vector, in the same thread's later vectors and in
+// other threads' vectors; signed zeros within one vector; vectors made only of NaN next to
+// numbers (omit: skipped); at offsets that shift the vector boundaries.
+TEST_P(Extremes, EveryPositionInsideAVector) {
+  with_type(t(), [&]<class T>() {
+    constexpr bool fp = !std::numeric_limits<T>::is_integer;
+    const std::size_t n = 70001;  // several vectors per thread at any grid
+    std::vector<T> base(n);
+    for (std::size_t i = 0; i < n; ++i) base[i] = static_cast<T>(static_cast<int>(i % 97) - 48);
+    for (std::size_t p = 0; p < 18; ++p) {
+      std::vector<T> x = base;
+      x[1000 + p] = T(100);  // the max, then copies of it later
+      x[1000 + p + 1] = T(100);
+      x[40000 + p] = T(100);
+      x[n - 1] = T(100);
+      x[3000 + p] = T(-100);  // the min, and a copy two vectors on
+      x[3000 + p + 8] = T(-100);
+      for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(3)}) check(x, offset);
+      if constexpr (fp) {
+        x[5000 + p] = std::numeric_limits<T>::quiet_NaN();  // the first NaN, then another
+        x[5000 + p + 3] = std::numeric_limits<T>::quiet_NaN();
+        check(x);
+        check(x, 2);
+      }
+    }
+    if constexpr (fp) {
+      // signed zeros: the first zero is the minimum with its own sign, whichever comes first
+      for (std::size_t p = 0; p < 8; ++p) {
+        std::vector<T> z(4096, T(1));
+        z[64 + p] = T(-0.0);
+        z[64 + p + 1] = T(0.0);
+        check(z);
+        z[64 + p] = T(0.0);
+        z[64 + p + 1] = T(-0.0);
+        check(z);
+      }
+      // whole vectors of NaN between numbers
+      std::vector<T> h(20000);
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] = (i / 8) % 3 == 1 ? std::numeric_limits<T>::quiet_NaN() : T(static_cast<int>(i % 31));
+      check(h);
+      check(h, 1);
+    }
+  });
+}
+
 TEST_P(Extremes, TiesAcrossBlocksGiveTheFirstIndex) {
   with_type(t(), [&]<class T>() {
     const std::size_t n = 3000017;
