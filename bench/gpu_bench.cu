@@ -59,6 +59,18 @@ struct row {
 };
 std::vector<row> rows;
 
+// Back-to-back calls read rotating copies of an n-element input (256-byte aligned, up to the
+// pool's size), so each call reads DRAM, not the L2 its predecessor filled: X(k) is copy k.
+template <class T> struct rotation {
+  const char* base;
+  std::size_t stride;
+  int slots;
+  rotation(const char* pool, std::int64_t n)
+      : base(pool), stride((std::size_t(n) * sizeof(T) + 255) / 256 * 256),
+        slots(int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)))) {}
+  const T* operator()(int k) const { return reinterpret_cast<const T*>(base + std::size_t(k) * stride); }
+};
+
 template <class T> const char* type_name() {
   if constexpr (std::is_same_v<T, float>) return "float32";
   else if constexpr (std::is_same_v<T, double>) return "float64";
@@ -95,10 +107,9 @@ struct pools {
 template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool with_dot) {
   using R = tally::result_t<T>;
   const std::size_t bytes = std::size_t(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
-  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
-  auto Y = [&](int k) { return reinterpret_cast<const T*>(P.y + std::size_t(k) * stride); };
+  const rotation<T> X(P.x, n);
+  const int slots = X.slots;
+  const rotation<T> Y(P.y, n);
   timer tm(P.s);
   tally::options opt{tally::backend::cuda, P.s};
   auto* rd = reinterpret_cast<R*>(P.dres);
@@ -189,11 +200,10 @@ template <class T> void bench_reduce(pools& P, std::int64_t n, int reps, bool wi
 
 template <class T> void bench_add(pools& P, std::int64_t n, int reps) {
   const std::size_t bytes = std::size_t(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
-  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
-  auto Y = [&](int k) { return reinterpret_cast<const T*>(P.y + std::size_t(k) * stride); };
-  auto O = [&](int k) { return reinterpret_cast<T*>(P.out + std::size_t(k) * stride); };
+  const rotation<T> X(P.x, n);
+  const int slots = X.slots;
+  const rotation<T> Y(P.y, n);
+  auto O = [&](int k) { return reinterpret_cast<T*>(P.out + std::size_t(k) * X.stride); };
   timer tm(P.s);
   tally::options opt{tally::backend::cuda, P.s};
   const char* tn = type_name<T>();
@@ -335,9 +345,8 @@ void ensure_cub_temp(pools& P, std::size_t b) {
 template <class T> void bench_ops(pools& P, std::int64_t n, int reps) {
   static_assert(std::is_floating_point_v<T>);
   const std::size_t bytes = std::size_t(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
-  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  const rotation<T> X(P.x, n);
+  const int slots = X.slots;
   auto vx = [&](int k) { return tally::view<const T>{X(k), n, tally::memory::device}; };
   timer tm(P.s);
   tally::options opt{tally::backend::cuda, P.s};
@@ -634,6 +643,16 @@ void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
 
 }  // namespace
 
+// The offsets of the benchmark's uneven segments: `segs` segments of lengths 0..3 (s % 4),
+// except the middle one, which holds the rest of the n elements.
+std::vector<std::int64_t> uneven_offsets(std::int64_t n, std::int64_t segs) {
+  std::int64_t tiny = 0;
+  for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
+  std::vector<std::int64_t> off{0};
+  for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+  return off;
+}
+
 // ---- shapes: per-row, per-column and segmented sums (fast and exact; tally/shapes.hpp) -----
 //
 // float32, n elements in all: row sums and column sums of row-major matrices, and segments
@@ -644,9 +663,8 @@ void write_json(const char* path, const cudaDeviceProp& prop, int driver) {
 void bench_shapes(pools& P, std::int64_t n, int reps) {
   using T = float;
   const std::size_t bytes = std::size_t(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
-  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  const rotation<T> X(P.x, n);
+  const int slots = X.slots;
   timer tm(P.s);
   tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
   tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};
@@ -735,10 +753,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   // one huge segment among 10,000 tiny ones (lengths 0..3), in the middle
   {
     const std::int64_t segs = 10001;
-    std::vector<std::int64_t> off{0};
-    std::int64_t tiny = 0;
-    for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
-    for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+    const std::vector<std::int64_t> off = uneven_offsets(n, segs);
     CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
     prepare_cub(segs);
     double t_seg = tm.per_call([&](int k) {
@@ -773,9 +788,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   using T = float;
   namespace tn = tally::cuda::tuning;
   const std::size_t bytes = std::size_t(n) * sizeof(T);
-  const std::size_t stride = (bytes + 255) / 256 * 256;
-  const int slots = int(std::max<std::size_t>(1, std::min<std::size_t>(g_pool / stride, 1 << 20)));
-  auto X = [&](int k) { return reinterpret_cast<const T*>(P.x + std::size_t(k) * stride); };
+  const rotation<T> X(P.x, n);
+  const int slots = X.slots;
   timer tm(P.s);
   tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
   const double gb = double(bytes) / 1e3;
@@ -818,10 +832,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
-  std::vector<std::int64_t> off{0};
-  std::int64_t tiny = 0;
-  for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
-  for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+  const std::vector<std::int64_t> off = uneven_offsets(n, segs);
   std::int64_t* doff = nullptr;
   CK(cudaMalloc(&doff, sizeof(std::int64_t) * off.size()));
   CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
@@ -919,10 +930,7 @@ void bench_shapes_once(pools& P, std::int64_t n) {
     CK(cudaFree(tmp));
   }
   const std::int64_t segs = 10001;
-  std::vector<std::int64_t> off{0};
-  std::int64_t tiny = 0;
-  for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
-  for (std::int64_t s = 0; s < segs; ++s) off.push_back(off.back() + (s == segs / 2 ? n - tiny : s % 4));
+  const std::vector<std::int64_t> off = uneven_offsets(n, segs);
   CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
                          {out, segs, tally::dtype::float32, tally::memory::device}, fast);
