@@ -1017,6 +1017,29 @@ def test_norm_ord(tmp_path):
     assert r.returncode != 0 and "ord" in r.stderr.lower()
 
 
+@pytest.mark.parametrize("dt", ["<i8", "<u8", "<i4", "|i1", "|b1"])
+def test_integer_norms_are_rounded_once_from_the_exact_value(tmp_path, dt):
+    # above 2^53 converting each |x| to float64 first would round twice
+    from decimal import Decimal, getcontext
+    getcontext().prec = 100
+    vals = {"<i8": [2**53 + 1] * 3 + [1, -2**63, 2**62 + 3], "<u8": [2**64 - 1, 2**63 + 12345, 7, 2**53 + 1],
+            "<i4": [-2**31, 2**31 - 1, 5], "|i1": [-128, 127, -1], "|b1": [1, 0, 1, 1]}[dt]
+    p = save(tmp_path, "i.npy", np.array(vals, dtype=dt))
+    assert float(ok("norm", p, "--ord", "1")) == float(sum(abs(v) for v in vals))
+    assert float(ok("norm", p)) == float(Decimal(sum(v * v for v in vals)).sqrt())
+    assert float(ok("norm", p, "--ord", "inf")) == float(max(abs(v) for v in vals))
+    assert js("norm", p, "--ord", "1")["dtype"] == "float64"
+
+
+def test_float16_norms_of_every_ord(tmp_path):
+    from fractions import Fraction
+    a = np.array([0.1, -0.2, 65504, np.float16(6e-8)], dtype=np.float16)
+    p = save(tmp_path, "h.npy", a)
+    assert np.float32(ok("norm", p, "--ord", "1")) == np.float32(round_f32(sum(Fraction(float(v)) for v in np.abs(a))))
+    assert float(ok("norm", p, "--ord", "inf")) == 65504.0
+    assert js("norm", p, "--ord", "inf")["dtype"] == "float32"
+
+
 # ---- add of the element types after the first four (float16, int8-uint64, bool) -----------------
 
 @pytest.mark.parametrize("dt", ["<f2", ">f2", "|i1", "<i2", "|u1", "<u2", "<u4", "<u8"])

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "array.hpp"
 #include "axis.hpp"
@@ -23,6 +25,7 @@
 #include "distributed.hpp"
 #include "format.hpp"
 #include "npy.hpp"
+#include "tally/state.hpp"
 
 namespace tally_cli {
 namespace {
@@ -260,11 +263,67 @@ report run_var(bool take_sqrt, const settings& s) {
   return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
 }
 
-/// The correctly rounded mean or L2 norm of FILE (float64; float32 for float32 data).
-/// Integer data are converted to float64 for the norm (exactly, below 2^53).
+/// The L1 (ord "1") or L2 norm of integer (or bool) data, correctly rounded to float64 from
+/// the exact integer value: each |x| is split into two float64 parts, hi = |x| with its low
+/// 32 bits cleared and lo = those bits (both exact), so sum |x| = sum hi + sum lo and
+/// sum x^2 = hi.hi + lo.lo + hi.(2 lo), exact states of the library (tally/state.hpp) merged
+/// and rounded once. (Converting |x| to float64 first would round each element above 2^53
+/// and then the total again.)
+double integer_norm(const host_array& a, bool l1) {
+  const auto n = static_cast<std::size_t>(a.size());
+  std::vector<double> hi(n), lo(n), lo2(n);
+  std::visit([&](const auto& v) {
+    using E = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (std::is_same_v<E, tally_cli::bool8> || std::is_integral_v<E>) {
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t m;  // |x|, exactly (2^63 for INT64_MIN)
+        if constexpr (std::is_same_v<E, tally_cli::bool8>) m = v[i].v != 0;
+        else if constexpr (std::is_signed_v<E>)
+          m = v[i] < 0 ? std::uint64_t(0) - static_cast<std::uint64_t>(v[i]) : static_cast<std::uint64_t>(v[i]);
+        else m = static_cast<std::uint64_t>(v[i]);
+        hi[i] = static_cast<double>(m & ~std::uint64_t(0xffffffffu));
+        lo[i] = static_cast<double>(m & 0xffffffffu);
+        lo2[i] = 2 * lo[i];
+      }
+    }
+  }, a.data);
+  const tally::options cpu{tally::backend::cpu};
+  auto ref = [&](const std::vector<double>& v) {
+    return tally::array_ref{v.data(), static_cast<std::int64_t>(n), tally::dtype::float64, tally::memory::host};
+  };
+  double r = 0;
+  if (l1) {
+    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::sum, ref(hi), {}, cpu),
+                                         tally::partial(tally::reduce_op::sum, ref(lo), {}, cpu));
+    tally::round(st, &r, tally::dtype::float64);
+  } else {
+    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::dot, ref(hi), ref(hi), cpu),
+                                         tally::partial(tally::reduce_op::dot, ref(lo), ref(lo), cpu));
+    st = tally::merge(st, tally::partial(tally::reduce_op::dot, ref(hi), ref(lo2), cpu));
+    tally::round_sqrt(st, &r, tally::dtype::float64);
+  }
+  return r;
+}
+
+/// The correctly rounded mean or L1 / L2 norm (the max norm: exact, then rounded once) of
+/// FILE (float64; float32 for float32 and 16-bit float data). Integer data: the L1 and L2
+/// norms from the exact integer value (integer_norm, on the cpu backend), the max norm of the
+/// float64 values (rounding is monotonic, so that is the exact maximum rounded once).
 report run_mean_norm(bool norm, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
-  if (norm && !tally::is_floating(a.type())) a = convert(std::move(a), tally::dtype::float64);
+  if (norm && !tally::is_floating(a.type())) {
+    if (s.ord != "inf") {
+      const std::int64_t n = a.size();
+      double r = 0;
+      double secs = timed([&] { r = integer_norm(a, s.ord == "1"); });
+      scalar v(r);
+      return {repr(v), json_number(v), tally::dtype::float64, n, tally::backend::cpu, secs};
+    }
+    a = convert(std::move(a), tally::dtype::float64);
+  }
+  // 16-bit floats: the L1 and max norms take float32 (exactly the same values)
+  if (norm && s.ord != "2" && (a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16))
+    a = convert(std::move(a), tally::dtype::float32);
   bool single = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16;
   tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
   tally::backend be = pick_backend(s.backend);
