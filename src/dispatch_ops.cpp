@@ -3,6 +3,7 @@
 // validate.hpp): negative lengths, null data, declared memory checked against the CUDA
 // runtime, one side of memory per call, the forced backend able to read it.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -110,6 +111,24 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
               opt.stream, ax.device);
   } else {
     cpu::var(x.type, result_type, opt.accuracy, x.data, x.size, static_cast<std::uint64_t>(m2), take_sqrt, result);
+  }
+  // Fast mode: a result that is not a finite non-negative number comes from a NaN or an
+  // infinity in x, or from finite data whose running mean or M2 overflowed inside Welford's
+  // update ([1e308, -1e308] gave -inf). The exact path tells them apart (NaN for the first,
+  // the correctly rounded variance, +inf here, for the second), so it is asked once more.
+  // Only floating data can get there (int64 values square to at most 2^126).
+  double got = 0;
+  if (result_type == dtype::float32) {
+    float f;
+    std::memcpy(&f, result, sizeof f);
+    got = f;
+  } else {
+    std::memcpy(&got, result, sizeof got);
+  }
+  if (opt.accuracy == accuracy::fast && !(got >= 0 && got <= std::numeric_limits<double>::max()) && floating(x.type)) {
+    options ex = opt;
+    ex.accuracy = accuracy::exact;
+    var(x, ddof, take_sqrt, result, result_type, ex);
   }
 }
 

@@ -209,6 +209,14 @@ TEST_P(Moments, DegreesOfFreedomSpecialValuesAndEmpty) {
         EXPECT_TRUE(std::isnan(tally::var<T>(put(std::vector<T>{1, nan, 2}).in(), 0, o)));
         EXPECT_TRUE(std::isnan(tally::var<T>(put(std::vector<T>{1, inf, 2}).in(), 0, o)));
         EXPECT_TRUE(std::isnan(tally::std_dev<T>(put(std::vector<T>{-inf}).in(), 0, o)));
+        // finite data whose variance overflows: +inf in both modes, and the standard deviation
+        // of the exact variance (fast mode's running mean overflowed to -inf inside Welford's
+        // update and gave -inf / NaN before)
+        const T big = std::numeric_limits<T>::max();
+        EXPECT_EQ(tally::var<T>(put(std::vector<T>{big, -big}).in(), 0, o), inf);
+        EXPECT_TRUE(same_bits(tally::std_dev<T>(put(std::vector<T>{big, -big}).in(), 0, o), big));  // sqrt(big^2)
+        EXPECT_EQ(tally::std_dev<T>(put(std::vector<T>{big / 2, -big, big}).in(), 1, o), inf);
+        EXPECT_EQ(tally::var<T>(put(std::vector<T>{-big, big, T(5)}).in(), 0, o), inf);
       }
     }
   });

@@ -109,7 +109,10 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 /// (16-bit floats as exact float32 values, integers exactly, bool as 0/1). Exact mode (default): (n S2 - S1^2) / (n (n - ddof)) from the exact
 /// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
 /// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
-/// Chan et al. merging. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
+/// Chan et al. merging; a fast result that is not a finite non-negative number (a NaN or an
+/// infinity in x, or finite float32/float64 data whose running mean or sum of squares
+/// overflowed: [1e308, -1e308]) is recomputed in exact mode, which gives NaN for the first
+/// and the correctly rounded value (here +inf) for the second. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
 /// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: float32/float64 data
 /// through the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as
 /// the cpu backend); float16, bfloat16, bool and integers up to 32 bits widened to a float64

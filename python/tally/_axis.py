@@ -362,6 +362,14 @@ def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, ke
         return _shaped(p, indices, keepdims)
     if p.name != p.arg.dtype:
         values = _astype(p.lib, values, p.name)
+        if p.n == 0 and p.outputs > 0 and (p.name == "bool" or p.name.startswith(("int", "uint"))):
+            # empty slices of a widened type: the narrow type's own empty result (its lowest /
+            # highest value; bool: False / True), not the wider type's limits wrapped by astype
+            empty = (not is_max) if p.name == "bool" else int(np.iinfo(p.name).min if is_max else np.iinfo(p.name).max)
+            if p.lib == "torch":
+                values.fill_(empty)
+            else:
+                values[...] = empty
     return _shaped(p, values, keepdims)
 
 

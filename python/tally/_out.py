@@ -55,7 +55,8 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
         rlib = library(result)
         if lib != rlib:
             raise TypeError(f"tally.{fn}: out must be a {rlib} array like the result, not a {lib} array")
-        if out.device != result.device:
+        # (NumPy arrays are on the host; ndarray.device exists only from NumPy 2.0)
+        if lib != "numpy" and out.device != result.device:
             raise ValueError(f"tally.{fn}: out is on {out.device}, the result on {result.device}")
     if scalar and dtype:  # (bfloat16, which NumPy does not name, holds only float32 values)
         src = "float32" if dtype == "bfloat16" else dtype
@@ -67,6 +68,8 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
     if not np.can_cast(src, dst, casting="same_kind"):
         raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "
                         "(NumPy's 'same_kind' casting rule)")
+    if _is_int(src) and _is_int(dst) and src != dst:
+        _check_fits(result, dst, scalar, fn)
     if lib == "torch":
         if scalar:
             out.fill_(result)
@@ -75,3 +78,28 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
     else:
         out[...] = result
     return out
+
+
+def _is_int(name: str) -> bool:
+    return name.startswith("int") or name.startswith("uint")
+
+
+def _check_fits(result, dst: str, scalar: bool, fn: str) -> None:
+    """OverflowError when an integer result does not fit the integer out array's type (tally's
+    integer results are exact: they are never wrapped into a narrower type)."""
+    info = np.iinfo(dst)
+    if scalar:
+        if not info.min <= int(result) <= info.max:
+            raise OverflowError(f"tally.{fn}: the result {int(result)} does not fit the {dst} out array "
+                                f"([{info.min}, {info.max}])")
+        return
+    if result.size == 0:
+        return
+    lo, hi = int(result.min()), int(result.max())
+    if lo < info.min or hi > info.max:  # (the error path: find the first such output exactly, on the host)
+        host = result.get() if hasattr(result, "get") else (result.cpu().numpy() if hasattr(result, "cpu") else result)
+        flat = np.asarray(host).astype(object).ravel()
+        k = next(i for i, v in enumerate(flat) if v < info.min or v > info.max)
+        first = tuple(int(i) for i in np.unravel_index(k, tuple(result.shape)))
+        raise OverflowError(f"tally.{fn}: the result at {first} ({flat[k]}) does not fit the {dst} out array "
+                            f"([{info.min}, {info.max}])")

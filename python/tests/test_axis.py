@@ -410,3 +410,22 @@ def test_property_extremes_and_integer_sums(x, layout):
     else:
         np.testing.assert_array_equal(tally.argmin(v, axis=axis), np.argmin(v, axis=axis))
         np.testing.assert_array_equal(tally.argmax(v, axis=axis), np.argmax(v, axis=axis))
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "uint8", "uint16", "uint32", "int32", "int64", "bool"])
+def test_empty_slices_of_narrow_types_give_their_own_limits(dt):
+    # min/max along an empty axis: the type's highest / lowest value (bool: True / False), as
+    # the whole-array forms, not a wider type's limits wrapped into the narrow one
+    z = np.zeros((3, 0), dt)
+    hi, lo = (True, False) if dt == "bool" else (np.iinfo(dt).max, np.iinfo(dt).min)
+    mn, mx = tally.min(z, axis=1), tally.max(z, axis=1)
+    assert mn.dtype == np.dtype(dt) and mx.dtype == np.dtype(dt)
+    assert mn.tolist() == [hi] * 3 and mx.tolist() == [lo] * 3
+    assert tally.min(np.zeros(0, dt)) == hi and tally.max(np.zeros(0, dt)) == lo
+
+
+def test_fast_variance_of_overflowing_finite_data():
+    x = np.array([1e308, -1e308])
+    assert tally.var(x, accuracy="fast") == math.inf == tally.var(x)
+    assert tally.std(x, accuracy="fast") == 1e308 == tally.std(x)
+    assert tally.var(x[None], axis=1, accuracy="fast").tolist() == [math.inf]

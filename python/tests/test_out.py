@@ -82,3 +82,19 @@ def test_index_results_cast_as_numpy_does():
     o = np.full(2, 3.0)
     assert tally.argmax(x, axis=0, out=o) is o
     assert o.tolist() == [1.0, 0.0]
+
+
+def test_integer_results_never_wrap_into_a_narrower_out():
+    x = np.full((3, 2), 2**40)
+    for kw in (dict(out=np.zeros((), np.int32)), dict(keepdims=True, out=np.zeros((1, 1), np.int32)),
+               dict(axis=0, out=np.zeros(2, np.int32))):
+        with pytest.raises(OverflowError, match=r"tally\.sum: the result .*does not fit the int32 out"):
+            tally.sum(x, **kw)
+    with pytest.raises(OverflowError, match="int64 out"):
+        tally.sum(np.array([2**63], np.uint64), out=np.zeros((), np.int64))
+    with pytest.raises(OverflowError, match=r"at \(1,\)"):  # the first output that does not fit
+        tally.sum(np.array([[1, 2], [200, 1]], np.int64), axis=1, out=np.zeros(2, np.int8))
+    # results that fit are written
+    assert tally.sum(np.array([[5, 6]]), axis=1, out=np.zeros(1, np.int8)).tolist() == [11]
+    assert int(tally.sum(np.array([2**62, 2**62], np.uint64), out=np.zeros((), np.uint64))) == 2**63
+    assert tally.min(np.array([[-5, 3]], np.int8), axis=1, out=np.zeros(1, np.int8)).tolist() == [-5]
