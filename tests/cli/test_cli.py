@@ -1198,3 +1198,66 @@ def test_counts_beyond_int64_are_refused_not_clamped(tmp_path, opt):
     r = run(cmd, p, opt, str(2**63))  # (CLI11 alone would clamp it to 2^63 - 1)
     assert r.returncode == 2 and r.stdout == "" and opt in r.stderr and "2^63 - 1" in r.stderr, r.stderr
     ok(cmd, p, opt, "0")
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_signal_while_writing_leaves_no_temporary_file(tmp_path, sig):
+    # add writes to a hidden temporary file next to the output and renames it at the end; a
+    # signal in between removes it (and the output is not created)
+    import signal
+    import time
+    big = tmp_path / "big.npy"
+    np.save(big, np.ones(40_000_000))
+    out = tmp_path / "o.npy"
+    for attempt in range(20):
+        p = subprocess.Popen([BIN, "add", str(big), str(big), "-o", str(out), "--backend", "cpu"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        t0 = time.time()
+        while p.poll() is None and not list(tmp_path.glob(".o.npy.tmp*")) and time.time() - t0 < 20:
+            time.sleep(0.002)
+        if p.poll() is not None:  # finished before its temporary file was seen: try again
+            out.unlink(missing_ok=True)
+            continue
+        p.send_signal(getattr(signal, sig))
+        rc = p.wait(timeout=60)
+        if rc == 0:  # the signal came after the rename
+            out.unlink()
+            continue
+        assert rc == -getattr(signal, sig)
+        assert list(tmp_path.glob(".o.npy.tmp*")) == [] and not out.exists()
+        return
+    pytest.skip("the write never stayed open long enough to be interrupted")
+
+
+def test_bool_bytes_other_than_0_and_1_read_as_true(tmp_path):
+    # NumPy reads any nonzero byte of a '|b1' array as True
+    p = npy_with_header(tmp_path / "b.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", bytes([2, 255, 1]))
+    assert ok("sum", p) == "3" and ok("mean", p) == "1.0" and ok("argmin", p) == "0" and ok("var", p) == "0.0"
+    out = tmp_path / "o.npy"
+    ok("add", p, p, "-o", out)
+    assert np.load(out).view(np.uint8).tolist() == [1, 1, 1]
+
+
+def test_bytes_from_the_file_are_escaped_in_messages(tmp_path):
+    for descr, shown in (("<f8\x1b[2J", "\\x1b[2J"), ("<f8\x00x", "\\x00x")):
+        p = npy_with_header(tmp_path / "c.npy", "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }",
+                            bytes(8))
+        r = run("sum", p)
+        assert r.returncode == 2 and "\x1b" not in r.stderr and "\x00" not in r.stderr and shown in r.stderr, r.stderr
+        assert r.stderr.rstrip().endswith("bfloat16 has no NumPy dtype)"), r.stderr
+
+
+def test_data_too_large_for_memory_is_named(tmp_path):
+    # (only where the kernel refuses such an allocation outright: with overcommit_memory = 1
+    # it would succeed and the zero-filling would run the machine out of memory)
+    try:
+        if Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1":
+            pytest.skip("vm.overcommit_memory = 1: a 2 TB allocation would not fail")
+    except OSError:
+        pytest.skip("no /proc/sys/vm/overcommit_memory")
+    p = npy_with_header(tmp_path / "huge.npy", "{'descr': '|i1', 'fortran_order': False, 'shape': (2000000000000,), }")
+    with open(p, "r+b") as f:  # a sparse file as long as the header says
+        f.truncate(p.stat().st_size + 2000000000000)
+    r = run("sum", p)
+    assert r.returncode == 2 and "needs 2000000000000 bytes of memory" in r.stderr, r.stderr

@@ -113,10 +113,24 @@ def test_refused_options_and_types(data, tmp_path):
     r = subprocess.run([BIN, "sum", str(data["fortran"]), "--axis", "0", "--distributed"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "--axis" in r.stderr
-    u8 = tmp_path / "u8.npy"
-    np.save(u8, np.arange(10, dtype=np.uint8))
-    r = mpi(2, "sum", u8, code=1)
-    assert "uint8" in r.stderr and "float32, float64, int32 and int64" in r.stderr
+    # uint64 above 2^63 - 1: refused, naming the element by its index in the whole file
+    u64 = tmp_path / "u64.npy"
+    np.save(u64, np.array([3, 4, 5, 2**64 - 1], dtype=np.uint64))
+    r = mpi(2, "sum", u64, code=2)
+    assert "uint64 element 3 " in r.stderr and "--distributed" in r.stderr
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "bool", "float16"])
+@pytest.mark.parametrize("cmd", ["sum", "mean", "min", "max", "argmin", "argmax", "norm"])
+def test_the_smaller_types_widen_as_one_process_reads_them(tmp_path, dt, cmd):
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 100, 1001).astype(dt) if dt != "float16" else rng.standard_normal(1001).astype(dt)
+    p = tmp_path / "a.npy"
+    np.save(p, a)
+    for ranks in (1, 3):
+        assert mpi(ranks, cmd, p).stdout.strip() == single(cmd, p), (dt, cmd, ranks)
+    if cmd in ("min", "max"):  # the file's type is reported
+        assert json.loads(mpi(2, cmd, p, "--json").stdout)["dtype"] == dt
 
 
 # ---- --backend cuda: one GPU per rank (node-local rank modulo the GPU count) ----------------

@@ -103,6 +103,7 @@ int run_distributed(const dist_request& r) {
   int code = 0;
   std::string message;
   host_array a, b;
+  tally::dtype given = tally::dtype::float64;  // the file's element type
   std::int64_t offset = 0, total = 0;
   // --backend cuda: one GPU per rank, the node-local rank modulo the node's GPU count (several
   // ranks may share one). auto keeps the CPU here: the parts are read into host memory, and
@@ -130,6 +131,15 @@ int run_distributed(const dist_request& r) {
       a = convert(std::move(a), t);
       b = convert(std::move(b), t);
     }
+    // the MPI layer reads float32, float64, int32 and int64: the other types widened exactly
+    // (min and max still report the file's type)
+    given = a.type();
+    try {
+      a = widen_to_core(std::move(a), "--distributed", offset);
+      if (r.cmd == "dot") b = widen_to_core(std::move(b), "--distributed", offset);
+    } catch (const std::invalid_argument& e) {
+      throw npy::error(fmt::format("{}: {}", r.a, e.what()));
+    }
     if (r.cmd == "norm" && !is_float(a.type())) a = convert(std::move(a), tally::dtype::float64);
     if (gpu) {
       int gpus = gpu_count();
@@ -156,6 +166,7 @@ int run_distributed(const dist_request& r) {
       outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, total, tally::backend::cuda)
                       : reduce_parts(r, a.ref(), b.ref(), total, tally::backend::cpu);
       double secs = MPI_Wtime() - t0;
+      if (r.cmd == "min" || r.cmd == "max") o.type = given;
       if (rank == 0) {
         if (r.json)
           fmt::print("{}\n", json_object({{"value", o.json},

@@ -353,26 +353,10 @@ void run_axis(const std::string& cmd, const settings& s) {
   // exactly (16-bit floats to float32, small integers and bool to int32, uint32 to int64;
   // uint64 to int64 when every element fits). min and max still report the input's type.
   const tally::dtype given = a.type();
-  switch (given) {
-    case tally::dtype::float16:
-    case tally::dtype::bfloat16: a = convert(std::move(a), tally::dtype::float32); break;
-    case tally::dtype::int8:
-    case tally::dtype::int16:
-    case tally::dtype::uint8:
-    case tally::dtype::uint16:
-    case tally::dtype::bool_: a = convert(std::move(a), tally::dtype::int32); break;
-    case tally::dtype::uint32: a = convert(std::move(a), tally::dtype::int64); break;
-    case tally::dtype::uint64: {
-      const auto& v = std::get<std::vector<std::uint64_t>>(a.data);
-      for (std::size_t i = 0; i < v.size(); ++i)
-        if (v[i] > static_cast<std::uint64_t>(INT64_MAX))
-          throw input_error(fmt::format("{}: --axis: uint64 element {} ({}) is above 2^63 - 1, which reductions "
-                                        "along an axis do not take in this version",
-                                        s.a, i, v[i]));
-      a = convert(std::move(a), tally::dtype::int64);
-      break;
-    }
-    default: break;
+  try {
+    a = widen_to_core(std::move(a), "--axis (reductions along an axis)");
+  } catch (const std::invalid_argument& e) {
+    throw input_error(fmt::format("{}: --axis: {}", s.a, e.what()));
   }
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
   tally::backend be = pick_backend(s.backend);

@@ -2,14 +2,18 @@
 #include "npy.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <filesystem>
 #include <memory>
 #include <string_view>
@@ -22,8 +26,44 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
 
+/// `text` with control bytes (and DEL) written as \xNN, so that bytes from a file cannot cut
+/// a message short or drive the terminal.
+std::string printable(const std::string& text) {
+  std::string r;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      r += "\\x";
+      r += hex[c >> 4];
+      r += hex[c & 15];
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw error(path + ": " + problem);
+  throw error(printable(path) + ": " + printable(problem));
+}
+
+/// make_array, or an error naming the file and the bytes it needs when memory runs out.
+host_array allocate(const std::string& path, tally::dtype t, std::vector<std::int64_t> shape, std::int64_t bytes) {
+  try {
+    return make_array(t, std::move(shape));
+  } catch (const std::bad_alloc&) {
+    fail(path, "needs " + std::to_string(bytes) + " bytes of memory for its data, more than can be allocated");
+  } catch (const std::length_error&) {
+    fail(path, "needs " + std::to_string(bytes) + " bytes of memory for its data, more than can be allocated");
+  }
+}
+
+/// NumPy's bool is one byte read as "not zero": a file may hold other bytes than 0 and 1
+/// (np.load shows them as True), so they are made 0 / 1 once, on loading.
+void normalise_bools(host_array& a) {
+  if (a.type() != tally::dtype::bool_) return;
+  auto* p = static_cast<unsigned char*>(a.bytes());
+  for (std::int64_t i = 0, n = a.size(); i < n; ++i) p[i] = p[i] != 0;
 }
 
 std::string errno_text() { return std::strerror(errno); }
@@ -317,11 +357,12 @@ host_array read(const std::string& path) {
                           " elements (" + std::to_string(need) + " bytes) but ";
   if (left >= 0 && left < need)
     fail(path, truncated + "only " + std::to_string(left) + " bytes follow it");
-  host_array a = make_array(h.type, h.shape);
+  host_array a = allocate(path, h.type, h.shape, need);
   read_exact(path, f.get(), a.bytes(), static_cast<std::size_t>(need),
              (truncated + "fewer bytes follow it").c_str());
   if (h.swap) byteswap(a.bytes(), h.count, size);
   if (h.fortran) std::visit([&](auto& v) { fortran_to_c(v, a.shape); }, a.data);
+  normalise_bools(a);
   return a;
 }
 
@@ -332,13 +373,13 @@ host_array read_slice(const std::string& path, int rank, int parts, std::int64_t
   offset = static_cast<std::int64_t>(static_cast<__int128>(h.count) * rank / parts);
   std::int64_t end = static_cast<std::int64_t>(static_cast<__int128>(h.count) * (rank + 1) / parts);
   std::int64_t n = end - offset;
-  host_array a = make_array(h.type, {n});
+  host_array a = allocate(path, h.type, {n}, n * static_cast<std::int64_t>(tally::dtype_size(h.type)));
   if (h.fortran && h.shape.size() >= 2) {  // C order is scattered on disk: read it all
     f.reset();
     host_array whole = read(path);
     std::size_t size = tally::dtype_size(h.type);
     std::memcpy(a.bytes(), static_cast<const char*>(whole.bytes()) + offset * size, static_cast<std::size_t>(n) * size);
-    return a;
+    return a;  // (read normalised the bools)
   }
   std::size_t size = tally::dtype_size(h.type);
   std::int64_t need = h.bytes;
@@ -350,6 +391,7 @@ host_array read_slice(const std::string& path, int rank, int parts, std::int64_t
     fail(path, "cannot seek: " + errno_text());
   read_exact(path, f.get(), a.bytes(), static_cast<std::size_t>(n) * size, "truncated data");
   if (h.swap) byteswap(a.bytes(), n, size);
+  normalise_bools(a);
   return a;
 }
 
@@ -380,7 +422,46 @@ std::string make_header(const host_array& a) {
   return {};
 }
 
-/// A temporary file next to the destination; removed unless committed.
+// The temporary files being written, for the signal handler: SIGINT, SIGTERM or SIGHUP
+// while one is open removes it (unlink is async-signal-safe), then the signal takes its
+// default course. Fixed slots of plain characters: nothing in the handler allocates.
+constexpr int kTempSlots = 4;
+char temp_paths[kTempSlots][4096];
+volatile std::sig_atomic_t temp_used[kTempSlots];
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (temp_used[i]) ::unlink(temp_paths[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+int register_temp(const std::string& path) {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_and_reraise;
+      sigemptyset(&sa.sa_mask);
+      struct sigaction old {};
+      // keep an ignored signal ignored (nohup, a background job's SIGINT)
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      ::sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+  if (path.size() >= sizeof temp_paths[0]) return -1;
+  for (int i = 0; i < kTempSlots; ++i)
+    if (!temp_used[i]) {
+      std::memcpy(temp_paths[i], path.c_str(), path.size() + 1);
+      temp_used[i] = 1;
+      return i;
+    }
+  return -1;  // (more than kTempSlots at once: not removed on a signal)
+}
+
+/// A temporary file next to the destination; removed unless committed (also when the
+/// process is stopped by SIGINT, SIGTERM or SIGHUP while it is open).
 class temp_file {
  public:
   explicit temp_file(const std::string& dest) : dest_(dest) {
@@ -389,12 +470,14 @@ class temp_file {
     path_ = dir + "/." + p.filename().string() + ".tmpXXXXXX";
     fd_ = mkstemp(path_.data());
     if (fd_ < 0) fail(dest, "cannot create a temporary file in '" + dir + "': " + errno_text());
+    slot_ = register_temp(path_);
   }
   temp_file(const temp_file&) = delete;
   temp_file& operator=(const temp_file&) = delete;
   ~temp_file() {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_) ::unlink(path_.c_str());
+    release();
   }
 
   void write(const void* p, std::size_t n) {
@@ -417,10 +500,16 @@ class temp_file {
     if (::close(fd) != 0) fail(dest_, "cannot write: " + errno_text());
     if (std::rename(path_.c_str(), dest_.c_str()) != 0) fail(dest_, "cannot write: " + errno_text());
     committed_ = true;
+    release();
     sync_dir();
   }
 
  private:
+  void release() {
+    if (slot_ >= 0) temp_used[slot_] = 0;
+    slot_ = -1;
+  }
+
   /// Best effort: makes the rename itself durable.
   void sync_dir() {
     std::filesystem::path p(dest_);
@@ -433,6 +522,7 @@ class temp_file {
 
   std::string dest_, path_;
   int fd_ = -1;
+  int slot_ = -1;  // in temp_paths, or -1
   bool committed_ = false;
 };
 
