@@ -2,6 +2,7 @@
 #include "npy.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -436,7 +437,7 @@ extern "C" void remove_temps_and_reraise(int sig) {
   std::raise(sig);
 }
 
-int register_temp(const std::string& path) {
+void install_temp_handlers() {
   static const bool installed = [] {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
       struct sigaction sa {};
@@ -450,6 +451,9 @@ int register_temp(const std::string& path) {
     return true;
   }();
   (void)installed;
+}
+
+int register_temp(const std::string& path) {
   if (path.size() >= sizeof temp_paths[0]) return -1;
   for (int i = 0; i < kTempSlots; ++i)
     if (!temp_used[i]) {
@@ -468,9 +472,18 @@ class temp_file {
     std::filesystem::path p(dest);
     std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
     path_ = dir + "/." + p.filename().string() + ".tmpXXXXXX";
+    install_temp_handlers();
+    // the signals wait while the file is created and registered, so none finds it unregistered
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);
     fd_ = mkstemp(path_.data());
+    const int made = errno;
+    if (fd_ >= 0) slot_ = register_temp(path_);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = made;
     if (fd_ < 0) fail(dest, "cannot create a temporary file in '" + dir + "': " + errno_text());
-    slot_ = register_temp(path_);
   }
   temp_file(const temp_file&) = delete;
   temp_file& operator=(const temp_file&) = delete;
