@@ -291,6 +291,8 @@ def _float_out(dtype, fn: str, what: str) -> str:
 
 
 def _norm_ord(ord) -> str:
+    if not (ord is None or isinstance(ord, (str, int, float, np.integer, np.floating))):
+        raise TypeError(f"tally.norm: ord must be 1, 2 (or None) or inf, not {type(ord).__name__} {ord!r}")
     if isinstance(ord, str) and ord == "inf" or (not isinstance(ord, str) and ord == np.inf):
         return "inf"
     if ord is None or (not isinstance(ord, (str, bool, np.bool_)) and ord in (1, 2)):
@@ -477,11 +479,15 @@ def _scalar(a, dtype: str, fn: str):
         return 0.0, 0  # (the C++ layer refuses bool by name)
     # float() would parse a string ("2") and drop a NumPy complex's imaginary part: refused
     kind = getattr(getattr(a, "dtype", None), "kind", None)
-    if isinstance(a, (str, bytes, bytearray, complex)) or kind not in (None, "b", "i", "u", "f"):
-        raise TypeError(f"tally.{fn}: a must be a real number, not {type(a).__name__}"
+    if (isinstance(a, (str, bytes, bytearray, complex)) or kind not in (None, "b", "i", "u", "f")
+            or not (isinstance(a, (int, float, np.integer, np.floating, np.bool_)) or getattr(a, "ndim", None) == 0)):
+        raise TypeError(f"tally.{fn}: a must be a real number (a Python or NumPy scalar), not {type(a).__name__}"
                         + (f" of dtype {a.dtype}" if kind is not None else ""))
     if dtype.startswith("float") or dtype == "bfloat16":
-        return float(a), 0
+        try:
+            return float(a), 0
+        except OverflowError:
+            raise OverflowError(f"tally.{fn}: a = {a} is too large for a float") from None
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
         raise TypeError(f"tally.{fn}: a must be an integer for {dtype} arrays, not {type(a).__name__}")
     info = np.iinfo(dtype)

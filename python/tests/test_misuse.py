@@ -188,3 +188,14 @@ def test_read_only_out_is_named():
     out2.flags.writeable = False
     with pytest.raises(ValueError, match=r"tally\.max: out is read-only"):
         tally.max(np.ones((2, 3)), axis=0, out=out2)
+
+
+def test_bad_ord_and_bad_a_are_named():
+    for o in (1 + 0j, np.array([1, 2]), [1]):
+        with pytest.raises(TypeError, match="tally.norm: ord must be"):
+            tally.norm(np.ones(3), ord=o)
+    for a in (None, np.array([1.0, 2.0]), [2.0]):
+        with pytest.raises(TypeError, match="tally.axpy: a must be a real number"):
+            tally.axpy(a, np.ones(2), np.ones(2))
+    with pytest.raises(OverflowError, match="tally.scale: a = 1000.* is too large for a float"):
+        tally.scale(10**400, np.ones(2))
