@@ -631,7 +631,7 @@ def test_int32_add_overflow_writes_nothing(tmp_path):
     a = save(tmp_path, "a.npy", np.array([2**31 - 1], dtype="i4"))
     b = save(tmp_path, "b.npy", np.array([1], dtype="i4"))
     out = tmp_path / "out.npy"
-    bad("add", a, b, "-o", out, code=1, words=["overflow"])
+    bad("add", a, b, "-o", out, code=1, words=["overflow", "was not written"])
     assert not out.exists() and no_temp_files(tmp_path)
 
 

@@ -202,8 +202,19 @@ report run_add(const settings& s) {
                                   shape_str(b.shape), s.a, shape_str(a.shape)));
   host_array out = make_array(a.type(), a.shape);
   tally::backend be = pick_backend(s.backend);
-  double secs = staged(be) ? add_on_gpu(a.ref(), b.ref(), out.mref())
-                           : timed([&] { tally::add(a.ref(), b.ref(), out.mref(), {be}); });
+  double secs = 0;
+  try {
+    secs = staged(be) ? add_on_gpu(a.ref(), b.ref(), out.mref())
+                      : timed([&] { tally::add(a.ref(), b.ref(), out.mref(), {be}); });
+  } catch (const tally::error& e) {
+    if (e.code() != tally::errc::overflow) throw;
+    // the library's message speaks of its out array; the tool writes nothing in that case
+    std::string m = e.what();
+    const std::string tail = "; out holds wrapped values)";
+    if (m.size() > tail.size() && m.compare(m.size() - tail.size(), tail.size(), tail) == 0)
+      m = m.substr(0, m.size() - tail.size()) + ")";
+    throw tally::error(tally::errc::overflow, m + "; " + s.out + " was not written");
+  }
   npy::write_atomic(s.out, out);
   return {"", json_string(s.out), out.type(), out.size(), be, secs};
 }
