@@ -673,6 +673,34 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   std::int64_t* doff = nullptr;
   const std::int64_t max_segments = std::max<std::int64_t>(65536, n / 1024);
   CK(cudaMalloc(&doff, sizeof(std::int64_t) * (max_segments + 1)));
+  // The stream-ordered forms ("-async" libraries): queued back to back like CUB's calls; their
+  // status words must read "none" (-1, -1) after the timing, and their results must have the
+  // blocking call's bits (check column: 0 when every output is identical, else 1).
+  std::int64_t* dstatus = nullptr;
+  CK(cudaMalloc(&dstatus, 2 * sizeof(std::int64_t)));
+  auto status_none = [&](const char* what) {
+    std::int64_t h[2];
+    CK(cudaMemcpy(h, dstatus, sizeof h, cudaMemcpyDeviceToHost));
+    if (h[0] != -1 || h[1] != -1) {
+      std::fprintf(stderr, "tally_bench: %s: stream-ordered status %lld %lld, not -1 -1\n", what, (long long)h[0], (long long)h[1]);
+      std::exit(1);
+    }
+  };
+  // 0 when the stream-ordered call on X(0) gives `blocking`'s bits, else 1
+  auto differs = [&](const std::vector<T>& blocking, auto&& async_call) {
+    CK(cudaMemset(out, 0xff, blocking.size() * sizeof(T)));
+    async_call();
+    CK(cudaStreamSynchronize(P.s));
+    std::vector<T> h(blocking.size());
+    CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return std::memcmp(h.data(), blocking.data(), h.size() * sizeof(T)) == 0 ? 0.0 : 1.0;
+  };
+  auto read_out = [&](std::int64_t m) {
+    std::vector<T> h(static_cast<std::size_t>(m));
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  };
   void* ctemp = nullptr;
   std::size_t ctemp_bytes = 0;
   auto cub_segments = [&](int k, std::int64_t segs) {
@@ -742,6 +770,29 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
                          {out, cols, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
     v2_path(false);
+    // stream-ordered: rows and columns, fast and exact
+    const tally::matrix_ref m{X(0), r, cols, cols, 1, tally::dtype::float32, tally::memory::device};
+    auto axis_async = [&](int k, int axis, const tally::options& o) {
+      tally::matrix_ref mk = m;
+      mk.data = X(k);
+      const std::int64_t outs = axis == 1 ? r : cols;
+      tally::reduce_axis_async(tally::reduce_op::sum, mk, axis, {out, outs, tally::dtype::float32, tally::memory::device},
+                               dstatus, o);
+    };
+    auto axis_blocking = [&](int axis, const tally::options& o) {
+      const std::int64_t outs = axis == 1 ? r : cols;
+      tally::reduce_axis(tally::reduce_op::sum, m, axis, {out, outs, tally::dtype::float32, tally::memory::device}, o);
+      return read_out(outs);
+    };
+    for (int axis : {1, 0})
+      for (const tally::options* o : {&fast, &exact}) {
+        double t = tm.per_call([&](int k) { axis_async(k, axis, *o); }, slots, reps);
+        status_none("axis async");
+        const std::vector<T> want = axis_blocking(axis, *o);
+        const double check = differs(want, [&] { axis_async(0, axis, *o); });
+        rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32",
+                        o == &fast ? "tally-fast-async" : "tally-exact-async", n, t, gb / t, check});
+      }
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
@@ -771,6 +822,19 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
                              {out, segs, tally::dtype::float32, tally::memory::device}, fast);
     }, slots, reps);
     v2_path(false);
+    auto seg_async = [&](int k, const tally::options& o) {
+      tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                                   {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, o);
+    };
+    for (const tally::options* o : {&fast, &exact}) {
+      double t = tm.per_call([&](int k) { seg_async(k, *o); }, slots, reps);
+      status_none("segments async");
+      tally::reduce_segments(tally::reduce_op::sum, {X(0), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                             {out, segs, tally::dtype::float32, tally::memory::device}, *o);
+      const std::vector<T> want = read_out(segs);
+      const double check = differs(want, [&] { seg_async(0, *o); });
+      rows.push_back({"segments-uneven", "float32", o == &fast ? "tally-fast-async" : "tally-exact-async", n, t, gb / t, check});
+    }
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"segments-uneven", "float32", "tally-exact", n, t_seg_x, gb / t_seg_x, NAN});
@@ -778,6 +842,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   }
   if (ctemp) CK(cudaFree(ctemp));
   CK(cudaFree(doff));
+  CK(cudaFree(dstatus));
 }
 
 // The v3 plan (tuning::shapes_v3_plan) swept over the shapes of bench_shapes: rows, columns and
@@ -816,14 +881,17 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     return p;
   };
   const std::vector<cfg> cfgs{
-      {"v3-run18", mk(16384, 16384, never, 4, -1, 1024)},  // the plan of run 18: a block per item, no block rows
+      {"v3-run18", with([&](auto& p) { p = mk(16384, 16384, never, 4, -1, 1024); p.seg_split = 16384; })},  // run 18: a block per item, no block rows
       {"default", base},
       {"per-item", with([](auto& p) { p.blocks_per_sm = -1; })},
       {"b5", with([](auto& p) { p.rows_min_blocks = 5; })},
       {"t32k", with([](auto& p) { p.tile = 32768; })},
       {"t128k", with([](auto& p) { p.tile = 131072; })},
+      {"seg16k (run 21)", with([](auto& p) { p.seg_tile = 16384; })},
       {"seg32k", with([](auto& p) { p.seg_tile = 32768; })},
-      {"seg64k", with([](auto& p) { p.seg_tile = 65536; })},
+      {"seg128k", with([](auto& p) { p.seg_tile = 131072; })},
+      {"split8k", with([](auto& p) { p.seg_split = 8192; })},
+      {"split32k", with([](auto& p) { p.seg_split = 32768; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},

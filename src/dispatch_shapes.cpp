@@ -134,12 +134,39 @@ void refuse_unsupported(const char* fn, backend b, const geometry& g, const requ
                                          " (use the cpu backend)");
 }
 
+// A stream-ordered call runs on the CUDA backend only, over device memory; its status (if
+// given) is device memory apart from the outputs. Call after the backend is chosen.
+void check_stream_ordered(const char* fn, backend requested, backend b, const request& r, std::int64_t outputs,
+                          int& device) {
+  if (!r.stream_ordered) return;
+  if (requested == backend::cpu)
+    fail(errc::invalid_argument, fn, "the stream-ordered (_async) forms run on the cuda backend only (the cpu backend"
+                                     " was requested; use the blocking form)");
+  if (b != backend::cuda)
+    fail(errc::wrong_memory, fn, "the stream-ordered (_async) forms read and write device memory on the cuda backend;"
+                                 " this call's arrays are host memory (use the blocking form)");
+  if (r.status_device == nullptr) return;
+  int sdev = -1;
+  if (validate::locate_declared(fn, "status", r.status_device, memory::unknown, sdev) == memory::host)
+    fail(errc::wrong_memory, fn, "status is host memory; the stream-ordered forms write it on the GPU (pass device memory)");
+  if (device < 0) device = sdev;
+  const std::size_t sbytes = 2 * sizeof(std::int64_t);
+  const std::size_t vbytes = r.out ? static_cast<std::size_t>(outputs) * dtype_size(r.out_type) : 0;
+  const std::size_t ibytes = r.index ? static_cast<std::size_t>(outputs) * sizeof(std::int64_t) : 0;
+  if (validate::overlap(r.status_device, sbytes, r.out, vbytes) || validate::overlap(r.status_device, sbytes, r.index, ibytes))
+    fail(errc::invalid_argument, fn, "status overlaps an output (it needs 2 int64 of its own)");
+}
+
 void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
   refuse_unsupported(fn, b, g, r);
-  if (g.outputs == 0) return;
+  if (g.outputs == 0) {
+    if (r.stream_ordered && r.status_device) cuda::shapes_clear_status(r.status_device, stream, device);
+    return;
+  }
   outcome st;
   if (b == backend::cuda) {
     cuda::shapes_run(g, r, st, stream, device);
+    if (r.stream_ordered) return;  // reported through r.status_device, in stream order
   } else {
     cpu::shapes_run(g, r, st);
   }
@@ -200,6 +227,7 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
   int dev = -1;
   memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev);
   backend b = choose(fn, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  check_stream_ordered(fn, opt.backend, b, r, g.outputs, dev);
   run(fn, b, g, r, dev, opt.stream);
 }
 
@@ -229,6 +257,7 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
   memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev);
   if (dev < 0) dev = odev;
   backend b = choose(fn, opt.backend, {{"x", wx}, {"offsets", wf}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  check_stream_ordered(fn, opt.backend, b, r, segments, dev);
   if (b == backend::cpu) {  // host offsets: checked here; device offsets: on the GPU
     if (offsets[0] != 0) fail(errc::invalid_argument, fn, "offsets[0] is " + std::to_string(offsets[0]) + ", not 0");
     for (std::int64_t s = 0; s < segments; ++s)
@@ -240,9 +269,9 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
                                            ", not x's length " + std::to_string(x.size));
   }
   if (segments == 0) {
-    refuse_unsupported(fn, b, g, r);
     if (x.size != 0 && b == backend::cuda)
       fail(errc::invalid_argument, fn, "no segments, but x has " + std::to_string(x.size) + " elements");
+    run(fn, b, g, r, dev, opt.stream);  // (nothing to compute)
     return;
   }
   run(fn, b, g, r, dev, opt.stream);
@@ -314,6 +343,60 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
   r.nans = nans;
   segment_call(op == extreme_op::min ? "min (segments)" : "max (segments)", kind::extreme, x, offsets, segments, values,
                &indices, r, opt);
+}
+
+// ---- stream-ordered forms ----
+
+namespace {
+request make_async(kind k, const options& opt, std::int64_t* status_device) {
+  request r = make(k, opt);
+  r.stream_ordered = true;
+  r.status_device = status_device;
+  return r;
+}
+}  // namespace
+
+void reduce_axis_async(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, std::int64_t* status_device,
+                       const options& opt) {
+  validate::check_accuracy("sum_async (axis)", opt.accuracy);
+  axis_call(sum_name(op, "sum_async (axis)"), kind::sum, x, axis, out, nullptr, make_async(kind::sum, opt, status_device), opt);
+}
+
+void mean_axis_async(matrix_ref x, int axis, mutable_array_ref out, std::int64_t* status_device, const options& opt) {
+  axis_call("mean_async (axis)", kind::mean, x, axis, out, nullptr, make_async(kind::mean, opt, status_device), opt);
+}
+
+void extreme_axis_async(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
+                        mutable_array_ref indices, std::int64_t* status_device, const options& opt) {
+  validate::check_extreme("extreme_async (axis)", op, nans);
+  request r = make_async(kind::extreme, opt, status_device);
+  r.eop = op;
+  r.nans = nans;
+  axis_call(op == extreme_op::min ? "min_async (axis)" : "max_async (axis)", kind::extreme, x, axis, values, &indices, r, opt);
+}
+
+void reduce_segments_async(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
+                           mutable_array_ref out, std::int64_t* status_device, const options& opt) {
+  validate::check_accuracy("sum_async (segments)", opt.accuracy);
+  segment_call(sum_name(op, "sum_async (segments)"), kind::sum, x, offsets, segments, out, nullptr,
+               make_async(kind::sum, opt, status_device), opt);
+}
+
+void mean_segments_async(array_ref x, const std::int64_t* offsets, std::int64_t segments, mutable_array_ref out,
+                         std::int64_t* status_device, const options& opt) {
+  segment_call("mean_async (segments)", kind::mean, x, offsets, segments, out, nullptr,
+               make_async(kind::mean, opt, status_device), opt);
+}
+
+void extreme_segments_async(extreme_op op, nan_policy nans, array_ref x, const std::int64_t* offsets,
+                            std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
+                            std::int64_t* status_device, const options& opt) {
+  validate::check_extreme("extreme_async (segments)", op, nans);
+  request r = make_async(kind::extreme, opt, status_device);
+  r.eop = op;
+  r.nans = nans;
+  segment_call(op == extreme_op::min ? "min_async (segments)" : "max_async (segments)", kind::extreme, x, offsets,
+               segments, values, &indices, r, opt);
 }
 
 void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt) {

@@ -34,6 +34,11 @@ struct request {
   void* out = nullptr;
   std::int64_t* index = nullptr;
   bool out_on_host = false;  // out and index are host memory (the strided 1-D forms on CUDA)
+  // Stream-ordered (the *_async forms, CUDA backend only): enqueue and return without waiting;
+  // the outcome is written to status_device (device memory, [bad offset, overflowing output],
+  // -1 for none) in stream order when it is not null, and the call's outcome is left as is.
+  bool stream_ordered = false;
+  std::int64_t* status_device = nullptr;
 };
 
 /// What went wrong, if anything: the first output whose integer sum left int64 (-1 if none),
@@ -53,4 +58,7 @@ namespace tally::cuda {
 bool shapes_supported(const shapes::request& r, dtype t) noexcept;
 void shapes_run(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, stream_t stream,
                 int device);
+/// Writes "no error" (-1, -1) to status_device [2] in stream order (a stream-ordered call with
+/// nothing to compute).
+void shapes_clear_status(std::int64_t* status_device, stream_t stream, int device);
 }  // namespace tally::cuda

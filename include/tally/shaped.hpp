@@ -97,4 +97,46 @@ void segment_extreme(view<const T> x, view<const std::int64_t> offsets, view<T> 
                           offsets.size - 1, detail::mref(values), detail::mref(indices), opt);
 }
 
+// ---- stream-ordered forms (CUDA backend; see tally/shapes.hpp): device memory, no waiting;
+// status_device: two int64 in device memory, or null.
+
+/// sum_along, stream-ordered.
+template <class T, class Out = result_t<T>>
+void sum_along_async(matrix<T> x, int axis, view<Out> out, std::int64_t* status_device = nullptr, const options& opt = {}) {
+  reduce_axis_async(reduce_op::sum, x.ref(), axis, detail::mref(out), status_device, opt);
+}
+/// mean_along, stream-ordered.
+template <class T, class Out>
+void mean_along_async(matrix<T> x, int axis, view<Out> out, std::int64_t* status_device = nullptr, const options& opt = {}) {
+  mean_axis_async(x.ref(), axis, detail::mref(out), status_device, opt);
+}
+/// extreme_along, stream-ordered.
+template <class T, bool MAX>
+void extreme_along_async(matrix<T> x, int axis, view<T> values, view<std::int64_t> indices,
+                         nan_policy nans = nan_policy::propagate, std::int64_t* status_device = nullptr,
+                         const options& opt = {}) {
+  extreme_axis_async(MAX ? extreme_op::max : extreme_op::min, nans, x.ref(), axis, detail::mref(values),
+                     detail::mref(indices), status_device, opt);
+}
+/// segment_sum, stream-ordered (bad device offsets: status_device[0]).
+template <class T, class Out = result_t<T>>
+void segment_sum_async(view<const T> x, view<const std::int64_t> offsets, view<Out> out,
+                       std::int64_t* status_device = nullptr, const options& opt = {}) {
+  reduce_segments_async(reduce_op::sum, detail::ref(x), offsets.data, offsets.size - 1, detail::mref(out), status_device, opt);
+}
+/// segment_mean, stream-ordered.
+template <class T, class Out>
+void segment_mean_async(view<const T> x, view<const std::int64_t> offsets, view<Out> out,
+                        std::int64_t* status_device = nullptr, const options& opt = {}) {
+  tally::mean_segments_async(detail::ref(x), offsets.data, offsets.size - 1, detail::mref(out), status_device, opt);
+}
+/// segment_extreme, stream-ordered.
+template <class T, bool MAX>
+void segment_extreme_async(view<const T> x, view<const std::int64_t> offsets, view<T> values,
+                           view<std::int64_t> indices, nan_policy nans = nan_policy::propagate,
+                           std::int64_t* status_device = nullptr, const options& opt = {}) {
+  tally::extreme_segments_async(MAX ? extreme_op::max : extreme_op::min, nans, detail::ref(x), offsets.data,
+                                offsets.size - 1, detail::mref(values), detail::mref(indices), status_device, opt);
+}
+
 }  // namespace tally

@@ -112,6 +112,42 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
                       std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
                       const options& opt = {});
 
+// ---- stream-ordered forms (CUDA backend) ---------------------------------------------------
+//
+// The axis and segment operations above, enqueued on opt.stream without waiting: the call
+// validates its arguments on the host, enqueues the kernels and returns; out (and indices)
+// are written when the stream reaches the work, and the caller synchronises (or orders later
+// work on the stream) before reading them. Results: the same bits as the blocking forms.
+// Memory: x, offsets, out, indices and status are device memory (errc::wrong_memory for host
+// memory; errc::invalid_argument when opt.backend is cpu); they must stay valid until the
+// stream reaches the work. Scratch: the shape layer's cached scratch of (device, stream), so
+// a warm call allocates nothing; calls on one stream are ordered by the stream.
+// status_device (optional; device memory, two int64 apart from the outputs): written in
+// stream order after the outputs with [the first offsets entry that breaks the rules, the
+// first output whose integer sum left int64], -1 for "none" (the blocking forms' errors
+// errc::invalid_argument and errc::overflow; out is then unspecified). Without it, those
+// errors go unreported. Errors found on the host (every other one of the blocking forms)
+// are thrown before anything is enqueued.
+
+/// reduce_axis, stream-ordered.
+void reduce_axis_async(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, std::int64_t* status_device,
+                       const options& opt = {});
+/// mean_axis, stream-ordered.
+void mean_axis_async(matrix_ref x, int axis, mutable_array_ref out, std::int64_t* status_device, const options& opt = {});
+/// extreme_axis, stream-ordered.
+void extreme_axis_async(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
+                        mutable_array_ref indices, std::int64_t* status_device, const options& opt = {});
+/// reduce_segments, stream-ordered (device offsets, checked on the GPU: status_device[0]).
+void reduce_segments_async(reduce_op op, array_ref x, const std::int64_t* offsets, std::int64_t segments,
+                           mutable_array_ref out, std::int64_t* status_device, const options& opt = {});
+/// mean_segments, stream-ordered.
+void mean_segments_async(array_ref x, const std::int64_t* offsets, std::int64_t segments, mutable_array_ref out,
+                         std::int64_t* status_device, const options& opt = {});
+/// extreme_segments, stream-ordered.
+void extreme_segments_async(extreme_op op, nan_policy nans, array_ref x, const std::int64_t* offsets,
+                            std::int64_t segments, mutable_array_ref values, mutable_array_ref indices,
+                            std::int64_t* status_device, const options& opt = {});
+
 // ---- strided 1-D views ---------------------------------------------------------------------
 // The 1-D operations on a strided view (the single row of a (1, size) matrix with col_stride =
 // stride): the same results as the contiguous forms on the same elements. `result`/`value`/

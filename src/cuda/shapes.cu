@@ -49,6 +49,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
   const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
+  const std::int64_t split = segmented ? plan.seg_split : plan.tile;  // longer outputs go to the tile items
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
   constexpr int VV = 16 / static_cast<int>(sizeof(T));
@@ -79,11 +80,16 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   std::int64_t* index = idx_bytes ? reinterpret_cast<std::int64_t*>(scratch + s_idx) : r.index;
   Op op = make(out, index, ps.status + 1);
 
+  // Blocking: the last block writes the status words and this call's ticket to mapped host
+  // memory (the workspace's, held under its lock until read). Stream-ordered: it writes the
+  // status words to the caller's device memory, and the call returns at once.
   workspace& ws = get_workspace(stream);
-  std::lock_guard<std::mutex> lock(ws.blocking);
-  const unsigned ticket = ++ws.ticket;
-  auto* host_status = static_cast<long long*>(ws.host_result);  // 32 bytes: the two status words
-  v3::finish f{ps.status, ps.blocks_done, host_status, ws.host_done, ticket};
+  std::unique_lock<std::mutex> lock(ws.blocking, std::defer_lock);
+  if (!r.stream_ordered) lock.lock();
+  const unsigned ticket = r.stream_ordered ? 0 : ++ws.ticket;
+  auto* host_status = r.stream_ordered ? reinterpret_cast<long long*>(r.status_device)
+                                       : static_cast<long long*>(ws.host_result);  // 32 bytes: the two status words
+  v3::finish f{ps.status, ps.blocks_done, host_status, r.stream_ordered ? nullptr : ws.host_done, ticket};
   const long long* bad = check_offsets(d, ps.status, stream);
   TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
@@ -105,10 +111,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
           TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
           return std::max(1, b);
         }();
-        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sm_count());
+        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * ws.sm_count);
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, tiles, items, bad, f);
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, bad, f);
     };
     auto go = [&]<int G>() {  // (the 5-block variant only for fast sums: others spill more)
       if constexpr (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>) {
@@ -123,6 +129,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     else go.template operator()<4>();
   }
   TALLY_CUDA(cudaGetLastError());
+  if (r.stream_ordered) return;  // (dispatch refuses host outputs for these)
   if (out_bytes || idx_bytes) {
     if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
     if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
@@ -132,9 +139,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     wait_for(ws.host_done, ticket, stream);
   }
   std::atomic_thread_fence(std::memory_order_acquire);  // read the status after the ticket
-  const long long w0 = host_status[0], w1 = host_status[1];
-  st.bad_offset_at = w0 == kNone ? -1 : w0;
-  st.overflow_at = w1 == kNone ? -1 : w1;
+  st.bad_offset_at = host_status[0];  // (-1: none)
+  st.overflow_at = host_status[1];
 }
 
 template <class Op, class Make>
@@ -218,6 +224,11 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     shapes_warp_kernel<Op><<<blocks, kBlock, 0, stream>>>(d, op, partials, bad);
     TALLY_CUDA(cudaGetLastError());
   }
+  if (r.stream_ordered) {  // the status words to the caller's memory, in stream order
+    if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
+    TALLY_CUDA(cudaGetLastError());
+    return;
+  }
   long long words[2];
   TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
   if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
@@ -261,6 +272,11 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
 
 bool shapes_supported(const tally::shapes::request&, dtype) noexcept {
   return true;  // every operation and element type of the shape layer (exact ones: shapes_exact.cu)
+}
+
+void shapes_clear_status(std::int64_t* status_device, stream_t stream, int device) {
+  device_guard guard(device);
+  TALLY_CUDA(cudaMemsetAsync(status_device, 0xff, 2 * sizeof(std::int64_t), stream));  // -1, -1
 }
 
 void shapes_run(const geometry& g, const request& r, outcome& st, stream_t stream, int device) {

@@ -168,6 +168,14 @@ static __global__ void shapes_check_offsets(const std::int64_t* off, std::int64_
   if (!ok) atomicMin(bad, static_cast<long long>(i));
 }
 
+/// The status words of a call ("none" = kNone) as a stream-ordered call reports them: -1 for none.
+__device__ __forceinline__ long long reported(long long w) { return w == kNone ? -1 : w; }
+
+/// Copies a call's two status words to a stream-ordered call's status (device memory).
+static __global__ void shapes_export_status(const long long* status, long long* out) {
+  if (threadIdx.x < 2) out[threadIdx.x] = reported(status[threadIdx.x]);
+}
+
 /// Enqueues the offsets check of a segmented call (g.off set) on `stream`: status[0]
 /// (0x7f-filled before) receives the first bad index. Returns the pointer the kernels after
 /// it test (nullptr when the call is not segmented: nothing to check).

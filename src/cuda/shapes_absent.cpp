@@ -9,4 +9,8 @@ void shapes_run(const shapes::geometry&, const shapes::request&, shapes::outcome
   throw error(errc::no_gpu, "tally: the CUDA backend was requested but this build of tally has no CUDA support");
 }
 
+void shapes_clear_status(std::int64_t*, stream_t, int) {
+  throw error(errc::no_gpu, "tally: the CUDA backend was requested but this build of tally has no CUDA support");
+}
+
 }  // namespace tally::cuda

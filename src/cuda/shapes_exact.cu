@@ -82,6 +82,11 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     exact_warp_kernel<T, Out, MEAN><<<blocks, kBlock, 0, stream>>>(d, out, bad);
     TALLY_CUDA(cudaGetLastError());
   }
+  if (r.stream_ordered) {  // the status words to the caller's memory, in stream order
+    if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
+    TALLY_CUDA(cudaGetLastError());
+    return;
+  }
   long long words[2];
   TALLY_CUDA(cudaMemcpyAsync(words, status, sizeof words, cudaMemcpyDeviceToHost, stream));
   if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));

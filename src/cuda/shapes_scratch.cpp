@@ -97,6 +97,10 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile must lie in [1024, 2^30]");
   if (p.seg_tile < 1024 || p.seg_tile > (std::int64_t(1) << 30))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must lie in [1024, 2^30]");
+  if (p.seg_split < 1024 || p.seg_split > (std::int64_t(1) << 30))
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_split must lie in [1024, 2^30]");
+  if (p.seg_tile > 64 * p.seg_split)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.rows_min_blocks != 4 && p.rows_min_blocks != 5)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.rows_min_blocks must be 4 or 5");
@@ -124,6 +128,7 @@ shapes_v3_plan plan_from_env(const char* e) {
       throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN item '" + item + "' is not name=integer");
     if (key == "tile") p.tile = v;
     else if (key == "seg_tile") p.seg_tile = v;
+    else if (key == "seg_split") p.seg_split = v;
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "rows_min_blocks") p.rows_min_blocks = static_cast<int>(v);
     else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);

@@ -49,8 +49,8 @@ inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread
 struct finish {
   long long* status;               // device [2] ("none" between calls)
   unsigned* blocks_done;           // device, 0 between calls
-  long long* host_status;          // mapped host [2]
-  volatile unsigned* host_done;    // mapped host
+  long long* host_status;          // mapped host [2] (blocking) or device (stream-ordered); may be null
+  volatile unsigned* host_done;    // mapped host (blocking); null for a stream-ordered call
   unsigned ticket;
 };
 
@@ -68,10 +68,14 @@ __device__ __forceinline__ void block_done(const finish& f) {
   st[0] = kNone;
   st[1] = kNone;
   *f.blocks_done = 0;
-  f.host_status[0] = s0;
-  f.host_status[1] = s1;
-  __threadfence_system();
-  *f.host_done = f.ticket;
+  if (f.host_status) {
+    f.host_status[0] = reported(s0);
+    f.host_status[1] = reported(s1);
+  }
+  if (f.host_done) {
+    __threadfence_system();
+    *f.host_done = f.ticket;
+  }
 }
 
 /// An accumulator read from L2 (written by another block of this launch).
@@ -87,41 +91,24 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
   return r;
 }
 
-/// The outputs holding flat elements fa <= fb (both < n), found by the whole block (every
-/// thread calls it and gets the same answers). CSR segments: a kBlock-ary search over the
-/// offsets, both ends at once (one round of kBlock parallel loads per factor of kBlock: two
-/// rounds for up to 65,536 segments) instead of a binary search's chain of log2(segments)
-/// dependent loads. Needs offsets that passed the check (nondecreasing from 0 to n): the
-/// answer is the last o < outputs with off[o] <= f, never an empty segment.
-__device__ __forceinline__ void block_outputs_of(const geo& g, std::int64_t fa, std::int64_t fb, std::int64_t& sa,
-                                                 std::int64_t& sb) {
-  if (!g.off) {
-    sa = fa / g.len;
-    sb = fb / g.len;
-    return;
+/// The output holding flat element f (< n), found by the whole block (every thread calls it
+/// and gets the same answer). CSR segments: a kBlock-ary search over the offsets (one round of
+/// kBlock parallel loads per factor of kBlock: two rounds for up to 65,536 segments) instead of
+/// a binary search's chain of log2(segments) dependent loads. Needs offsets that passed the
+/// check (nondecreasing from 0 to n): the answer is the last o < outputs with off[o] <= f,
+/// never an empty segment.
+__device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64_t f) {
+  if (!g.off) return f / g.len;
+  std::int64_t lo = 0, hi = g.outputs - 1;  // off[lo] <= f always (lo, hi: the same in every thread)
+  while (lo < hi) {
+    const std::int64_t step = (hi - lo + kBlock) / kBlock;  // ceil((hi - lo + 1) / kBlock) >= 1
+    const std::int64_t i = lo + static_cast<std::int64_t>(threadIdx.x) * step;
+    const bool below = i <= hi && __ldg(g.off + i) <= f;
+    const int c = __syncthreads_count(below);  // samples at or below f: a prefix, c >= 1
+    lo += static_cast<std::int64_t>(c - 1) * step;
+    hi = lo + step - 1 < hi ? lo + step - 1 : hi;
   }
-  std::int64_t lo[2] = {0, 0}, hi[2] = {g.outputs - 1, g.outputs - 1};  // off[lo] <= f always
-  const std::int64_t f[2] = {fa, fb};
-  while (lo[0] < hi[0] || lo[1] < hi[1]) {  // (lo, hi are the same in every thread)
-    std::int64_t step[2];
-    bool below[2];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      step[e] = (hi[e] - lo[e] + kBlock) / kBlock;  // ceil((hi - lo + 1) / kBlock) >= 1
-      const std::int64_t i = lo[e] + static_cast<std::int64_t>(threadIdx.x) * step[e];
-      below[e] = lo[e] < hi[e] && i <= hi[e] && __ldg(g.off + i) <= f[e];
-    }
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int c = __syncthreads_count(below[e]);  // samples at or below f: a prefix, c >= 1 while searching
-      if (lo[e] < hi[e]) {
-        lo[e] += static_cast<std::int64_t>(c - 1) * step[e];
-        hi[e] = lo[e] + step[e] - 1 < hi[e] ? lo[e] + step[e] - 1 : hi[e];
-      }
-    }
-  }
-  sa = lo[0];
-  sb = lo[1];
+  return lo;
 }
 
 /// Rows and segments (contiguous outputs), one launch over `items` work items, taken by the
@@ -133,8 +120,8 @@ __device__ __forceinline__ void block_outputs_of(const geo& g, std::int64_t fa, 
 /// registers must allow (4: 64 registers, no spills; 5: 48, a few bytes of spills).
 template <class Op, int G, int MINB = 4>
 __global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
-                                                      std::int64_t tile, std::int64_t tiles, std::int64_t items,
-                                                      const long long* bad, finish f) {
+                                                      std::int64_t tile, std::int64_t split, std::int64_t tiles,
+                                                      std::int64_t items, const long long* bad, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
@@ -146,59 +133,69 @@ __global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typena
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   for (std::int64_t it = blockIdx.x; ok && it < items; it += gridDim.x) {
     if (it < tiles) {
+      // The outputs of more than `split` elements meeting this tile: the ones holding f0 and
+      // f1 - 1, and any between (each holds a point f0 + k split: an output longer than split
+      // inside the tile cannot fit between two of them), visited in order; each point inside
+      // an output already found needs no search.
       const std::int64_t t = it;
       const std::int64_t f0 = t * tile, f1 = f0 + tile < g.n ? f0 + tile : g.n;
-      std::int64_t sa, sb;
-      if (known >= 0 && known_b <= f0 && f1 <= known_e) {  // inside the output of this block's last tile: no search
-        sa = sb = known;
-      } else {
-        block_outputs_of(g, f0, f1 - 1, sa, sb);
-        known = sb;
-        known_b = g.begin(sb);
-        known_e = known_b + g.length(sb);
-      }
-      for (int slot = 0; slot < 2; ++slot) {
-        const std::int64_t s = slot == 0 ? sa : sb;
-        if (slot == 1 && sb == sa) break;
-        const std::int64_t b = g.begin(s), len = g.length(s);
-        if (len <= tile) continue;
-        const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
-        const T* xs = x + (g.off ? b : s * g.outer);
-        A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
-        A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
-        const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
-        if (threadIdx.x == 0) {
-          partials[2 * t + slot] = total;
-          __threadfence();
-          const unsigned k = atomicAdd(&tickets[s], 1u);
-          last = k == static_cast<unsigned>(t1 - t0);
-          if (last) tickets[s] = 0;  // idle again for the next call
+      std::int64_t p = f0;
+      while (true) {
+        if (!(known >= 0 && known_b <= p && p < known_e)) {
+          known = block_output_of(g, p);
+          known_b = g.begin(known);
+          known_e = known_b + g.length(known);
         }
-        __syncthreads();
-        if (last) {  // every other tile of s has written its partial: combine them in tile order
-          __threadfence();
-          A c = Op::identity();
-          auto slot_of = [&](std::int64_t u) { return 2 * u + ((u == t0 && b > t0 * tile) ? 1 : 0); };
-          std::int64_t u = t0 + threadIdx.x;
-          for (; u + (kCombineLoads - 1) * kBlock <= t1; u += kCombineLoads * kBlock) {  // loads in flight together
-            A v[kCombineLoads];
+        const std::int64_t s = known, b = known_b, len = known_e - known_b;
+        if (len > split) {
+          const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (known_e < f1 ? known_e : f1) - b;
+          const T* xs = x + (g.off ? b : s * g.outer);
+          A a = Op::identity();
+          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+          A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+          const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
+          if (t0 == t1) {  // all of s is in this tile
+            if (threadIdx.x == 0) op.write(s, total, len);
+          } else {
+            // its partial: slot 1 in s's first tile when s starts inside it (s then holds f1 - 1
+            // there, and slot 0 may belong to an earlier output), else slot 0
+            if (threadIdx.x == 0) {
+              partials[2 * t + ((t == t0 && b > f0) ? 1 : 0)] = total;
+              __threadfence();
+              const unsigned k = atomicAdd(&tickets[s], 1u);
+              last = k == static_cast<unsigned>(t1 - t0);
+              if (last) tickets[s] = 0;  // idle again for the next call
+            }
+            __syncthreads();
+            if (last) {  // every other tile of s has written its partial: combine them in tile order
+              __threadfence();
+              A c = Op::identity();
+              auto slot_of = [&](std::int64_t u) { return 2 * u + ((u == t0 && b > t0 * tile) ? 1 : 0); };
+              std::int64_t u = t0 + threadIdx.x;
+              for (; u + (kCombineLoads - 1) * kBlock <= t1; u += kCombineLoads * kBlock) {  // loads in flight together
+                A v[kCombineLoads];
 #pragma unroll
-            for (int i = 0; i < kCombineLoads; ++i) v[i] = load_cg(partials + slot_of(u + i * kBlock));
+                for (int i = 0; i < kCombineLoads; ++i) v[i] = load_cg(partials + slot_of(u + i * kBlock));
 #pragma unroll
-            for (int i = 0; i < kCombineLoads; ++i) c = Op::combine(c, v[i]);
+                for (int i = 0; i < kCombineLoads; ++i) c = Op::combine(c, v[i]);
+              }
+              for (; u <= t1; u += kBlock) c = Op::combine(c, load_cg(partials + slot_of(u)));
+              __syncthreads();  // temp is reused
+              A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
+              if (threadIdx.x == 0) op.write(s, all, len);
+            }
           }
-          for (; u <= t1; u += kBlock) c = Op::combine(c, load_cg(partials + slot_of(u)));
-          __syncthreads();  // temp is reused
-          A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
-          if (threadIdx.x == 0) op.write(s, all, len);
+          __syncthreads();  // temp and `last` are reused
         }
-        __syncthreads();  // temp and `last` are reused
+        if (known_e >= f1) break;  // s reaches the tile's end
+        // the next point at or after s's end: f0 + k split, or the tile's last element
+        const std::int64_t k = (known_e - f0 + split - 1) / split;
+        p = f0 + k * split < f1 - 1 ? f0 + k * split : f1 - 1;
       }
     } else if constexpr (G == kBlock) {  // one output, the whole block
       const std::int64_t o = it - tiles;
       const std::int64_t len = g.length(o);
-      if (len <= tile) {  // (uniform in the block)
+      if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
         v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
@@ -211,10 +208,10 @@ __global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typena
       const bool live = o < g.outputs;  // every lane stays for the shuffles
       const std::int64_t len = live ? g.length(o) : 0;
       A a = Op::identity();
-      if (live && len <= tile) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
-      if (live && lane == 0 && len <= tile) op.write(o, a, len);
+      if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
   }
   block_done(f);
