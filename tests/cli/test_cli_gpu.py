@@ -156,3 +156,21 @@ def test_axis_with_no_outputs_is_an_empty_list(tmp_path):
         for cmd in CMDS:
             assert js(cmd, p, "--axis", axis, "--backend", "cpu")["value"] == []
             assert ok(cmd, p, "--axis", axis, "--backend", "cpu") == ""
+
+
+# ---- 1-D extremes and var/std on --backend cuda ---------------------------------------------------
+
+def test_extremes_cuda_without_a_gpu_name_the_command(no_gpu, tmp_path):
+    # The library names its operation (min / max); the message names the command typed.
+    p = save(tmp_path, "a.npy", np.array([3.0, 1.0, 2.0]))
+    for cmd in ("min", "max", "argmin", "argmax"):
+        line = bad(cmd, p, "--backend", "cuda", code=1)
+        assert line.startswith(f"tally: {cmd}: the CUDA backend was requested but "), line
+        line = bad(cmd, p, "--backend", "cuda", "--skip-nan", code=1)
+        assert line.startswith(f"tally: nan{cmd}: the CUDA backend was requested but "), line
+    m = save(tmp_path, "m.npy", np.arange(6.0).reshape(2, 3))
+    for cmd in ("min", "argmin", "argmax"):
+        line = bad(cmd, m, "--axis", 1, "--backend", "cuda", code=1)
+        assert line.startswith(f"tally: {cmd} (axis): the CUDA backend was requested but "), line
+    line = bad("argmax", m, "--axis", 0, "--backend", "cuda", "--skip-nan", code=1)
+    assert line.startswith("tally: nanargmax (axis): the CUDA backend was requested but "), line

@@ -219,6 +219,17 @@ report run_add(const settings& s) {
   return {"", json_string(s.out), out.type(), out.size(), be, secs};
 }
 
+/// A library error re-thrown with the command the user typed in place of the library's
+/// operation name: tally::extreme names "min" / "max" (and the shape layer "min (axis)"),
+/// which for argmin and argmax (and --skip-nan: nanargmin, ...) is not what was asked.
+/// Other messages pass unchanged.
+[[noreturn]] void rethrow_named(const tally::error& e, const std::string& lib_name, const std::string& cli_name) {
+  const std::string head = "tally::" + lib_name + ": ";
+  std::string_view what = e.what();
+  if (lib_name == cli_name || !what.starts_with(head)) throw e;
+  throw tally::error(e.code(), "tally::" + cli_name + ": " + std::string(what.substr(head.size())));
+}
+
 /// min, max (value) and argmin, argmax (index) of FILE, with NumPy's NaN rule or, with
 /// --skip-nan, the nan forms (nanmin, ...).
 report run_extreme(const std::string& cmd, const settings& s) {
@@ -230,9 +241,14 @@ report run_extreme(const std::string& cmd, const settings& s) {
   tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char value[8] = {};
   std::int64_t index = -1;
-  double secs = staged(be) ? extreme_on_gpu(op, nans, a.ref(), value, &index)
-                           : timed([&] { tally::extreme(op, nans, a.ref(), value, &index, {be}); });
   std::string name = (s.skip_nan ? "nan" : "") + cmd;
+  double secs = 0;
+  try {
+    secs = staged(be) ? extreme_on_gpu(op, nans, a.ref(), value, &index)
+                      : timed([&] { tally::extreme(op, nans, a.ref(), value, &index, {be}); });
+  } catch (const tally::error& e) {
+    rethrow_named(e, std::string(s.skip_nan ? "nan" : "") + (mx ? "max" : "min"), name);
+  }
   if (want_index) {
     if (index < 0)
       throw input_error(fmt::format("{}: {}: {}", s.a, name,
@@ -376,6 +392,11 @@ void run_axis(const std::string& cmd, const settings& s) {
     r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, be);
   } catch (const std::invalid_argument& e) {
     throw input_error(fmt::format("{}: {}", s.a, e.what()));
+  } catch (const tally::error& e) {
+    // the shape layer names "min (axis)" / "max (axis)" for argmin, argmax and --skip-nan too
+    if (cmd.ends_with("min") || cmd.ends_with("max"))
+      rethrow_named(e, cmd.substr(cmd.size() - 3) + " (axis)", (s.skip_nan ? "nan" : "") + cmd + " (axis)");
+    throw;
   }
   if (cmd == "min" || cmd == "max") r.type = given;
   if (cmd == "sum" && tally::is_unsigned(given)) r.type = tally::dtype::uint64;  // as the 1-D sum
