@@ -1118,7 +1118,11 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
     r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
     assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 to 2^63 - 1" in r.stderr
-    bad("std", one, "--backend", "cuda", words=["cpu backend"])
+    # --backend cuda calls the library as the other commands do (no GPU: exit 1, the no-GPU message)
+    if gpu_present():
+        assert js("std", one, "--backend", "cuda")["value"] == 0.0
+    else:
+        bad("std", one, "--backend", "cuda", code=1, words=["std: the CUDA backend was requested"])
     bad("var", one, "--distributed", words=["not var or std"])
 
 
