@@ -464,6 +464,34 @@ def test_malformed_header(tmp_path, header):
     bad("sum", p, words=["m.npy", "header"])
 
 
+@pytest.mark.parametrize("shape,why", [
+    ("(2)", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
+    ("((2))", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
+    ("[2]", "a list, not a tuple (NumPy writes a tuple: (2,) or (2, 3))"),
+    ("[2, 1]", "a list, not a tuple (NumPy writes a tuple: (2,) or (2, 3))"),
+    ("2", "not a tuple (NumPy writes a tuple: (), (2,) or (2, 3))"),
+])
+def test_shape_must_be_a_tuple_as_numpy_reads_it(tmp_path, shape, why):
+    # np.load refuses these too ("shape is not valid"): (2) is the int 2 in Python, [2] a list
+    data = np.array([1.0, 2.0]).tobytes()
+    p = npy_with_header(tmp_path / "s.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}", data)
+    assert bad("sum", p) == f"tally: {p}: malformed header: 'shape' is {shape}, {why}"
+
+
+@pytest.mark.parametrize("shape,want", [
+    ("()", "2.5"), ("(1,)", "2.5"), ("(1, 1)", "2.5"), ("(1,1)", "2.5"), ("( 1 , )", "2.5"), ("((1,))", "2.5"),
+])
+def test_shape_tuples_are_read(tmp_path, shape, want):
+    p = npy_with_header(tmp_path / "t.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}",
+                        np.array([2.5]).tobytes())
+    assert ok("sum", p) == want
+    assert js("sum", p)["n"] == 1
+    two = npy_with_header(tmp_path / "u.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,3), }",
+                          np.arange(6.0).tobytes())
+    assert ok("sum", two) == "15.0"
+    assert ok("max", two, "--axis", 0) == "3.0\n4.0\n5.0"
+
+
 def test_hand_written_header_ok(tmp_path):
     # Python-2-era files: a 'L' suffix on dimensions and no trailing comma.
     data = np.array([1.0, 2.0, 4.0]).tobytes()
