@@ -383,6 +383,56 @@ def test_csv_with_npy(tmp_path):
     assert np.array_equal(load_out(out), np.array([2.0, 3.0, 5.0]))
 
 
+@pytest.mark.parametrize("opt", [["--column", "0"], ["-c", "x"], ["--delimiter", ";"], ["-d", "tab"],
+                                 ["--skip-rows", "0"], ["--skip-rows", "3"]])
+@pytest.mark.parametrize("cmd", ["sum", "mean", "norm", "var", "std", "min", "argmax"])
+def test_csv_options_with_npy_input_are_usage_errors(tmp_path, opt, cmd):
+    # they used to be ignored silently; even a default value given explicitly is refused
+    p = save(tmp_path, "a.npy", np.arange(4.0))
+    name = {"-c": "--column", "-d": "--delimiter"}.get(opt[0], opt[0])
+    assert bad(cmd, p, *opt) == f"tally: {p}: {name} applies only to CSV/text input, not .npy files (leave it out)"
+
+
+def test_csv_options_with_two_inputs(tmp_path):
+    a, b = save(tmp_path, "a.npy", np.arange(3.0)), save(tmp_path, "b.npy", np.ones(3))
+    c = tmp_path / "c.csv"
+    c.write_text("x;y\n1;2\n3;4\n5;6\n")
+    out = tmp_path / "o.npy"
+    for cmd in (["dot", a, b], ["add", a, b, "-o", out]):
+        for opt in ("--delimiter", "--skip-rows", "--column"):
+            val = {"--delimiter": ",", "--skip-rows": "1", "--column": "0"}[opt]
+            line = bad(*cmd, opt, val)
+            assert line == f"tally: {a} and {b}: {opt} applies only to CSV/text input, not .npy files (leave it out)"
+        line = bad(*cmd, "--column-b", "1")
+        assert line == f"tally: {b}: --column-b applies only to CSV/text input, not .npy files (leave it out)"
+    assert not out.exists()
+    # one CSV input uses them: no error (A's column, and B's unless --column-b)
+    assert ok("dot", c, b, "--delimiter", ";", "--column", "y") == "12.0"
+    assert ok("dot", a, c, "--delimiter", ";", "--column", "x") == "13.0"
+    assert ok("dot", c, c, "--delimiter", ";", "--column", "x", "--column-b", "y") == "44.0"
+    # --column for the .npy A only, --column-b taking B's: --column serves nothing
+    line = bad("dot", a, c, "--delimiter", ";", "--column", "x", "--column-b", "y")
+    assert line == f"tally: {a}: --column applies only to CSV/text input, not .npy files (leave it out)"
+    # the same .npy file twice is named once
+    assert bad("dot", a, a, "--skip-rows", 1) == \
+        f"tally: {a}: --skip-rows applies only to CSV/text input, not .npy files (leave it out)"
+
+
+def test_csv_options_are_checked_for_npy_content_not_just_the_name(tmp_path):
+    # a file starting with the .npy magic is read as .npy whatever its name
+    p = tmp_path / "data.csv"
+    np.save(p.open("wb"), np.arange(3.0))
+    assert ok("sum", p) == "3.0"
+    bad("sum", p, "--column", "0", words=["data.csv", "--column", "only to CSV/text input"])
+
+
+def test_csv_options_with_distributed_are_usage_errors(tmp_path):
+    p = save(tmp_path, "a.npy", np.arange(3.0))
+    r = run("sum", p, "--distributed", "--delimiter", ";")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "tally: --delimiter applies only to CSV/text input, and --distributed reads .npy files only\n"
+
+
 # ---- --json and output formats ---------------------------------------------------------------
 
 def test_json_keys_and_types(tmp_path):
@@ -747,6 +797,7 @@ def test_non_regular_inputs_are_refused(tmp_path):
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)  # never opened: a read would block, and its data would be sniffed away
     bad("sum", fifo, words=["pipe.csv", "not a regular file"])
+    bad("sum", fifo, "--column", "0", "--delimiter", ";", words=["pipe.csv", "not a regular file"])
     bad("sum", "/dev/zero", words=["/dev/zero", "not a regular file"])
     bad("sum", tmp_path, words=[str(tmp_path.name), "not a regular file"])
 

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -59,7 +60,9 @@ Input files:
   differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
   (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
   first line holds counts and class names, not data or column names). Error messages
-  number CSV rows by file line and columns from 1.
+  number CSV rows by file line and columns from 1. The CSV options (--column, --column-b,
+  --delimiter, --skip-rows) given where no CSV input would use them (.npy input only, or
+  --distributed) are refused as a usage error (exit 2), not ignored.
 
 Types: A and B are promoted to a common type (equal types stay; i4+f4 -> f8, u1+u2 -> u8,
 i1+u1 -> i8, ...); sum and dot of float32/float64 give float32/float64, of float16 float32
@@ -130,6 +133,37 @@ csv::options csv_options(const settings& s, bool second) {
   return o;
 }
 
+/// Whether `path` is read as .npy (its name ends in .npy or it starts with the .npy magic);
+/// otherwise it is read as CSV. Only a regular file is opened to look (a FIFO would block).
+bool is_npy(const std::string& path) {
+  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  std::error_code ec;
+  return npy_name || (std::filesystem::is_regular_file(path, ec) && npy::has_magic(path));
+}
+
+/// Refuses a CSV-only option (--column, --column-b, --delimiter, --skip-rows: `given`, those
+/// the command line set) that no input of the command would use, instead of ignoring it:
+/// one of .npy input alone, or any of them under --distributed (which reads .npy only).
+/// --column serves A, and B unless --column-b is given; --column-b serves B.
+void check_csv_options(const settings& s, const std::vector<std::string>& given, bool two) {
+  if (given.empty()) return;
+  const bool a_csv = !s.distributed && !is_npy(s.a);
+  const bool b_csv = two && !s.distributed && !is_npy(s.b);
+  const bool b_given = std::find(given.begin(), given.end(), "--column-b") != given.end();
+  for (const std::string& opt : given) {
+    bool used = opt == "--column"     ? a_csv || (b_csv && !b_given)
+                : opt == "--column-b" ? b_csv
+                                      : a_csv || b_csv;
+    if (used) continue;
+    if (s.distributed)
+      throw input_error(fmt::format("{} applies only to CSV/text input, and --distributed reads .npy files only", opt));
+    // the .npy file(s) the option would have applied to
+    const bool both = two && opt != "--column-b" && (opt != "--column" || !b_given) && s.b != s.a;
+    const std::string files = opt == "--column-b" ? s.b : both ? s.a + " and " + s.b : s.a;
+    throw input_error(fmt::format("{}: {} applies only to CSV/text input, not .npy files (leave it out)", files, opt));
+  }
+}
+
 /// Reads a .npy or CSV file (see the footer for which).
 host_array load(const std::string& path, const csv::options& o) {
   // Inputs are read twice (format sniffing, then parsing), so only regular files will do:
@@ -139,8 +173,7 @@ host_array load(const std::string& path, const csv::options& o) {
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw input_error(fmt::format("{}: not a regular file (directories, pipes and devices are not read;"
                                   " save the data to a file first)", path));
-  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
-  return npy_name || npy::has_magic(path) ? npy::read(path) : csv::read(path, o);
+  return is_npy(path) ? npy::read(path) : csv::read(path, o);
 }
 
 /// Loads A and B and promotes both to their common type.
@@ -558,6 +591,19 @@ int main(int argc, char** argv) {
   if (s.distributed && (*var || *stdev)) {
     std::fprintf(stderr, "tally: --distributed takes sum, dot, mean, norm, min, max, argmin and argmax (not var or std)\n");
     return 2;
+  }
+  // CSV-only options that no input would use are refused, not ignored
+  std::vector<std::string> csv_given;
+  bool two = false;
+  for (CLI::App* cmd : app.get_subcommands()) {
+    two = cmd == dot || cmd == add;
+    for (const char* name : {"--column", "--column-b", "--delimiter", "--skip-rows"})
+      if (const CLI::Option* o = cmd->get_option_no_throw(name); o && o->count() > 0) csv_given.push_back(name);
+  }
+  try {
+    check_csv_options(s, csv_given, two);
+  } catch (const input_error& e) {
+    return fail(e, 2);
   }
   if (s.distributed)
     for (CLI::App* cmd : app.get_subcommands())
