@@ -64,6 +64,7 @@ from typing import Any, Literal, Optional, Tuple, Union
 import numpy as np
 
 from . import _axis, _tally
+from ._out import check_index_out as _check_index_out
 from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
 from ._arrays import library as _library
@@ -609,28 +610,35 @@ def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -
     Raises ValueError when x is empty, or (axis) when the reduced axis has length 0 and there
     are outputs (NumPy: "attempt to get argmin of an empty sequence"); TypeError for
     unsupported dtypes or a tuple axis; AxisError for an axis out of range.
-    out: an array to write the result into (returned), as `sum`'s out.
+    out: an array to write the result into (returned), as `sum`'s out, but of an integer dtype
+        as numpy.argmin requires: int64 (intp), or int8-int32 / uint8-uint32 when the indices
+        fit (OverflowError otherwise); uint64, floating, complex or bool: TypeError naming
+        out's dtype, before anything is computed. The same for argmax and the nan forms.
     """
-    return _into(out, _index(x, False, False, "argmin", axis, keepdims), x, "argmin")
+    _check_index_out(out, "argmin")
+    return _into(out, _index(x, False, False, "argmin", axis, keepdims), x, "argmin", index=True)
 
 
 def argmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
     when x is empty. As `argmin` otherwise."""
-    return _into(out, _index(x, True, False, "argmax", axis, keepdims), x, "argmax")
+    _check_index_out(out, "argmax")
+    return _into(out, _index(x, True, False, "argmax", axis, keepdims), x, "argmax", index=True)
 
 
 def nanargmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN (with axis: when a slice holds only NaN; the message names the first such
     one). As `argmin` otherwise."""
-    return _into(out, _index(x, False, True, "nanargmin", axis, keepdims), x, "nanargmin")
+    _check_index_out(out, "nanargmin")
+    return _into(out, _index(x, False, True, "nanargmin", axis, keepdims), x, "nanargmin", index=True)
 
 
 def nanargmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN. As `argmin` otherwise."""
-    return _into(out, _index(x, True, True, "nanargmax", axis, keepdims), x, "nanargmax")
+    _check_index_out(out, "nanargmax")
+    return _into(out, _index(x, True, True, "nanargmax", axis, keepdims), x, "nanargmax", index=True)
 
 
 def cuda_available() -> bool:
