@@ -47,7 +47,10 @@ value is on the host); ``add`` and the axis reductions return an array of the in
 device and allocated on the library's current stream, or ``add``'s ``out``. Axis results
 have NumPy's dtype for the operation: sum as the whole-array sum (``dtype=``), mean float32
 or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64, norm/var/std as
-their whole-array results. They block until written.
+their whole-array results. They block until written. ``numpy.matrix`` input gives a matrix
+along axes, as NumPy does: the reduced axis kept with length 1 (``tally.sum(m, axis=0)`` has
+shape (1, n), ``axis=1`` (m, 1), ``axis=(0, 1)`` (1, 1); axis=None: a scalar), for every
+reduction but norm (numpy.linalg.norm returns plain arrays; so does tally.norm).
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
 (wrong_memory), NumPy masked arrays (their masked-out values would be read): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
@@ -64,6 +67,7 @@ from typing import Any, Literal, Optional, Tuple, Union
 import numpy as np
 
 from . import _axis, _tally
+from ._out import check_index_out as _check_index_out
 from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
 from ._arrays import library as _library
@@ -172,7 +176,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
     else:
         value = _tally.sum(a.view, rt, acc, backend, stream)
     rt = rt or _sum_default(a.dtype)
-    return _into(out, _axis.whole(x, value, rt, "sum", keepdims), x, "sum", rt)
+    return _into(out, _axis.whole(x, value, rt, "sum", keepdims, axes), x, "sum", rt)
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[float, int]:
@@ -264,7 +268,7 @@ def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False, out=None) 
         value = _tally.mean_strided(a.view, rt, backend, stream)
     else:
         value = _tally.mean(a.view, rt, backend, stream)
-    return _into(out, _axis.whole(x, value, rt, "mean", keepdims), x, "mean")
+    return _into(out, _axis.whole(x, value, rt, "mean", keepdims, axes), x, "mean")
 
 
 _CORE = ("float32", "float64", "int32", "int64")
@@ -411,7 +415,7 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
         a = _converted(a, target, fn)
     out = out or ("float32" if small_float else "float64")
     backend, stream = finish(a)
-    return _axis.whole(x, _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream), out, fn, keepdims)
+    return _axis.whole(x, _tally.var(a.view, int(ddof), take_sqrt, out, acc, backend, stream), out, fn, keepdims, axes)
 
 
 def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None,
@@ -540,7 +544,7 @@ def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
-    return _into(out, _axis.whole(x, value, a.dtype, fn, keepdims), x, fn, a.dtype)
+    return _into(out, _axis.whole(x, value, a.dtype, fn, keepdims, axes), x, fn, a.dtype)
 
 
 def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
@@ -551,7 +555,7 @@ def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
     if index < 0:
         raise ValueError(f"tally.{fn}: " + ("x is empty" if a.size == 0 else "x holds only NaN")
                          + ", so there is no index to return")
-    return _axis.whole(x, index, "int64", fn, keepdims)
+    return _axis.whole(x, index, "int64", fn, keepdims, axes)
 
 
 def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
@@ -609,28 +613,35 @@ def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -
     Raises ValueError when x is empty, or (axis) when the reduced axis has length 0 and there
     are outputs (NumPy: "attempt to get argmin of an empty sequence"); TypeError for
     unsupported dtypes or a tuple axis; AxisError for an axis out of range.
-    out: an array to write the result into (returned), as `sum`'s out.
+    out: an array to write the result into (returned), as `sum`'s out, but of an integer dtype
+        as numpy.argmin requires: int64 (intp), or int8-int32 / uint8-uint32 when the indices
+        fit (OverflowError otherwise); uint64, floating, complex or bool: TypeError naming
+        out's dtype, before anything is computed. The same for argmax and the nan forms.
     """
-    return _into(out, _index(x, False, False, "argmin", axis, keepdims), x, "argmin")
+    _check_index_out(out, "argmin")
+    return _into(out, _index(x, False, False, "argmin", axis, keepdims), x, "argmin", index=True)
 
 
 def argmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` (of the first NaN if x holds one); ValueError
     when x is empty. As `argmin` otherwise."""
-    return _into(out, _index(x, True, False, "argmax", axis, keepdims), x, "argmax")
+    _check_index_out(out, "argmax")
+    return _into(out, _index(x, True, False, "argmax", axis, keepdims), x, "argmax", index=True)
 
 
 def nanargmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first smallest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN (with axis: when a slice holds only NaN; the message names the first such
     one). As `argmin` otherwise."""
-    return _into(out, _index(x, False, True, "nanargmin", axis, keepdims), x, "nanargmin")
+    _check_index_out(out, "nanargmin")
+    return _into(out, _index(x, False, True, "nanargmin", axis, keepdims), x, "nanargmin", index=True)
 
 
 def nanargmax(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:
     """Index of the first largest element of `x` ignoring NaN; ValueError when x is empty or
     holds only NaN. As `argmin` otherwise."""
-    return _into(out, _index(x, True, True, "nanargmax", axis, keepdims), x, "nanargmax")
+    _check_index_out(out, "nanargmax")
+    return _into(out, _index(x, True, True, "nanargmax", axis, keepdims), x, "nanargmax", index=True)
 
 
 def cuda_available() -> bool:

@@ -214,7 +214,8 @@ def _merge_reduced(extents) -> Optional[Tuple[int, int]]:
 class Plan:
     """An N-D reduction laid out for the C++ layer (see the module docstring)."""
 
-    __slots__ = ("lib", "arg", "name", "work", "kept", "n", "s", "out_shape", "keep_shape", "outputs", "copied")
+    __slots__ = ("lib", "arg", "name", "work", "kept", "n", "s", "out_shape", "keep_shape", "outputs", "copied",
+                 "matrix")
 
 
 def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]], contiguous: bool = False) -> Plan:
@@ -236,6 +237,7 @@ def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]
     kept_axes = [i for i in range(ndim) if i not in axes]
     p = Plan()
     p.lib, p.name, p.copied = lib, name, False
+    p.matrix = is_matrix(x)
     p.out_shape = tuple(shape[i] for i in kept_axes)
     p.keep_shape = tuple(1 if i in axes else shape[i] for i in range(ndim))
     p.outputs = math.prod(p.out_shape)
@@ -274,7 +276,23 @@ def _offsets(extents) -> np.ndarray:
     return off
 
 
+def is_matrix(x) -> bool:
+    """Whether x is a numpy.matrix, whose reductions along axes NumPy returns as matrices (see
+    as_matrix)."""
+    return isinstance(x, np.matrix)
+
+
+def as_matrix(r):
+    """An axis result of a numpy.matrix input as NumPy gives it: a matrix, the reduced axis
+    kept with length 1 (shape (1, n) for axis 0, (m, 1) for axis 1, (1, 1) for both), as
+    np.sum / min / max / argmin / argmax / mean / var / std (and their nan forms) return for
+    matrices (numpy.linalg.norm returns plain arrays: norm is not wrapped)."""
+    return np.asmatrix(r)
+
+
 def _shaped(p: Plan, r, keepdims: bool):
+    if p.matrix:
+        return as_matrix(r.reshape(p.keep_shape))
     return r.reshape(p.keep_shape if keepdims else p.out_shape)
 
 
@@ -379,6 +397,7 @@ def per_slice(x, axes, kind: str, fn: str, widen, out_dtype: Callable[[str], str
     contiguous slice (see the module docstring). out_dtype(the converted dtype name) -> the
     result's dtype."""
     p = plan(x, axes, fn, widen, contiguous=True)
+    p.matrix = p.matrix and fn != "norm"  # (numpy.linalg.norm of a matrix along an axis: a plain array)
     result = out_dtype(p.arg.dtype)
     host = np.empty(p.outputs, dtype=result)
     offsets = _offsets(p.kept) if p.outputs > 0 else np.zeros(0, dtype=np.int64)
@@ -387,9 +406,14 @@ def per_slice(x, axes, kind: str, fn: str, widen, out_dtype: Callable[[str], str
     return _shaped(p, _from_host(p.lib, p.work, host), keepdims)
 
 
-def whole(x, value, dtype: str, fn: str, keepdims: bool) -> Any:
+def whole(x, value, dtype: str, fn: str, keepdims: bool, axes: Optional[Tuple[int, ...]] = None) -> Any:
     """A whole-array result: `value` itself, or (keepdims) an array of x's library, on x's
-    device, of shape (1,) * x.ndim and `dtype` holding it."""
+    device, of shape (1,) * x.ndim and `dtype` holding it. A numpy.matrix x reduced over an
+    axis tuple naming every axis (`axes` not None), or with keepdims, gives a (1, 1) matrix
+    as NumPy does (axis=None without keepdims: the scalar); not for norm (numpy.linalg.norm
+    returns plain arrays)."""
+    if is_matrix(x) and fn != "norm" and (keepdims or axes is not None):
+        return as_matrix(np.full((1, 1), value, dtype=dtype))
     if not keepdims:
         return value
     lib, a = _library(x, fn)

@@ -5,9 +5,11 @@ The array must be of the result's library and device (NumPy for host input and P
 scalars' host results; CuPy or torch on x's device for CUDA input), of the result's shape
 (``()`` for a whole-array reduction without keepdims), and of a dtype the result can be cast
 to under NumPy's 'same_kind' rule (float64 into float32 is allowed, float into an integer
-array is not). The write is one copy by the array's library on its current stream (CuPy,
-torch) after tally's call has finished: not zero copy, and exactly the values tally returns,
-cast by the library when out's dtype differs.
+array is not). Index results (argmin, argmax and the nan forms) need an integer array, as
+NumPy's do (check_index_out): int64, or a narrower integer type the indices fit. The write is
+one copy by the array's library on its current stream (CuPy, torch) after tally's call has
+finished: not zero copy, and exactly the values tally returns, cast by the library when out's
+dtype differs.
 """
 from __future__ import annotations
 
@@ -28,11 +30,12 @@ def _result_dtype(result) -> str:
     return dtype_name(result.dtype)
 
 
-def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
+def into(out, result, x, fn: str, dtype: Optional[str] = None, index: bool = False) -> Any:
     """Writes `result` (a Python scalar, or an array of x's library) into `out` and returns
     out; returns result as it is when out is None. dtype: the NumPy name of a scalar result's
     type (a Python int does not say whether it is a uint64 sum or an int8 minimum; without it
-    an int is taken as int64, a float as float64)."""
+    an int is taken as int64, a float as float64). index: the result holds indices (argmin,
+    argmax, the nan forms): out's dtype follows check_index_out instead of 'same_kind'."""
     if out is None:
         return result
     lib = library(out)
@@ -65,7 +68,9 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
     if lib == "numpy" and not out.flags.writeable:
         raise ValueError(f"tally.{fn}: out is read-only")
     dst = dtype_name(out.dtype)
-    if not np.can_cast(src, dst, casting="same_kind"):
+    if index:
+        check_index_out(out, fn)
+    elif not np.can_cast(src, dst, casting="same_kind"):
         raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "
                         "(NumPy's 'same_kind' casting rule)")
     if _is_int(src) and _is_int(dst) and src != dst:
@@ -78,6 +83,31 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None) -> Any:
     else:
         out[...] = result
     return out
+
+
+# The out dtypes an index result (argmin, argmax and the nan forms) may be written into: as
+# NumPy, integer types that convert safely to intp (int64); uint64 does not, and floating and
+# complex arrays do not either. (NumPy also takes bool, writing True for every index but 0;
+# tally refuses it: such an out would not hold the index.)
+_INDEX_OUT = ("int64", "int32", "int16", "int8", "uint32", "uint16", "uint8")
+
+
+def check_index_out(out, fn: str) -> None:
+    """TypeError naming out's dtype unless `out` (when given) is an integer array an index
+    can be written into: numpy.argmin(..., out=) needs an integer (intp) out and refuses a
+    floating one ("Cannot cast array data from dtype('float64') to dtype('int64') according
+    to the rule 'safe'"). Narrower integer types are taken as by NumPy; an index that does not
+    fit is an OverflowError when written (into). Objects without a dtype are left to into."""
+    if out is None or not hasattr(out, "dtype"):
+        return
+    try:
+        name = dtype_name(out.dtype)
+    except TypeError:
+        name = str(out.dtype)
+    if name not in _INDEX_OUT:
+        raise TypeError(f"tally.{fn}: out has dtype {name}, but {fn} gives integer indices (int64): out must be an "
+                        f"integer array (int64, NumPy's intp; int8-int32 and uint8-uint32 when the indices fit), "
+                        f"as numpy.{fn} requires (it cannot cast {name} to int64 under the 'safe' rule)")
 
 
 def _is_int(name: str) -> bool:

@@ -429,3 +429,64 @@ def test_fast_variance_of_overflowing_finite_data():
     assert tally.var(x, accuracy="fast") == math.inf == tally.var(x)
     assert tally.std(x, accuracy="fast") == 1e308 == tally.std(x)
     assert tally.var(x[None], axis=1, accuracy="fast").tolist() == [math.inf]
+
+
+# ---- numpy.matrix input: axis results are matrices, as NumPy returns them -----------------------
+
+MATRIX_FUNCS = ["sum", "mean", "min", "max", "nanmin", "nanmax", "var", "std", "argmin", "argmax", "nanargmin",
+                "nanargmax"]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+@pytest.mark.parametrize("fn", MATRIX_FUNCS)
+@pytest.mark.parametrize("axis", [0, 1, -2, (0,), (1,), (0, 1), None])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_matrix_input_gives_a_matrix_as_numpy(fn, axis, dtype):
+    m = np.matrix([[3, 1, 4, 1], [5, 9, 2, 6], [5, 3, 5, 8]], dtype=dtype)
+    if fn.startswith(("arg", "nanarg")) and isinstance(axis, tuple):
+        pytest.skip("argmin/argmax take one axis (a tuple is a TypeError, as NumPy)")
+    if fn.startswith("nan") and dtype == np.int32:
+        pytest.skip("(the nan forms of integer data are the plain ones)")
+    # (numpy.matrix.argmin refuses negative axes, "unsupported axis": NumPy's answer for -2 is axis 0's)
+    want = getattr(np, fn)(m, axis=axis % 2 if isinstance(axis, int) else axis)
+    got = getattr(tally, fn)(m, axis=axis)
+    if axis is None:  # the whole array: a scalar, as NumPy's
+        assert not isinstance(got, np.ndarray)
+        assert got == pytest.approx(float(want), rel=1e-15)
+        return
+    assert type(got) is np.matrix, type(got)
+    assert got.shape == want.shape == ({0: (1, 4), 1: (3, 1)}.get(np.atleast_1d(axis)[0] % 2) if len(
+        np.atleast_1d(axis)) == 1 else (1, 1))
+    assert got.dtype == want.dtype
+    if fn in ("mean", "var", "std"):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-15)
+    else:
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_matrix_input_more_cases():
+    m = np.matrix([[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])
+    # axis=-1 is axis 1 (numpy.matrix.argmin refuses -1 with "unsupported axis"; tally does not)
+    r = tally.argmax(m, axis=-1)
+    assert type(r) is np.matrix and r.tolist() == [[2], [2]] == np.argmax(m, axis=1).tolist()
+    # keepdims: the same matrix (NumPy's matrix.argmin takes it; matrix.sum refuses the keyword)
+    k = tally.argmin(m, axis=0, keepdims=True)
+    assert type(k) is np.matrix and k.tolist() == np.argmin(m, axis=0, keepdims=True).tolist() == [[1, 0, 0]]
+    s = tally.sum(m, keepdims=True)
+    assert type(s) is np.matrix and s.tolist() == [[23.0]]
+    assert tally.sum(m) == 23.0 and not isinstance(tally.sum(m), np.ndarray)
+    # exact per output, as for arrays
+    w = np.matrix([[1e16, 1.0], [1.0, 1.0], [-1e16, 1.0]])
+    assert tally.sum(w, axis=0).tolist() == [[1.0, 3.0]]
+    # out= takes the matrix's shape
+    o = np.empty((1, 3))
+    assert tally.max(m, axis=0, out=o) is o and o.tolist() == [[3.0, 5.0, 9.0]]
+    with pytest.raises(ValueError, match=r"out has shape \(3,\), but the result has shape \(1, 3\)"):
+        tally.max(m, axis=0, out=np.empty(3))
+    # numpy.linalg.norm of a matrix along an axis is a plain 1-D array: so is tally.norm's
+    n = tally.norm(m, axis=0)
+    assert type(n) is np.ndarray and n.shape == (3,)
+    np.testing.assert_allclose(n, np.linalg.norm(m, axis=0), rtol=1e-15)
+    # a matrix subclass of ndarray is never a problem for the whole-array path
+    assert tally.argmin(m) == 1 and tally.var(m) == pytest.approx(float(np.var(m)), rel=1e-15)

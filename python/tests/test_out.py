@@ -75,13 +75,43 @@ def test_out_errors_name_the_problem():
     assert o.tolist() == [3.0] * 4
 
 
-def test_index_results_cast_as_numpy_does():
-    # int64 indices into a float64 array: allowed by 'same_kind', as numpy.argmax(out=) is not
-    # (NumPy wants an integer out there); tally follows the casting rule of its other outputs
+@pytest.mark.parametrize("fn", INDEX)
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, np.complex128, np.uint64, np.bool_])
+def test_index_results_need_an_integer_out_as_numpy(fn, dt):
+    # numpy.argmin(..., out=) refuses an out that does not cast safely to intp: TypeError
+    # ("Cannot cast ... according to the rule 'safe'"); tally names out's dtype the same way
     x = np.array([[1.0, 5.0], [7.0, 2.0]])
-    o = np.full(2, 3.0)
-    assert tally.argmax(x, axis=0, out=o) is o
-    assert o.tolist() == [1.0, 0.0]
+    name = np.dtype(dt).name
+    for kw, shape in ((dict(axis=0), (2,)), (dict(), ()), (dict(axis=1, keepdims=True), (2, 1))):
+        out = np.full(shape, 3, dtype=dt)
+        before = out.copy()
+        if dt is not np.bool_:  # (NumPy takes a bool out and writes True for every index but 0)
+            with pytest.raises(TypeError) as numpy_error:
+                getattr(np, fn)(x, out=out, **kw)
+            assert "Cannot cast" in str(numpy_error.value)
+        with pytest.raises(TypeError) as e:
+            getattr(tally, fn)(x, out=out, **kw)
+        assert str(e.value) == (
+            f"tally.{fn}: out has dtype {name}, but {fn} gives integer indices (int64): out must be an integer array "
+            f"(int64, NumPy's intp; int8-int32 and uint8-uint32 when the indices fit), as numpy.{fn} requires (it "
+            f"cannot cast {name} to int64 under the 'safe' rule)")
+        assert np.array_equal(out, before)  # left as it was
+
+
+@pytest.mark.parametrize("fn", INDEX)
+def test_index_results_into_integer_outs(fn):
+    x = np.array([[1.0, 5.0, 0.5], [7.0, 2.0, 9.0]])
+    for dt in (np.int64, np.intp, np.int32, np.int8, np.uint8, np.uint32):
+        o = np.full(3, -1 if np.dtype(dt).kind == "i" else 7, dtype=dt)
+        assert getattr(tally, fn)(x, axis=0, out=o) is o
+        assert o.tolist() == getattr(np, fn)(x, axis=0).tolist() and o.dtype == dt
+        s = np.zeros((), dtype=dt)
+        assert getattr(tally, fn)(x, out=s) is s and int(s) == int(getattr(np, fn)(x))
+    # an index that does not fit a narrow out: OverflowError (NumPy would wrap it)
+    big = np.zeros(300)
+    big[299] = 1.0 if fn.endswith("max") else -1.0
+    with pytest.raises(OverflowError, match=r"the result 299 does not fit the int8 out"):
+        getattr(tally, fn)(big, out=np.zeros((), np.int8))
 
 
 def test_integer_results_never_wrap_into_a_narrower_out():

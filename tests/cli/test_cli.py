@@ -383,6 +383,56 @@ def test_csv_with_npy(tmp_path):
     assert np.array_equal(load_out(out), np.array([2.0, 3.0, 5.0]))
 
 
+@pytest.mark.parametrize("opt", [["--column", "0"], ["-c", "x"], ["--delimiter", ";"], ["-d", "tab"],
+                                 ["--skip-rows", "0"], ["--skip-rows", "3"]])
+@pytest.mark.parametrize("cmd", ["sum", "mean", "norm", "var", "std", "min", "argmax"])
+def test_csv_options_with_npy_input_are_usage_errors(tmp_path, opt, cmd):
+    # they used to be ignored silently; even a default value given explicitly is refused
+    p = save(tmp_path, "a.npy", np.arange(4.0))
+    name = {"-c": "--column", "-d": "--delimiter"}.get(opt[0], opt[0])
+    assert bad(cmd, p, *opt) == f"tally: {p}: {name} applies only to CSV/text input, not .npy files (leave it out)"
+
+
+def test_csv_options_with_two_inputs(tmp_path):
+    a, b = save(tmp_path, "a.npy", np.arange(3.0)), save(tmp_path, "b.npy", np.ones(3))
+    c = tmp_path / "c.csv"
+    c.write_text("x;y\n1;2\n3;4\n5;6\n")
+    out = tmp_path / "o.npy"
+    for cmd in (["dot", a, b], ["add", a, b, "-o", out]):
+        for opt in ("--delimiter", "--skip-rows", "--column"):
+            val = {"--delimiter": ",", "--skip-rows": "1", "--column": "0"}[opt]
+            line = bad(*cmd, opt, val)
+            assert line == f"tally: {a} and {b}: {opt} applies only to CSV/text input, not .npy files (leave it out)"
+        line = bad(*cmd, "--column-b", "1")
+        assert line == f"tally: {b}: --column-b applies only to CSV/text input, not .npy files (leave it out)"
+    assert not out.exists()
+    # one CSV input uses them: no error (A's column, and B's unless --column-b)
+    assert ok("dot", c, b, "--delimiter", ";", "--column", "y") == "12.0"
+    assert ok("dot", a, c, "--delimiter", ";", "--column", "x") == "13.0"
+    assert ok("dot", c, c, "--delimiter", ";", "--column", "x", "--column-b", "y") == "44.0"
+    # --column for the .npy A only, --column-b taking B's: --column serves nothing
+    line = bad("dot", a, c, "--delimiter", ";", "--column", "x", "--column-b", "y")
+    assert line == f"tally: {a}: --column applies only to CSV/text input, not .npy files (leave it out)"
+    # the same .npy file twice is named once
+    assert bad("dot", a, a, "--skip-rows", 1) == \
+        f"tally: {a}: --skip-rows applies only to CSV/text input, not .npy files (leave it out)"
+
+
+def test_csv_options_are_checked_for_npy_content_not_just_the_name(tmp_path):
+    # a file starting with the .npy magic is read as .npy whatever its name
+    p = tmp_path / "data.csv"
+    np.save(p.open("wb"), np.arange(3.0))
+    assert ok("sum", p) == "3.0"
+    bad("sum", p, "--column", "0", words=["data.csv", "--column", "only to CSV/text input"])
+
+
+def test_csv_options_with_distributed_are_usage_errors(tmp_path):
+    p = save(tmp_path, "a.npy", np.arange(3.0))
+    r = run("sum", p, "--distributed", "--delimiter", ";")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "tally: --delimiter applies only to CSV/text input, and --distributed reads .npy files only\n"
+
+
 # ---- --json and output formats ---------------------------------------------------------------
 
 def test_json_keys_and_types(tmp_path):
@@ -462,6 +512,34 @@ def npy_with_header(path, header, data=b"", version=1):
 def test_malformed_header(tmp_path, header):
     p = npy_with_header(tmp_path / "m.npy", header, b"\0" * 24)
     bad("sum", p, words=["m.npy", "header"])
+
+
+@pytest.mark.parametrize("shape,why", [
+    ("(2)", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
+    ("((2))", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
+    ("[2]", "a list, not a tuple (NumPy writes a tuple: (2,) or (2, 3))"),
+    ("[2, 1]", "a list, not a tuple (NumPy writes a tuple: (2,) or (2, 3))"),
+    ("2", "not a tuple (NumPy writes a tuple: (), (2,) or (2, 3))"),
+])
+def test_shape_must_be_a_tuple_as_numpy_reads_it(tmp_path, shape, why):
+    # np.load refuses these too ("shape is not valid"): (2) is the int 2 in Python, [2] a list
+    data = np.array([1.0, 2.0]).tobytes()
+    p = npy_with_header(tmp_path / "s.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}", data)
+    assert bad("sum", p) == f"tally: {p}: malformed header: 'shape' is {shape}, {why}"
+
+
+@pytest.mark.parametrize("shape,want", [
+    ("()", "2.5"), ("(1,)", "2.5"), ("(1, 1)", "2.5"), ("(1,1)", "2.5"), ("( 1 , )", "2.5"), ("((1,))", "2.5"),
+])
+def test_shape_tuples_are_read(tmp_path, shape, want):
+    p = npy_with_header(tmp_path / "t.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}",
+                        np.array([2.5]).tobytes())
+    assert ok("sum", p) == want
+    assert js("sum", p)["n"] == 1
+    two = npy_with_header(tmp_path / "u.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,3), }",
+                          np.arange(6.0).tobytes())
+    assert ok("sum", two) == "15.0"
+    assert ok("max", two, "--axis", 0) == "3.0\n4.0\n5.0"
 
 
 def test_hand_written_header_ok(tmp_path):
@@ -719,6 +797,7 @@ def test_non_regular_inputs_are_refused(tmp_path):
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)  # never opened: a read would block, and its data would be sniffed away
     bad("sum", fifo, words=["pipe.csv", "not a regular file"])
+    bad("sum", fifo, "--column", "0", "--delimiter", ";", words=["pipe.csv", "not a regular file"])
     bad("sum", "/dev/zero", words=["/dev/zero", "not a regular file"])
     bad("sum", tmp_path, words=[str(tmp_path.name), "not a regular file"])
 
@@ -1118,7 +1197,11 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
     r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
     assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 to 2^63 - 1" in r.stderr
-    bad("std", one, "--backend", "cuda", words=["cpu backend"])
+    # --backend cuda calls the library as the other commands do (no GPU: exit 1, the no-GPU message)
+    if gpu_present():
+        assert js("std", one, "--backend", "cuda")["value"] == 0.0
+    else:
+        bad("std", one, "--backend", "cuda", code=1, words=["std: the CUDA backend was requested"])
     bad("var", one, "--distributed", words=["not var or std"])
 
 

@@ -156,3 +156,73 @@ def test_axis_with_no_outputs_is_an_empty_list(tmp_path):
         for cmd in CMDS:
             assert js(cmd, p, "--axis", axis, "--backend", "cpu")["value"] == []
             assert ok(cmd, p, "--axis", axis, "--backend", "cpu") == ""
+
+
+# ---- 1-D extremes and var/std on --backend cuda ---------------------------------------------------
+
+def test_extremes_cuda_without_a_gpu_name_the_command(no_gpu, tmp_path):
+    # The library names its operation (min / max); the message names the command typed.
+    p = save(tmp_path, "a.npy", np.array([3.0, 1.0, 2.0]))
+    for cmd in ("min", "max", "argmin", "argmax"):
+        line = bad(cmd, p, "--backend", "cuda", code=1)
+        assert line.startswith(f"tally: {cmd}: the CUDA backend was requested but "), line
+        line = bad(cmd, p, "--backend", "cuda", "--skip-nan", code=1)
+        assert line.startswith(f"tally: nan{cmd}: the CUDA backend was requested but "), line
+    m = save(tmp_path, "m.npy", np.arange(6.0).reshape(2, 3))
+    for cmd in ("min", "argmin", "argmax"):
+        line = bad(cmd, m, "--axis", 1, "--backend", "cuda", code=1)
+        assert line.startswith(f"tally: {cmd} (axis): the CUDA backend was requested but "), line
+    line = bad("argmax", m, "--axis", 0, "--backend", "cuda", "--skip-nan", code=1)
+    assert line.startswith("tally: nanargmax (axis): the CUDA backend was requested but "), line
+
+
+def test_var_std_cuda_without_a_gpu_is_the_no_gpu_error(no_gpu, tmp_path):
+    # exit 1 (a library error: no GPU), as every other command; not a usage error (exit 2)
+    for name, a in (("f.npy", np.arange(10.0)), ("i.npy", np.arange(10, dtype=np.int64))):
+        p = save(tmp_path, name, a)
+        for cmd in ("var", "std"):
+            for extra in ((), ("--accuracy", "fast"), ("--ddof", "1")):
+                line = bad(cmd, p, "--backend", "cuda", *extra, code=1)
+                assert line.startswith(f"tally: {cmd}: the CUDA backend was requested but "), line
+                assert "no usable CUDA GPU" in line or "no CUDA support" in line, line
+    # auto: the cpu
+    r = js("var", save(tmp_path, "g.npy", np.arange(10.0)))
+    assert r["backend"] == "cpu" and r["value"] == 8.25
+
+
+def test_var_std_cuda_give_the_cpu_bits(gpu, tmp_path):
+    rng = np.random.default_rng(21)
+    cases = {"f8.npy": rng.standard_normal(100_001) * 10.0 ** rng.integers(-20, 20, 100_001),
+             "f4.npy": rng.standard_normal(5001).astype(np.float32),
+             "f2.npy": np.arange(10, dtype=np.float16),
+             "i4.npy": rng.integers(-2**31, 2**31, 7001).astype(np.int32),
+             "u1.npy": rng.integers(0, 256, 999).astype(np.uint8),
+             "b1.npy": np.array([True, False, True, True])}
+    for name, a in cases.items():
+        p = save(tmp_path, name, a)
+        for cmd in ("var", "std"):
+            for ddof in (0, 1):
+                cpu = js(cmd, p, "--ddof", ddof, "--backend", "cpu")
+                gpu_r = js(cmd, p, "--ddof", ddof, "--backend", "cuda")
+                assert gpu_r["backend"] == "cuda" and gpu_r["value"] == cpu["value"], (name, cmd, ddof)
+                assert gpu_r["dtype"] == cpu["dtype"]
+                assert js(cmd, p, "--ddof", ddof)["backend"] == "cpu"  # auto keeps the CPU for var/std
+    assert js("var", save(tmp_path, "h.npy", np.arange(10, dtype=np.float16)), "--backend", "cuda")["value"] == 8.25
+
+
+def test_var_cuda_of_int64_exact_is_refused(gpu, tmp_path):
+    a = np.array([2**62, -2**62, 7, 2**40], dtype=np.int64)
+    p = save(tmp_path, "i8.npy", a)
+    for cmd in ("var", "std"):
+        line = bad(cmd, p, "--backend", "cuda", code=1)
+        assert line == (f"tally: {cmd}: {p}: the exact {'standard deviation' if cmd == 'std' else 'variance'} of "
+                        "int64 data is not available on the cuda backend in this version (use --accuracy fast, or "
+                        "--backend cpu or auto)")
+        r = js(cmd, p)  # auto: the cpu backend
+        assert r["backend"] == "cpu" and r["value"] == js(cmd, p, "--backend", "cpu")["value"]
+    fast = js("var", p, "--backend", "cuda", "--accuracy", "fast")
+    assert fast["backend"] == "cuda"
+    from fractions import Fraction
+    m = Fraction(sum(int(v) for v in a), len(a))
+    want = float(sum((int(v) - m) ** 2 for v in a) / len(a))
+    assert abs(fast["value"] - want) <= 1e-9 * want

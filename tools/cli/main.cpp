@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -37,7 +38,8 @@ constexpr const char* kFooter = R"(Synopsis:
   tally mean FILE [options]          mean: the exact sum / n, correctly rounded
   tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded
   tally var|std FILE [--ddof N]      variance / standard deviation with NumPy's ddof,
-                                     correctly rounded (CPU backend)
+                                     correctly rounded (auto: the CPU; --backend cuda: the
+                                     GPU, but not exact var/std of int64 or uint64 data)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf
   tally argmin|argmax FILE [--skip-nan]
@@ -58,7 +60,9 @@ Input files:
   differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
   (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
   first line holds counts and class names, not data or column names). Error messages
-  number CSV rows by file line and columns from 1.
+  number CSV rows by file line and columns from 1. The CSV options (--column, --column-b,
+  --delimiter, --skip-rows) given where no CSV input would use them (.npy input only, or
+  --distributed) are refused as a usage error (exit 2), not ignored.
 
 Types: A and B are promoted to a common type (equal types stay; i4+f4 -> f8, u1+u2 -> u8,
 i1+u1 -> i8, ...); sum and dot of float32/float64 give float32/float64, of float16 float32
@@ -129,6 +133,37 @@ csv::options csv_options(const settings& s, bool second) {
   return o;
 }
 
+/// Whether `path` is read as .npy (its name ends in .npy or it starts with the .npy magic);
+/// otherwise it is read as CSV. Only a regular file is opened to look (a FIFO would block).
+bool is_npy(const std::string& path) {
+  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  std::error_code ec;
+  return npy_name || (std::filesystem::is_regular_file(path, ec) && npy::has_magic(path));
+}
+
+/// Refuses a CSV-only option (--column, --column-b, --delimiter, --skip-rows: `given`, those
+/// the command line set) that no input of the command would use, instead of ignoring it:
+/// one of .npy input alone, or any of them under --distributed (which reads .npy only).
+/// --column serves A, and B unless --column-b is given; --column-b serves B.
+void check_csv_options(const settings& s, const std::vector<std::string>& given, bool two) {
+  if (given.empty()) return;
+  const bool a_csv = !s.distributed && !is_npy(s.a);
+  const bool b_csv = two && !s.distributed && !is_npy(s.b);
+  const bool b_given = std::find(given.begin(), given.end(), "--column-b") != given.end();
+  for (const std::string& opt : given) {
+    bool used = opt == "--column"     ? a_csv || (b_csv && !b_given)
+                : opt == "--column-b" ? b_csv
+                                      : a_csv || b_csv;
+    if (used) continue;
+    if (s.distributed)
+      throw input_error(fmt::format("{} applies only to CSV/text input, and --distributed reads .npy files only", opt));
+    // the .npy file(s) the option would have applied to
+    const bool both = two && opt != "--column-b" && (opt != "--column" || !b_given) && s.b != s.a;
+    const std::string files = opt == "--column-b" ? s.b : both ? s.a + " and " + s.b : s.a;
+    throw input_error(fmt::format("{}: {} applies only to CSV/text input, not .npy files (leave it out)", files, opt));
+  }
+}
+
 /// Reads a .npy or CSV file (see the footer for which).
 host_array load(const std::string& path, const csv::options& o) {
   // Inputs are read twice (format sniffing, then parsing), so only regular files will do:
@@ -138,8 +173,7 @@ host_array load(const std::string& path, const csv::options& o) {
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw input_error(fmt::format("{}: not a regular file (directories, pipes and devices are not read;"
                                   " save the data to a file first)", path));
-  bool npy_name = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
-  return npy_name || npy::has_magic(path) ? npy::read(path) : csv::read(path, o);
+  return is_npy(path) ? npy::read(path) : csv::read(path, o);
 }
 
 /// Loads A and B and promotes both to their common type.
@@ -219,6 +253,17 @@ report run_add(const settings& s) {
   return {"", json_string(s.out), out.type(), out.size(), be, secs};
 }
 
+/// A library error re-thrown with the command the user typed in place of the library's
+/// operation name: tally::extreme names "min" / "max" (and the shape layer "min (axis)"),
+/// which for argmin and argmax (and --skip-nan: nanargmin, ...) is not what was asked.
+/// Other messages pass unchanged.
+[[noreturn]] void rethrow_named(const tally::error& e, const std::string& lib_name, const std::string& cli_name) {
+  const std::string head = "tally::" + lib_name + ": ";
+  std::string_view what = e.what();
+  if (lib_name == cli_name || !what.starts_with(head)) throw e;
+  throw tally::error(e.code(), "tally::" + cli_name + ": " + std::string(what.substr(head.size())));
+}
+
 /// min, max (value) and argmin, argmax (index) of FILE, with NumPy's NaN rule or, with
 /// --skip-nan, the nan forms (nanmin, ...).
 report run_extreme(const std::string& cmd, const settings& s) {
@@ -230,9 +275,14 @@ report run_extreme(const std::string& cmd, const settings& s) {
   tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char value[8] = {};
   std::int64_t index = -1;
-  double secs = staged(be) ? extreme_on_gpu(op, nans, a.ref(), value, &index)
-                           : timed([&] { tally::extreme(op, nans, a.ref(), value, &index, {be}); });
   std::string name = (s.skip_nan ? "nan" : "") + cmd;
+  double secs = 0;
+  try {
+    secs = staged(be) ? extreme_on_gpu(op, nans, a.ref(), value, &index)
+                      : timed([&] { tally::extreme(op, nans, a.ref(), value, &index, {be}); });
+  } catch (const tally::error& e) {
+    rethrow_named(e, std::string(s.skip_nan ? "nan" : "") + (mx ? "max" : "min"), name);
+  }
   if (want_index) {
     if (index < 0)
       throw input_error(fmt::format("{}: {}: {}", s.a, name,
@@ -256,22 +306,37 @@ report run_extreme(const std::string& cmd, const settings& s) {
 
 /// The variance (std: its square root) of FILE with NumPy's ddof: exact (default), the
 /// correctly rounded value of the exact rational; fast: Welford/Chan in float64. Float64
-/// (float32 for float32 and 16-bit float data). Runs on the cpu backend (auto included);
-/// --backend cuda is refused with a message in this version (the file is not staged to the
-/// GPU for var/std).
+/// (float32 for float32 and 16-bit float data). --backend cuda calls the library on the GPU as
+/// the other commands do (the file copied to device memory once; no GPU: the library's
+/// errc::no_gpu, exit 1); the exact variance of int64 and uint64 data has no GPU path in the
+/// library in this version, which --backend cuda reports (exit 1, as the library's refusal).
+/// auto and cpu run on the cpu backend (auto keeps the CPU here, as in earlier versions: the
+/// exact results are the same bits on both backends).
 report run_var(bool take_sqrt, const settings& s) {
-  if (s.backend == "cuda")
-    throw input_error(fmt::format("{}: --backend cuda: var and std run on the CPU backend in the command-line tool "
-                                  "in this version (use --backend cpu or auto; the library's tally::var runs on GPU data)",
-                                  s.a));
   host_array a = load(s.a, csv_options(s, false));
   bool single = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16;
   tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
-  tally::options o{tally::backend::cpu, nullptr, s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
+  tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
+  const bool wide_int = a.type() == tally::dtype::int64 || a.type() == tally::dtype::uint64;
+  const tally::backend be = s.backend == "cuda" ? tally::backend::cuda : tally::backend::cpu;
+  const char* fn = take_sqrt ? "std" : "var";
+  if (staged(be) && acc == tally::accuracy::exact && wide_int)
+    throw tally::error(tally::errc::invalid_argument,
+                       fmt::format("tally::{}: {}: the exact {} of {} data is not available on the cuda backend in "
+                                   "this version (use --accuracy fast, or --backend cpu or auto)",
+                                   fn, s.a, take_sqrt ? "standard deviation" : "variance", tally::dtype_name(a.type())));
+  const tally::options o{be, nullptr, acc};
   alignas(8) unsigned char result[8] = {};
-  double secs = timed([&] { tally::var(a.ref(), s.ddof, take_sqrt, result, rt, o); });
+  double secs = 0;
+  if (staged(be)) {
+    device_copy d(a.ref());  // (freed on return)
+    secs = timed([&] { tally::var(d.ref(), s.ddof, take_sqrt, result, rt, o); });
+  } else {
+    // the cpu backend; or cuda without a GPU, where the library reports errc::no_gpu
+    secs = timed([&] { tally::var(a.ref(), s.ddof, take_sqrt, result, rt, o); });
+  }
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
-  return {repr(v), json_number(v), rt, a.size(), tally::backend::cpu, secs};
+  return {repr(v), json_number(v), rt, a.size(), be, secs};
 }
 
 /// The L1 (ord "1") or L2 norm of integer (or bool) data, correctly rounded to float64 from
@@ -376,6 +441,11 @@ void run_axis(const std::string& cmd, const settings& s) {
     r = reduce_along(cmd, a, s.axis, s.skip_nan, acc, be);
   } catch (const std::invalid_argument& e) {
     throw input_error(fmt::format("{}: {}", s.a, e.what()));
+  } catch (const tally::error& e) {
+    // the shape layer names "min (axis)" / "max (axis)" for argmin, argmax and --skip-nan too
+    if (cmd.ends_with("min") || cmd.ends_with("max"))
+      rethrow_named(e, cmd.substr(cmd.size() - 3) + " (axis)", (s.skip_nan ? "nan" : "") + cmd + " (axis)");
+    throw;
   }
   if (cmd == "min" || cmd == "max") r.type = given;
   if (cmd == "sum" && tally::is_unsigned(given)) r.type = tally::dtype::uint64;  // as the 1-D sum
@@ -482,8 +552,8 @@ int main(int argc, char** argv) {
   add_options(norm, s, false);
   norm->add_option("--ord", s.ord, "which norm: 1 (sum |x|), 2 (Euclidean, default) or inf (max |x|)")
       ->check(CLI::IsMember({"1", "2", "inf"}));
-  CLI::App* var = app.add_subcommand("var", "variance of the elements of FILE (--ddof as NumPy), correctly rounded; CPU backend");
-  CLI::App* stdev = app.add_subcommand("std", "standard deviation of FILE (--ddof as NumPy), correctly rounded; CPU backend");
+  CLI::App* var = app.add_subcommand("var", "variance of the elements of FILE (--ddof as NumPy), correctly rounded");
+  CLI::App* stdev = app.add_subcommand("std", "standard deviation of FILE (--ddof as NumPy), correctly rounded");
   for (CLI::App* cmd : {var, stdev}) {
     add_options(cmd, s, false);
     cmd->add_option("--ddof", s.ddof, "delta degrees of freedom: divide by n - ddof (0: population, 1: sample)")
@@ -521,6 +591,19 @@ int main(int argc, char** argv) {
   if (s.distributed && (*var || *stdev)) {
     std::fprintf(stderr, "tally: --distributed takes sum, dot, mean, norm, min, max, argmin and argmax (not var or std)\n");
     return 2;
+  }
+  // CSV-only options that no input would use are refused, not ignored
+  std::vector<std::string> csv_given;
+  bool two = false;
+  for (CLI::App* cmd : app.get_subcommands()) {
+    two = cmd == dot || cmd == add;
+    for (const char* name : {"--column", "--column-b", "--delimiter", "--skip-rows"})
+      if (const CLI::Option* o = cmd->get_option_no_throw(name); o && o->count() > 0) csv_given.push_back(name);
+  }
+  try {
+    check_csv_options(s, csv_given, two);
+  } catch (const input_error& e) {
+    return fail(e, 2);
   }
   if (s.distributed)
     for (CLI::App* cmd : app.get_subcommands())

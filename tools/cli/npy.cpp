@@ -82,6 +82,8 @@ struct pyval {
   std::string text;               // str contents, digits, or the name
   std::vector<pyval> items;       // seq items, or dict values
   std::vector<std::string> keys;  // dict keys
+  bool list = false;              // seq: a list [...] rather than a tuple (...)
+  std::size_t begin = 0, end = 0;  // where its text lies in the header
 };
 
 /// Recursive-descent parser of the literals NumPy writes in .npy headers.
@@ -116,12 +118,17 @@ class literal_parser {
   pyval value(int depth) {
     if (depth > 16) throw bad_header("nested too deeply");
     char c = peek();
-    if (c == '{') return dict(depth);
-    if (c == '(' || c == '[') return seq(depth, c == '(' ? ')' : ']');
-    if (c == '\'' || c == '"') return string();
-    if (c == '-' || (c >= '0' && c <= '9')) return number();
-    if (std::isalpha(static_cast<unsigned char>(c))) return word();
-    throw bad_header(std::string("unexpected character '") + c + "'");
+    const std::size_t begin = i_;
+    pyval v;
+    if (c == '{') v = dict(depth);
+    else if (c == '(' || c == '[') v = seq(depth, c == '(' ? ')' : ']');
+    else if (c == '\'' || c == '"') v = string();
+    else if (c == '-' || (c >= '0' && c <= '9')) v = number();
+    else if (std::isalpha(static_cast<unsigned char>(c))) v = word();
+    else throw bad_header(std::string("unexpected character '") + c + "'");
+    v.begin = begin;
+    v.end = i_;
+    return v;
   }
 
   pyval dict(int depth) {
@@ -141,16 +148,25 @@ class literal_parser {
     return v;
   }
 
+  /// A tuple (...) or list [...]. As in Python, parentheses around one value without a comma
+  /// are only grouping: (2) is the int 2, not a tuple (a 1-tuple is written (2,)).
   pyval seq(int depth, char close) {
     pyval v;
     v.k = pyval::seq;
+    v.list = close == ']';
+    bool comma = false;
     ++i_;
     while (peek() != close) {
       v.items.push_back(value(depth + 1));
-      if (peek() == ',') ++i_;
-      else if (peek() != close) throw bad_header(std::string("expected ',' or '") + close + "'");
+      if (peek() == ',') {
+        ++i_;
+        comma = true;
+      } else if (peek() != close) {
+        throw bad_header(std::string("expected ',' or '") + close + "'");
+      }
     }
     ++i_;
+    if (!v.list && v.items.size() == 1 && !comma) return std::move(v.items[0]);
     return v;
   }
 
@@ -230,8 +246,20 @@ std::pair<tally::dtype, bool> parse_descr(const std::string& path, const pyval& 
   return {t, file_big != (std::endian::native == std::endian::big)};
 }
 
-std::vector<std::int64_t> parse_shape(const std::string& path, const pyval& v, std::int64_t& count) {
-  if (v.k != pyval::seq) fail(path, "malformed header: 'shape' is not a tuple");
+/// The dimensions of the header's 'shape': a tuple of non-negative ints, as np.load demands
+/// ((), (2,), (2, 3)); `text` is the header, for quoting a bad shape.
+std::vector<std::int64_t> parse_shape(const std::string& path, std::string_view text, const pyval& v,
+                                      std::int64_t& count) {
+  if (v.k != pyval::seq || v.list) {
+    std::string src(text.substr(v.begin, v.end - v.begin));
+    if (src.size() > 80) src = src.substr(0, 77) + "...";
+    std::string why = v.list ? "a list, not a tuple (NumPy writes a tuple: (2,) or (2, 3))"
+                      : v.k == pyval::num && text[v.begin] == '('
+                          ? "not a tuple: in Python (" + v.text + ") is the number " + v.text + "; a 1-D shape is written (" +
+                                v.text + ",)"
+                          : "not a tuple (NumPy writes a tuple: (), (2,) or (2, 3))";
+    fail(path, "malformed header: 'shape' is " + src + ", " + why);
+  }
   std::vector<std::int64_t> shape;
   count = 1;
   for (const pyval& d : v.items) {
@@ -263,7 +291,7 @@ header parse_header(const std::string& path, std::string_view text) {
   header h{};
   std::tie(h.type, h.swap) = parse_descr(path, *descr);
   h.fortran = fortran->text == "True";
-  h.shape = parse_shape(path, *shape, h.count);
+  h.shape = parse_shape(path, text, *shape, h.count);
   if (__builtin_mul_overflow(h.count, static_cast<std::int64_t>(tally::dtype_size(h.type)), &h.bytes))
     fail(path, "malformed header: 'shape' " + shape_str(h.shape) + " needs more than 2^63 - 1 bytes of data");
   return h;
