@@ -864,12 +864,11 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     const char* name;
     tn::shapes_v3_plan p;
   };
-  auto mk = [&](std::int64_t tile, std::int64_t seg_tile, std::int64_t brl, int minb, int bps, std::int64_t cb) {
+  auto mk = [&](std::int64_t tile, std::int64_t seg_tile, std::int64_t brl, int bps, std::int64_t cb) {
     tn::shapes_v3_plan p = base;
     p.tile = tile;
     p.seg_tile = seg_tile;
     p.block_row_len = brl;
-    p.rows_min_blocks = minb;
     p.blocks_per_sm = bps;
     p.col_blocks = cb;
     return p;
@@ -881,10 +880,9 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     return p;
   };
   const std::vector<cfg> cfgs{
-      {"v3-run18", with([&](auto& p) { p = mk(16384, 16384, never, 4, -1, 1024); p.seg_split = 16384; })},  // run 18: a block per item, no block rows
+      {"v3-run18", with([&](auto& p) { p = mk(16384, 16384, never, -1, 1024); p.seg_split = 16384; })},  // run 18: a block per item, no block rows
       {"default", base},
       {"per-item", with([](auto& p) { p.blocks_per_sm = -1; })},
-      {"b5", with([](auto& p) { p.rows_min_blocks = 5; })},
       {"t32k", with([](auto& p) { p.tile = 32768; })},
       {"t128k", with([](auto& p) { p.tile = 131072; })},
       {"seg16k (run 21)", with([](auto& p) { p.seg_tile = 16384; })},

@@ -14,7 +14,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.block_row_len == b.block_row_len &&
-         a.rows_min_blocks == b.rows_min_blocks && a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -30,7 +30,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1000; }},
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
-      {"rows_min_blocks", [](tn::shapes_v3_plan& p) { p.rows_min_blocks = 3; }},
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = 0; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
@@ -56,7 +55,6 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.seg_tile = 1 << 30;
   p.seg_split = 1 << 24;
   p.block_row_len = 1;
-  p.rows_min_blocks = 5;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
   tn::set_shapes_v3_params(p);

@@ -100,10 +100,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
     // the mean length; the grid: persistent blocks (as many as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-    auto go1 = [&]<int G, int MINB>() {
+    auto go = [&]<int G>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, MINB>;
+      auto kernel = v3::rows_kernel<Op, G>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -115,12 +115,6 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, bad, f);
-    };
-    auto go = [&]<int G>() {  // (the 5-block variant only for fast sums: others spill more)
-      if constexpr (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>) {
-        if (plan.rows_min_blocks == 5) return go1.template operator()<G, 5>();
-      }
-      go1.template operator()<G, 4>();
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (mean_len >= 512) go.template operator()<32>();

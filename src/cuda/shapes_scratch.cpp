@@ -102,8 +102,6 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.seg_tile > 64 * p.seg_split)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
-  if (p.rows_min_blocks != 4 && p.rows_min_blocks != 5)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.rows_min_blocks must be 4 or 5");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
@@ -130,7 +128,6 @@ shapes_v3_plan plan_from_env(const char* e) {
     else if (key == "seg_tile") p.seg_tile = v;
     else if (key == "seg_split") p.seg_split = v;
     else if (key == "block_row_len") p.block_row_len = v;
-    else if (key == "rows_min_blocks") p.rows_min_blocks = static_cast<int>(v);
     else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);
     else if (key == "col_blocks") p.col_blocks = v;
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");

@@ -45,7 +45,6 @@ struct shapes_v3_plan {
   std::int64_t seg_tile = 65536;      // CSR segments: flat elements per tile item
   std::int64_t seg_split = 16384;     // CSR segments longer than this go to the tile items (shorter: 4..32 lanes each)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
-  int rows_min_blocks = 4;            // rows kernel of fast sums: registers for 4 (64 regs) or 5 (48) blocks per SM
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
 };
@@ -57,7 +56,7 @@ struct shapes_v3_plan {
 shapes_v3_plan shapes_v3_params();
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, block_row_len < 1, rows_min_blocks not 4 or 5, blocks_per_sm > 64 or
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, block_row_len < 1, blocks_per_sm > 64 or
 /// col_blocks outside [1, 2^20]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 

@@ -6,15 +6,18 @@
 //    items taken in turn by persistent blocks (the grid is what fits on the GPU; the items,
 //    and so the bits, depend only on the shape and the plan, tuning::shapes_v3_plan):
 //    items [0, tiles) are tiles of `tile` flat elements, the rest groups of outputs.
-//      * A tile item reduces the parts of the (at most two) outputs longer than `tile` that
-//        meet its flat elements (found by a block-wide kBlock-ary search of the offsets) and
-//        writes one partial per part. The last tile to finish an output (a ticket per output)
+//      * A tile item reduces the parts of the outputs longer than `split` (rows: `tile`;
+//        segments: seg_split) that meet its flat elements, found by block-wide kBlock-ary
+//        searches of the offsets at the tile's ends and at every `split` elements between (a
+//        long output inside the tile holds one of those points). An output inside the tile
+//        is written at once; the first and last ones may reach other tiles and get one
+//        partial per tile. The last tile to finish an output (a ticket per output)
 //        combines that output's partials with the whole block, in tile order (thread i:
 //        tiles i, i + kBlock, ...; then a CUB block reduction), and writes the output. So one
 //        100M-element segment is finished by a block, not by one warp walking thousands of
 //        partials.
 //      * A group item gives G lanes (4..32, or the whole block for rows of block_row_len to
-//        `tile` elements) to each output of at most `tile` elements, 16-byte vector loads
+//        `tile` elements) to each output of at most `split` elements, 16-byte vector loads
 //        (v2's fold_contig, kUnroll3 vectors in flight per lane).
 //  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
 //    row-major matrix): block (bx, by) owns 32 * V adjacent outputs and a chunk of rows; lane
@@ -114,12 +117,12 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
 /// Rows and segments (contiguous outputs), one launch over `items` work items, taken by the
 /// blocks in turn (item = blockIdx.x, + gridDim.x, ...; the grid may be smaller than the item
 /// count: persistent blocks): items [0, tiles) are tiles of `tile` flat elements (the parts
-/// of outputs longer than `tile`), the rest groups of kBlock / G outputs of at most `tile`
-/// elements (G = kBlock: one output per block). What an item computes does not depend on the
-/// block that takes it, so the bits do not depend on the grid. MINB: blocks per SM the
-/// registers must allow (4: 64 registers, no spills; 5: 48, a few bytes of spills).
-template <class Op, int G, int MINB = 4>
-__global__ void __launch_bounds__(kBlock, MINB) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+/// of outputs longer than `split` elements that meet them), the rest groups of kBlock / G
+/// outputs of at most `split` elements (G = kBlock: one output per block). What an item
+/// computes does not depend on the block that takes it, so the bits do not depend on the
+/// grid. Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
+template <class Op, int G>
+__global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, const long long* bad, finish f) {
   using A = typename Op::acc;
