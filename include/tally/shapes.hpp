@@ -96,8 +96,9 @@ void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutabl
 // (errc::invalid_argument naming the first bad entry otherwise; on the CUDA backend the check
 // runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty).
 // Empty segments give the empty results listed at the top. Very uneven sizes are fine: on the
-// GPU, segments longer than 16384 elements are reduced by whole blocks over 65536-element
-// tiles of x, and a segment meeting several tiles gets one partial per tile, combined in a
+// GPU, segments longer than 16384 elements are reduced by whole blocks over tiles of x (65536
+// elements; exact sums and means: 16384), and a segment meeting several tiles gets one
+// partial per tile, combined in a
 // fixed order (tile order) by the last of those blocks to finish (exact sums
 // and means: integer digits merged by atomic addition, exact in any order; deterministic, no
 // floating atomics). Other rules as the axis forms; indices are positions within the segment.
