@@ -459,11 +459,20 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
     buffer<double> mo(b(), 3, 0.0);
     tally::options fast = opt();
     fast.accuracy = tally::accuracy::fast;
+    // (wild values too: the GPU's fused path reads through clamped ranges, so none of them
+    // may read outside x; memcheck runs this test)
+    buffer<T> vo(b(), 3, T(0));
+    buffer<std::int64_t> io(b(), 3, 0);
+    const std::int64_t big = std::int64_t(1) << 40;
     for (auto [off, where] : std::vector<std::pair<std::vector<std::int64_t>, std::string>>{
-             {{1, 4, 8, 12}, "0"}, {{0, 8, 4, 12}, "2"}, {{0, 4, 8, 11}, "3"}}) {
+             {{1, 4, 8, 12}, "0"}, {{0, 8, 4, 12}, "2"}, {{0, 4, 8, 11}, "3"}, {{0, big, 8, 12}, "2"},
+             {{0, -5, 8, 12}, "1"}, {{0, 4, 8, big}, "3"}, {{-big, 4, big, 12}, "0"}}) {
       auto bo = put(off);
       EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), fast); }, errc::invalid_argument,
-                               {"offsets"}))
+                               {"offsets", where}))
+          << "offsets case " << where;
+      EXPECT_TRUE(throws_tally([&] { tally::segment_extreme<T, true>(bx.in(), bo.in(), vo.out(), io.out(), nan_policy::propagate, opt()); },
+                               errc::invalid_argument, {"offsets", where}))
           << "offsets case " << where;
       EXPECT_TRUE(throws_tally([&] { tally::segment_sum<T>(bx.in(), bo.in(), so.out(), opt()); }, errc::invalid_argument,
                                {"offsets", where}))

@@ -89,9 +89,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   const unsigned ticket = r.stream_ordered ? 0 : ++ws.ticket;
   auto* host_status = r.stream_ordered ? reinterpret_cast<long long*>(r.status_device)
                                        : static_cast<long long*>(ws.host_result);  // 32 bytes: the two status words
-  v3::finish f{ps.status, ps.blocks_done, host_status, r.stream_ordered ? nullptr : ws.host_done, ticket};
-  const long long* bad = check_offsets(d, ps.status, stream);
-  TALLY_CUDA(cudaGetLastError());
+  // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
+  v3::finish f{ps.status, ps.blocks_done, host_status, r.stream_ordered ? nullptr : ws.host_done, ticket,
+               segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count)};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -114,7 +114,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * ws.sm_count);
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, bad, f);
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, f);
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (mean_len >= 512) go.template operator()<32>();

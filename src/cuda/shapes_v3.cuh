@@ -27,6 +27,10 @@
 //    shared memory; with more than one chunk, each block writes its partials and the last
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
 //    The chunking depends only on the shape (not on the GPU), so the bits do too.
+//  - Segments: every block of rows_kernel checks its share of the offsets first (no separate
+//    launch); outputs are read through span_of, clamped into x, so offsets that break the
+//    rules are reported (status word 0) without any read outside x, and the last block then
+//    idles every ticket.
 //  - Completion (both kernels): every block counts itself done; the last one copies the two
 //    status words to mapped host memory, resets them and the counter for the next call, and
 //    writes the call's ticket last (the host spins on it, cuda::wait_for).
@@ -55,19 +59,30 @@ struct finish {
   long long* host_status;          // mapped host [2] (blocking) or device (stream-ordered); may be null
   volatile unsigned* host_done;    // mapped host (blocking); null for a stream-ordered call
   unsigned ticket;
+  unsigned* tickets;               // segments: the per-output tickets (reset after bad offsets), else null
+  std::int64_t ticket_count;
 };
 
 /// Called by every thread of every block once its work is done.
 __device__ __forceinline__ void block_done(const finish& f) {
+  __shared__ bool last_block;
   __threadfence();  // this thread's outputs are visible before the block counts itself done
   __syncthreads();
-  if (threadIdx.x != 0) return;
-  __threadfence();
-  const unsigned blocks = gridDim.x * gridDim.y;
-  if (atomicAdd(f.blocks_done, 1u) != blocks - 1) return;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned blocks = gridDim.x * gridDim.y;
+    last_block = atomicAdd(f.blocks_done, 1u) == blocks - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
   __threadfence();
   volatile long long* st = f.status;
   const long long s0 = st[0], s1 = st[1];
+  if (s0 != kNone && f.tickets) {  // bad offsets: the tickets may have counted wrongly; idle them all
+    for (std::int64_t i = threadIdx.x; i < f.ticket_count; i += blockDim.x) f.tickets[i] = 0;
+    __threadfence();
+  }
+  if (threadIdx.x != 0) return;
   st[0] = kNone;
   st[1] = kNone;
   *f.blocks_done = 0;
@@ -97,9 +112,9 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
 /// The output holding flat element f (< n), found by the whole block (every thread calls it
 /// and gets the same answer). CSR segments: a kBlock-ary search over the offsets (one round of
 /// kBlock parallel loads per factor of kBlock: two rounds for up to 65,536 segments) instead of
-/// a binary search's chain of log2(segments) dependent loads. Needs offsets that passed the
-/// check (nondecreasing from 0 to n): the answer is the last o < outputs with off[o] <= f,
-/// never an empty segment.
+/// a binary search's chain of log2(segments) dependent loads. With valid offsets (nondecreasing
+/// from 0 to n) the answer is the last o < outputs with off[o] <= f, never an empty segment;
+/// with any others it is some o in [0, outputs) (the caller checks it holds f).
 __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64_t f) {
   if (!g.off) return f / g.len;
   std::int64_t lo = 0, hi = g.outputs - 1;  // off[lo] <= f always (lo, hi: the same in every thread)
@@ -107,11 +122,29 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
     const std::int64_t step = (hi - lo + kBlock) / kBlock;  // ceil((hi - lo + 1) / kBlock) >= 1
     const std::int64_t i = lo + static_cast<std::int64_t>(threadIdx.x) * step;
     const bool below = i <= hi && __ldg(g.off + i) <= f;
-    const int c = __syncthreads_count(below);  // samples at or below f: a prefix, c >= 1
-    lo += static_cast<std::int64_t>(c - 1) * step;
+    const int c = __syncthreads_count(below);  // samples at or below f: a prefix, c >= 1 (valid offsets)
+    lo += static_cast<std::int64_t>(c > 0 ? c - 1 : 0) * step;  // (c = 0 only with offsets that break the rules)
     hi = lo + step - 1 < hi ? lo + step - 1 : hi;
   }
   return lo;
+}
+
+/// Output o's flat elements [b, e) and where its elements start in x (rows: o * outer). For
+/// segments, safe for any offsets: clamped into [0, n] with e >= b, so offsets that break the
+/// rules (found by the blocks' own checks, reported, and the outputs then unspecified) never
+/// lead a read outside x.
+__device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64_t& b, std::int64_t& e,
+                                        std::int64_t& at) {
+  if (!g.off) {
+    b = o * g.len;
+    e = b + g.len;
+    at = o * g.outer;
+    return;
+  }
+  const std::int64_t lo = __ldg(g.off + o), hi = __ldg(g.off + o + 1);
+  b = lo < 0 ? 0 : lo > g.n ? g.n : lo;
+  e = hi < b ? b : hi > g.n ? g.n : hi;
+  at = b;
 }
 
 /// Rows and segments (contiguous outputs), one launch over `items` work items, taken by the
@@ -124,7 +157,7 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
 template <class Op, int G>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
-                                                      std::int64_t items, const long long* bad, finish f) {
+                                                      std::int64_t items, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
@@ -132,9 +165,18 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   const T* x = static_cast<const T*>(g.x);
-  const bool ok = !(bad && *bad != kNone);
+  if (g.off) {  // this block's share of the offsets check (first bad index to status[0]); see span_of
+    const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
+    const std::int64_t i1 = (blockIdx.x + 1) * per < entries ? (blockIdx.x + 1) * per : entries;
+    for (std::int64_t i = blockIdx.x * per + threadIdx.x; i < i1; i += kBlock) {
+      const std::int64_t v = __ldg(g.off + i);
+      bool good = i == 0 ? v == 0 : v >= __ldg(g.off + i - 1);
+      if (i == g.outputs) good = good && v == g.n;
+      if (!good) atomicMin(f.status, static_cast<long long>(i));
+    }
+  }
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
-  for (std::int64_t it = blockIdx.x; ok && it < items; it += gridDim.x) {
+  for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
     if (it < tiles) {
       // The outputs of more than `split` elements meeting this tile: the ones holding f0 and
       // f1 - 1, and any between (each holds a point f0 + k split: an output longer than split
@@ -146,8 +188,9 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       while (true) {
         if (!(known >= 0 && known_b <= p && p < known_e)) {
           known = block_output_of(g, p);
-          known_b = g.begin(known);
-          known_e = known_b + g.length(known);
+          std::int64_t at;
+          span_of(g, known, known_b, known_e, at);
+          if (!(known_b <= p && p < known_e)) break;  // (only with offsets that break the rules)
         }
         const std::int64_t s = known, b = known_b, len = known_e - known_b;
         if (len > split) {
@@ -197,10 +240,12 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       }
     } else if constexpr (G == kBlock) {  // one output, the whole block
       const std::int64_t o = it - tiles;
-      const std::int64_t len = g.length(o);
+      std::int64_t b, e, at;
+      span_of(g, o, b, e, at);
+      const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -209,9 +254,11 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const int lane = threadIdx.x % G;
       const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
       const bool live = o < g.outputs;  // every lane stays for the shuffles
-      const std::int64_t len = live ? g.length(o) : 0;
+      std::int64_t b = 0, e = 0, at = 0;
+      if (live) span_of(g, o, b, e, at);
+      const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kUnroll3>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
