@@ -13,7 +13,7 @@ namespace {
 namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
-  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.block_row_len == b.block_row_len &&
+  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks;
 }
 
@@ -28,6 +28,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"tile", [](tn::shapes_v3_plan& p) { p.tile = (std::int64_t(1) << 30) + 1; }},
       {"seg_tile", [](tn::shapes_v3_plan& p) { p.seg_tile = 0; }},
       {"seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1000; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 2; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 64; }},
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
@@ -54,6 +56,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.tile = 1024;
   p.seg_tile = 1 << 30;
   p.seg_split = 1 << 24;
+  p.seg_lanes = 8;
   p.block_row_len = 1;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;

@@ -98,8 +98,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
   } else {
     // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
-    // the mean length; the grid: persistent blocks (as many as fit) taking the items in turn
-    const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
+    // the mean length (segments: plan.seg_lanes when set; the mean counts the long segments
+    // too); the grid: persistent blocks (as many as fit) taking the items in turn
+    const std::int64_t lanes_len = segmented && plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : g.outputs > 0 ? g.n / g.outputs : 0;
     auto go = [&]<int G>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
@@ -117,9 +118,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, f);
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
-    else if (mean_len >= 512) go.template operator()<32>();
-    else if (mean_len >= 256) go.template operator()<16>();
-    else if (mean_len >= 128) go.template operator()<8>();
+    else if (lanes_len >= 512) go.template operator()<32>();
+    else if (lanes_len >= 256) go.template operator()<16>();
+    else if (lanes_len >= 128) go.template operator()<8>();
     else go.template operator()<4>();
   }
   TALLY_CUDA(cudaGetLastError());

@@ -101,6 +101,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_split must lie in [1024, 2^30]");
   if (p.seg_tile > 64 * p.seg_split)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
+  if (p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be 0 (from the mean length), 4, 8, 16 or 32");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
@@ -127,6 +129,7 @@ shapes_v3_plan plan_from_env(const char* e) {
     if (key == "tile") p.tile = v;
     else if (key == "seg_tile") p.seg_tile = v;
     else if (key == "seg_split") p.seg_split = v;
+    else if (key == "seg_lanes") p.seg_lanes = static_cast<int>(v);
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);
     else if (key == "col_blocks") p.col_blocks = v;
