@@ -58,10 +58,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
-    chunks = std::clamp<std::int64_t>((plan.col_blocks + gx - 1) / gx, 1, std::max<std::int64_t>(1, g.len / 64));
-    chunks = std::min<std::int64_t>(chunks, 65535);
-    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
-    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+    row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
   }
@@ -160,11 +157,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   std::int64_t tiles = 0, chunks = 1, chunk = g.len;
   if (column_mode) {
     const std::int64_t gx = (g.outputs + kBlock - 1) / kBlock;
-    const std::int64_t want = std::max<std::int64_t>(1, (8LL * sm_count() + gx - 1) / gx);  // a few waves
-    chunks = std::clamp<std::int64_t>(want, 1, std::max<std::int64_t>(1, g.len / 64));
-    chunks = std::min<std::int64_t>(chunks, 65535);
-    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
-    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+    row_chunks(g.len, (8LL * sm_count() + gx - 1) / gx, 64, chunks, chunk);  // a few waves
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
   }

@@ -168,6 +168,19 @@ static __global__ void shapes_check_offsets(const std::int64_t* off, std::int64_
   if (!ok) atomicMin(bad, static_cast<long long>(i));
 }
 
+/// Column mode's row chunks (host): about `want` chunks of at least `min_rows` rows each (at
+/// most 65,535, a grid's y extent) over `len` rows; sets the chunk length and the chunk count
+/// that length gives. Depends only on its arguments, so the combination order does too.
+inline void row_chunks(std::int64_t len, std::int64_t want, std::int64_t min_rows, std::int64_t& chunks,
+                       std::int64_t& chunk) {
+  chunks = want < 1 ? 1 : want;
+  const std::int64_t most = len / min_rows < 1 ? 1 : len / min_rows;
+  chunks = chunks > most ? most : chunks;
+  chunks = chunks > 65535 ? 65535 : chunks;
+  chunk = (len + chunks - 1) / chunks < 1 ? 1 : (len + chunks - 1) / chunks;
+  chunks = len == 0 ? 1 : (len + chunk - 1) / chunk;
+}
+
 /// The status words of a call ("none" = kNone) as a stream-ordered call reports them: -1 for none.
 __device__ __forceinline__ long long reported(long long w) { return w == kNone ? -1 : w; }
 

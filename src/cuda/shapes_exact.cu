@@ -43,11 +43,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::int64_t gx = (g.outputs + kColOut - 1) / kColOut;
   std::int64_t chunks = 1, chunk = std::max<std::int64_t>(1, g.len), tiles = 0;
   if (column_mode) {
-    const std::int64_t want = std::max<std::int64_t>(1, (4LL * sm_count() + gx - 1) / gx);
-    chunks = std::clamp<std::int64_t>(want, 1, std::max<std::int64_t>(1, g.len / 256));
-    chunks = std::min<std::int64_t>(chunks, 65535);
-    chunk = std::max<std::int64_t>(1, (g.len + chunks - 1) / chunks);
-    chunks = g.len == 0 ? 1 : (g.len + chunk - 1) / chunk;
+    row_chunks(g.len, (4LL * sm_count() + gx - 1) / gx, 256, chunks, chunk);
   } else if (g.n > 0 && (segmented || g.len > kXTile)) {
     tiles = (g.n + kXTile - 1) / kXTile;
   }
