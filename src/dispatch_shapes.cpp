@@ -43,9 +43,22 @@ memory resolve(const char* fn, const char* name, const void* p, bool has_element
 
 using placed = validate::side;
 
-// Picks the backend for arguments on known sides (unknown: no elements, no constraint).
-backend choose(const char* fn, backend requested, std::initializer_list<placed> args) {
-  return validate::choose(fn, requested, args, validate::wording::read_write);
+// Picks the backend for arguments on known sides (unknown: no elements, no constraint). A
+// stream-ordered request runs on the cuda backend only: the cpu backend asked for by name is
+// errc::invalid_argument whatever the arrays' memory (checked first), a host array is
+// errc::wrong_memory, and a call without arrays on a known side (nothing to read or write)
+// goes to the cuda backend too (errc::no_gpu without a GPU), where it still writes its status.
+backend choose(const char* fn, const request& r, backend requested, std::initializer_list<placed> args) {
+  if (r.stream_ordered && requested == backend::cpu)
+    fail(errc::invalid_argument, fn, "the stream-ordered (_async) forms run on the cuda backend only (the cpu backend"
+                                     " was requested; use the blocking form)");
+  const backend b = validate::choose(fn, requested, args, validate::wording::read_write);
+  if (!r.stream_ordered || b == backend::cuda) return b;
+  for (const placed& a : args)
+    if (a.where == memory::host)
+      fail(errc::wrong_memory, fn, std::string(a.name) + " is host memory; the stream-ordered (_async) forms read and"
+                                       " write device memory on the cuda backend (use the blocking form)");
+  return validate::choose(fn, backend::cuda, args, validate::wording::read_write);
 }
 
 // The result types each operation may produce for input type t.
@@ -70,9 +83,11 @@ const char* sum_name(reduce_op op, const char* fn) {
 }
 
 // The request's output arrays: checked against `outputs`; returns their memory sides.
+// out_dev: the CUDA device of the first output on one (-1: none, host or managed memory).
 void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const mutable_array_ref& out,
-                   const mutable_array_ref* index, request& r, memory& wo, memory& wi) {
+                   const mutable_array_ref* index, request& r, memory& wo, memory& wi, int& out_dev) {
   wo = wi = memory::unknown;
+  out_dev = -1;
   int dev = -1;
   bool want_values = !(k == kind::extreme && out.data == nullptr && out.size == 0);
   // (With no outputs, two empty arrays are both given: nothing is written.)
@@ -86,6 +101,7 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
     check_out_type(fn, k, in, out.type);
     validate::extent(fn, k == kind::extreme ? "values" : "out", out.data, outputs, out.type);
     wo = resolve(fn, k == kind::extreme ? "values" : "out", out.data, outputs > 0, out.where, dev);
+    out_dev = dev;
     r.out = outputs > 0 ? out.data : nullptr;
     r.out_type = out.type;
   }
@@ -96,6 +112,7 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
     if (index->type != dtype::int64) fail(errc::invalid_argument, fn, std::string("indices must be int64, not ") + dtype_name(index->type));
     validate::extent(fn, "indices", index->data, outputs, dtype::int64);
     wi = resolve(fn, "indices", index->data, outputs > 0, index->where, dev);
+    if (out_dev < 0) out_dev = dev;
     r.index = outputs > 0 ? static_cast<std::int64_t*>(index->data) : nullptr;
   }
 }
@@ -134,18 +151,14 @@ void refuse_unsupported(const char* fn, backend b, const geometry& g, const requ
                                          " (use the cpu backend)");
 }
 
-// A stream-ordered call runs on the CUDA backend only, over device memory; its status (if
-// given) is device memory apart from the outputs. Call after the backend is chosen.
-void check_stream_ordered(const char* fn, backend requested, backend b, const request& r, std::int64_t outputs,
-                          int& device) {
-  if (!r.stream_ordered) return;
-  if (requested == backend::cpu)
-    fail(errc::invalid_argument, fn, "the stream-ordered (_async) forms run on the cuda backend only (the cpu backend"
-                                     " was requested; use the blocking form)");
-  if (b != backend::cuda)
-    fail(errc::wrong_memory, fn, "the stream-ordered (_async) forms read and write device memory on the cuda backend;"
-                                 " this call's arrays are host memory (use the blocking form)");
-  if (r.status_device == nullptr) return;
+// A stream-ordered call's status (if given) is 8-byte aligned device memory sharing no byte
+// with the inputs (x's span, the offsets) or the outputs. Call after the backend is chosen
+// (choose refuses the cpu backend and host arrays for these).
+void check_stream_ordered(const char* fn, const request& r, std::int64_t outputs, int& device, const void* x_lo,
+                          std::size_t x_bytes, const std::int64_t* offsets, std::int64_t segments) {
+  if (!r.stream_ordered || r.status_device == nullptr) return;
+  if (reinterpret_cast<std::uintptr_t>(r.status_device) % alignof(std::int64_t) != 0)
+    fail(errc::invalid_argument, fn, "status is not 8-byte aligned (it is two int64)");
   int sdev = -1;
   if (validate::locate_declared(fn, "status", r.status_device, memory::unknown, sdev) == memory::host)
     fail(errc::wrong_memory, fn, "status is host memory; the stream-ordered forms write it on the GPU (pass device memory)");
@@ -153,8 +166,13 @@ void check_stream_ordered(const char* fn, backend requested, backend b, const re
   const std::size_t sbytes = 2 * sizeof(std::int64_t);
   const std::size_t vbytes = r.out ? static_cast<std::size_t>(outputs) * dtype_size(r.out_type) : 0;
   const std::size_t ibytes = r.index ? static_cast<std::size_t>(outputs) * sizeof(std::int64_t) : 0;
+  const std::size_t obytes = offsets ? static_cast<std::size_t>(segments + 1) * sizeof(std::int64_t) : 0;
   if (validate::overlap(r.status_device, sbytes, r.out, vbytes) || validate::overlap(r.status_device, sbytes, r.index, ibytes))
     fail(errc::invalid_argument, fn, "status overlaps an output (it needs 2 int64 of its own)");
+  if (validate::overlap(r.status_device, sbytes, x_lo, x_bytes))
+    fail(errc::invalid_argument, fn, "status overlaps x (it needs 2 int64 of its own)");
+  if (validate::overlap(r.status_device, sbytes, offsets, obytes))
+    fail(errc::invalid_argument, fn, "status overlaps offsets (it needs 2 int64 of its own)");
 }
 
 void run(const char* fn, backend b, const geometry& g, const request& r, int device, stream_t stream) {
@@ -213,7 +231,10 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
                const mutable_array_ref* index, request r, const options& opt) {
   geometry g = axis_geometry(fn, x, axis);
   memory wo, wi;
-  check_outputs(fn, k, x.type, g.outputs, out, index, r, wo, wi);
+  int out_dev = -1;
+  check_outputs(fn, k, x.type, g.outputs, out, index, r, wo, wi, out_dev);
+  const void* x_lo = nullptr;
+  std::size_t x_bytes = 0;
   if (g.n > 0) {  // the bytes x's elements span, lowest to highest element
     auto lo = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::min<std::int64_t>(stride, 0); };
     auto hi = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::max<std::int64_t>(stride, 0); };
@@ -221,13 +242,15 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
     const std::int64_t last = hi(x.rows, x.row_stride) + hi(x.cols, x.col_stride);
     const std::size_t es = dtype_size(x.type);
     const auto base = reinterpret_cast<std::uintptr_t>(x.data) + static_cast<std::uintptr_t>(first) * es;
-    check_disjoint(fn, k, r, g.outputs, reinterpret_cast<const void*>(base), static_cast<std::size_t>(last - first + 1) * es,
-                   nullptr, 0);
+    x_lo = reinterpret_cast<const void*>(base);
+    x_bytes = static_cast<std::size_t>(last - first + 1) * es;
+    check_disjoint(fn, k, r, g.outputs, x_lo, x_bytes, nullptr, 0);
   }
   int dev = -1;
   memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev);
-  backend b = choose(fn, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
-  check_stream_ordered(fn, opt.backend, b, r, g.outputs, dev);
+  if (dev < 0) dev = out_dev;
+  backend b = choose(fn, r, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  check_stream_ordered(fn, r, g.outputs, dev, x_lo, x_bytes, nullptr, 0);
   run(fn, b, g, r, dev, opt.stream);
 }
 
@@ -236,7 +259,8 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
   check_type(fn, x.type);
   if (segments < 0)
     fail(errc::invalid_argument, fn, "negative number of segments " + std::to_string(segments) +
-                                         " (offsets has segments + 1 entries, at least the one entry 0)");
+                                         " (offsets has segments + 1 entries, at least the one entry 0" +
+                                         (segments == -1 ? "; an empty offsets view gives -1)" : ")"));
   if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
   if (x.size > 0 && x.data == nullptr) fail(errc::null_pointer, fn, "x is a null pointer with elements to read or write");
   validate::extent(fn, "x", x.data, x.size, x.type);
@@ -249,15 +273,18 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
   g.offsets = offsets;
   g.n = x.size;
   memory wo, wi;
-  check_outputs(fn, k, x.type, segments, out, index, r, wo, wi);
+  int out_dev = -1;
+  check_outputs(fn, k, x.type, segments, out, index, r, wo, wi, out_dev);
   validate::extent(fn, "offsets", offsets, segments + 1, dtype::int64);
   check_disjoint(fn, k, r, segments, x.data, static_cast<std::size_t>(x.size) * dtype_size(x.type), offsets, segments);
   int dev = -1, odev = -1;
   memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
   memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev);
   if (dev < 0) dev = odev;
-  backend b = choose(fn, opt.backend, {{"x", wx}, {"offsets", wf}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
-  check_stream_ordered(fn, opt.backend, b, r, segments, dev);
+  if (dev < 0) dev = out_dev;
+  backend b = choose(fn, r, opt.backend, {{"x", wx}, {"offsets", wf}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
+  check_stream_ordered(fn, r, segments, dev, x.data, static_cast<std::size_t>(x.size) * dtype_size(x.type), offsets,
+                       segments);
   if (b == backend::cpu) {  // host offsets: checked here; device offsets: on the GPU
     if (offsets[0] != 0) fail(errc::invalid_argument, fn, "offsets[0] is " + std::to_string(offsets[0]) + ", not 0");
     for (std::int64_t s = 0; s < segments; ++s)
@@ -291,7 +318,7 @@ void strided_call(const char* fn, const strided_ref& x, request r, const options
   g.n = x.size;
   int dev = -1;
   memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
-  backend b = choose(fn, opt.backend, {{"x", wx}});
+  backend b = choose(fn, r, opt.backend, {{"x", wx}});
   r.out_on_host = true;
   run(fn, b, g, r, dev, opt.stream);
 }

@@ -73,6 +73,29 @@ TEST(ShapesAsyncHost, HostMemoryAndTheCpuBackendAreRefused) {
   EXPECT_EQ(out, std::vector<double>(3, 0.0)) << "nothing was written";
 }
 
+// Nothing to read or write: a stream-ordered call still goes to the cuda backend (never the cpu
+// one by default, which has no stream-ordered form): no_gpu without a GPU, nothing to do with
+// one. The typed wrappers' empty offsets view (segments = -1) is named as such.
+TEST(ShapesAsyncHost, EmptyCallsGoToTheCudaBackend) {
+  const tally::matrix_ref m{nullptr, 5, 0, 0, 1, dtype::float32, tally::memory::unknown};  // axis 0: no outputs
+  auto call = [&] { tally::reduce_axis_async(tally::reduce_op::sum, m, 0, {nullptr, 0, dtype::float32, tally::memory::unknown}, nullptr); };
+  auto ext = [&] { tally::extreme_axis_async(extreme_op::min, nan_policy::propagate, m, 0, {}, {}, nullptr); };
+  if (runnable(backend::cuda)) {
+    EXPECT_NO_THROW(call());
+    EXPECT_NO_THROW(ext());
+  } else {
+    EXPECT_TRUE(throws_tally(call, errc::no_gpu, {"sum_async (axis)"}));
+    EXPECT_TRUE(throws_tally(ext, errc::no_gpu, {"min_async (axis)"}));
+  }
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  EXPECT_TRUE(throws_tally([&] { tally::mean_axis_async(m, 0, {nullptr, 0, dtype::float32, tally::memory::unknown}, nullptr, cpu); },
+                           errc::invalid_argument, {"mean_async (axis)", "cuda backend only"}));
+  EXPECT_TRUE(throws_tally([&] {
+    tally::segment_sum_async<float>(tally::view<const float>(), tally::view<const std::int64_t>(), tally::view<float>());
+  }, errc::invalid_argument, {"sum_async (segments)", "empty offsets view"}));
+}
+
 class ShapesAsync : public ::testing::Test {
  protected:
   void SetUp() override { TT_REQUIRE_BACKEND(backend::cuda); }
@@ -320,6 +343,13 @@ TEST_F(ShapesAsync, StatusReportsBadOffsetsAndOverflowThenClears) {
                            {out.data(), 0, dtype::float64, tally::memory::device}, st.data(), cuda_on(nullptr));
   cuda::synchronize(nullptr);
   EXPECT_EQ(st.read(), (v64{-1, -1}));
+  // the same with the automatic backend: no arrays with elements, the status decides nothing
+  // but is still written
+  st.write({5, 5});
+  tally::mean_axis_async({x.data(), 0, 7, 7, 1, dtype::float64, tally::memory::device}, 1,
+                         {out.data(), 0, dtype::float64, tally::memory::device}, st.data());
+  cuda::synchronize(nullptr);
+  EXPECT_EQ(st.read(), (v64{-1, -1}));
   buffer<std::int64_t> goff(backend::cuda, good);
   tally::reduce_segments_async(tally::reduce_op::sum, xs, goff.data(), 4, o, nullptr, cuda_on(nullptr));
   cuda::synchronize(nullptr);
@@ -342,6 +372,27 @@ TEST_F(ShapesAsync, BadStatusAndHostOutputsAreRefused) {
     tally::extreme_axis_async(extreme_op::min, nan_policy::propagate, m, 1, {}, {idx.data(), 3, dtype::int64, tally::memory::device},
                               idx.data() + 2, cuda_on(nullptr));
   }, errc::invalid_argument, {"status overlaps an output"}));
+  // status inside x or the offsets, or not 8-byte aligned
+  EXPECT_TRUE(throws_tally([&] {
+    tally::reduce_axis_async(tally::reduce_op::sum, m, 1, o, reinterpret_cast<std::int64_t*>(x.data() + 4), cuda_on(nullptr));
+  }, errc::invalid_argument, {"status overlaps x"}));
+  buffer<std::int64_t> doff(backend::cuda, v64{0, 4, 8, 12});
+  const tally::array_ref xs{x.data(), 12, dtype::float32, tally::memory::device};
+  EXPECT_TRUE(throws_tally([&] { tally::mean_segments_async(xs, doff.data(), 3, o, doff.data() + 2, cuda_on(nullptr)); },
+                           errc::invalid_argument, {"status overlaps offsets"}));
+  EXPECT_TRUE(throws_tally([&] {
+    tally::reduce_axis_async(tally::reduce_op::sum, m, 1, o, reinterpret_cast<std::int64_t*>(reinterpret_cast<char*>(idx.data()) + 4),
+                             cuda_on(nullptr));
+  }, errc::invalid_argument, {"8-byte aligned"}));
+  // the cpu backend by name: invalid_argument whatever the memory (device arrays here)
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis_async(tally::reduce_op::sum, m, 1, o, nullptr, cpu); },
+                           errc::invalid_argument, {"sum_async (axis)", "cuda backend only"}));
+  EXPECT_TRUE(throws_tally([&] {
+    tally::extreme_segments_async(extreme_op::max, nan_policy::propagate, xs, doff.data(), 3, {}, {idx.data(), 3, dtype::int64, tally::memory::device},
+                                  nullptr, cpu);
+  }, errc::invalid_argument, {"max_async (segments)", "cuda backend only"}));
   std::vector<float> host_out(3, 9.0f);
   EXPECT_TRUE(throws_tally([&] {
     tally::reduce_axis_async(tally::reduce_op::sum, m, 1, {host_out.data(), 3, dtype::float32, tally::memory::unknown}, nullptr,
