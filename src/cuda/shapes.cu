@@ -80,14 +80,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // Blocking: the last block writes the status words and this call's ticket to mapped host
   // memory (the workspace's, held under its lock until read). Stream-ordered: it writes the
   // status words to the caller's device memory, and the call returns at once.
-  workspace& ws = get_workspace(stream);
-  std::unique_lock<std::mutex> lock(ws.blocking, std::defer_lock);
-  if (!r.stream_ordered) lock.lock();
-  const unsigned ticket = r.stream_ordered ? 0 : ++ws.ticket;
-  auto* host_status = r.stream_ordered ? reinterpret_cast<long long*>(r.status_device)
-                                       : static_cast<long long*>(ws.host_result);  // 32 bytes: the two status words
+  // A stream-ordered call takes no workspace: creating one (the first call on a stream)
+  // allocates with cudaMalloc, cudaMemset and cudaHostAlloc, which synchronise.
+  workspace* wsp = r.stream_ordered ? nullptr : &get_workspace(stream);
+  std::unique_lock<std::mutex> lock;
+  if (wsp) lock = std::unique_lock<std::mutex>(wsp->blocking);
+  const int sms = wsp ? wsp->sm_count : sm_count();
+  const unsigned ticket = wsp ? ++wsp->ticket : 0;
+  auto* host_status = wsp ? static_cast<long long*>(wsp->host_result)  // 32 bytes: the two status words
+                          : reinterpret_cast<long long*>(r.status_device);
   // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
-  v3::finish f{ps.status, ps.blocks_done, host_status, r.stream_ordered ? nullptr : ws.host_done, ticket,
+  v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
                segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count)};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
@@ -109,7 +112,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
           TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
           return std::max(1, b);
         }();
-        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * ws.sm_count);
+        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, f);
@@ -126,9 +129,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
     if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
     TALLY_CUDA(cudaStreamSynchronize(stream));
-    if (*ws.host_done != ticket) throw error(errc::cuda_error, "tally: a shape kernel finished without its completion word");
+    if (*wsp->host_done != ticket) throw error(errc::cuda_error, "tally: a shape kernel finished without its completion word");
   } else {
-    wait_for(ws.host_done, ticket, stream);
+    wait_for(wsp->host_done, ticket, stream);
   }
   std::atomic_thread_fence(std::memory_order_acquire);  // read the status after the ticket
   st.bad_offset_at = host_status[0];  // (-1: none)
