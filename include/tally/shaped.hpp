@@ -98,7 +98,10 @@ void segment_extreme(view<const T> x, view<const std::int64_t> offsets, view<T> 
 }
 
 // ---- stream-ordered forms (CUDA backend; see tally/shapes.hpp): device memory, no waiting;
-// status_device: two int64 in device memory, or null.
+// status_device: two int64 in device memory, or null. It comes before opt (and, in the extreme
+// forms, after nans), so a call on a stream spells it out: sum_along_async(m, 1, out, nullptr,
+// opt); extreme_along_async<float, true>(m, 1, v, i, nan_policy::propagate, status, opt).
+// The segment forms take segments = offsets.size - 1 (an empty offsets view is an error).
 
 /// sum_along, stream-ordered.
 template <class T, class Out = result_t<T>>

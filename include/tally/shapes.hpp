@@ -12,7 +12,7 @@
 //   sum: +0 (integers 0); mean: NaN; min: +inf, max: -inf (integers: the type's highest /
 //   lowest value); index: -1. A segment of only NaNs with nan_policy::omit: NaN and -1.
 //
-// Backends: everything on both. Exact floating sums and floating means give the same bits on
+// Backends: everything on both (the stream-ordered forms: CUDA only). Exact floating sums and floating means give the same bits on
 // the CPU and CUDA backends (each output's exact sum on the superaccumulator grid of
 // ops::exact, rounded once by the same functions; on the GPU: per-thread TwoSum expansions
 // flushed into shared-memory carry-save digits, outputs split across blocks merged by integer
@@ -94,7 +94,8 @@ void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutabl
 // offsets: (segments + 1,) int64 in the same memory as x; segment s is x[offsets[s],
 // offsets[s + 1]). Required: offsets[0] == 0, non-decreasing, offsets[segments] == x.size
 // (errc::invalid_argument naming the first bad entry otherwise; on the CUDA backend the check
-// runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty).
+// runs on the GPU before the reduction). segments == 0 is allowed (offsets = {0}, x empty;
+// the CUDA backend does not read offsets[0] then, so a nonzero one is not reported there).
 // Empty segments give the empty results listed at the top. Very uneven sizes are fine: on the
 // GPU, segments longer than 16384 elements are reduced by whole blocks over tiles of x (65536
 // elements; exact sums and means: 16384), and a segment meeting several tiles gets one
@@ -121,15 +122,23 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
 // are written when the stream reaches the work, and the caller synchronises (or orders later
 // work on the stream) before reading them. Results: the same bits as the blocking forms.
 // Memory: x, offsets, out, indices and status are device memory (errc::wrong_memory for host
-// memory; errc::invalid_argument when opt.backend is cpu); they must stay valid until the
-// stream reaches the work. Scratch: the shape layer's cached scratch of (device, stream), so
-// a warm call allocates nothing; calls on one stream are ordered by the stream.
-// status_device (optional; device memory, two int64 apart from the outputs): written in
-// stream order after the outputs with [the first offsets entry that breaks the rules, the
-// first output whose integer sum left int64], -1 for "none" (the blocking forms' errors
-// errc::invalid_argument and errc::overflow; out is then unspecified). Without it, those
-// errors go unreported. Errors found on the host (every other one of the blocking forms)
-// are thrown before anything is enqueued.
+// memory); they must stay valid until the stream reaches the work. opt.backend: automatic or
+// cuda (cpu: errc::invalid_argument, whatever the memory); a call with nothing to read or
+// write also runs on the cuda backend (errc::no_gpu without a GPU). Scratch: the shape
+// layer's cached scratch of (device, stream), kept for the process's life, so a warm call
+// allocates nothing; calls on one stream are ordered by the stream.
+// status_device (optional): two int64 of 8-byte aligned device memory sharing no byte with
+// x, the offsets or the outputs (errc::invalid_argument otherwise), written in stream order
+// after the outputs, also by a call with no outputs: [0] the index of the first offsets entry
+// that breaks the rules (blocking: errc::invalid_argument; always -1 for the axis forms, and
+// for segments == 0, whose offsets the GPU does not read), [1] the first output whose integer
+// sum left int64 (blocking: errc::overflow; always -1 for floating sums, means and extremes);
+// -1 for "none". When either is set, out (and indices) are unspecified. With a null status
+// those two errors go unreported. Every other error is thrown on the host before anything
+// is enqueued, except errc::cuda_error (a failed launch or allocation, or a fault of earlier
+// work surfacing), which may come after part of the work was enqueued; after a throw, do not
+// rely on the status (it may keep an earlier call's words). Messages name the operation as "<op>_async (axis)" or
+// "<op>_async (segments)", op one of sum, mean, min, max.
 
 /// reduce_axis, stream-ordered.
 void reduce_axis_async(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, std::int64_t* status_device,
