@@ -12,6 +12,7 @@
 #include <memory>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support.hpp"
@@ -354,6 +355,54 @@ TEST_F(ShapesAsync, StatusReportsBadOffsetsAndOverflowThenClears) {
   tally::reduce_segments_async(tally::reduce_op::sum, xs, goff.data(), 4, o, nullptr, cuda_on(nullptr));
   cuda::synchronize(nullptr);
   EXPECT_EQ(out.read(), (std::vector<double>{5.0, 9995.0, 5000.0, 10000.0}));
+#endif
+}
+
+// cudaStreamPerThread is one handle naming a different stream in each thread: the scratch
+// and workspace caches key it by thread too, so threads queueing on their own per-thread
+// streams at once never share partials, tickets or counters (their work is not ordered).
+TEST_F(ShapesAsync, PerThreadDefaultStreamsOfSeveralThreadsAtOnce) {
+#if defined(TALLY_TEST_HAVE_CUDA)
+  const auto per_thread = reinterpret_cast<tally::stream_t>(std::uintptr_t(0x2));  // cudaStreamPerThread
+  const std::int64_t n = 300000;
+  const v64 off = {0, 7, 100000, 100001, 250000, n};  // long segments: tile partials and tickets
+  buffer<std::int64_t> doff(backend::cuda, off);
+  constexpr int kThreads = 4, kCalls = 25;
+  std::vector<std::unique_ptr<buffer<double>>> xs;
+  std::vector<std::vector<double>> want(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    auto h = random_values<double>(n, dist::uniform, 100 + t);
+    xs.push_back(std::make_unique<buffer<double>>(backend::cuda, h));
+    for (std::size_t sgm = 0; sgm + 1 < off.size(); ++sgm) {
+      tally::options c;
+      c.backend = backend::cpu;
+      c.accuracy = tally::accuracy::exact;
+      want[t].push_back(tally::sum<double>({h.data() + off[sgm], off[sgm + 1] - off[sgm]}, c));
+    }
+  }
+  std::vector<std::vector<double>> got(kThreads);
+  std::vector<v64> status(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      buffer<double> out(backend::cuda, off.size() - 1, 9.0);
+      buffer<std::int64_t> st(backend::cuda, 2, 5);
+      const tally::array_ref x{xs[t]->data(), n, dtype::float64, tally::memory::device};
+      for (int k = 0; k < kCalls; ++k)  // exact (merged digits) and fast (tile partials, tickets) in turn
+        tally::reduce_segments_async(tally::reduce_op::sum, x, doff.data(), static_cast<std::int64_t>(off.size()) - 1,
+                                     {out.data(), static_cast<std::int64_t>(off.size()) - 1, dtype::float64, tally::memory::device},
+                                     st.data(), cuda_on(per_thread, k % 2 ? tally::accuracy::fast : tally::accuracy::exact));
+      cuda::synchronize(per_thread);
+      got[t] = out.read();
+      status[t] = st.read();
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(status[t], (v64{-1, -1})) << "thread " << t;
+    ASSERT_EQ(got[t].size(), want[t].size());
+    for (std::size_t sgm = 0; sgm < want[t].size(); ++sgm)  // the last call is exact: the correctly rounded sums
+      EXPECT_TRUE(same_bits(got[t][sgm], want[t][sgm])) << "thread " << t << ", segment " << sgm;
+  }
 #endif
 }
 

@@ -47,11 +47,11 @@ memory locate(const void* p, int* device) noexcept {
 
 workspace& get_workspace(cudaStream_t stream) {
   static std::mutex m;
-  static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<workspace>> cache;
+  static std::map<stream_key, std::unique_ptr<workspace>> cache;
   int device = 0;
   TALLY_CUDA(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(m);
-  auto& slot = cache[{device, stream}];
+  auto& slot = cache[key_of(device, stream)];
   if (!slot) {
     auto ws = std::make_unique<workspace>();
     ws->device = device;

@@ -15,6 +15,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/shapes_tuning.hpp"
+#include "cuda/workspace.hpp"
 
 namespace tally::cuda {
 
@@ -49,11 +50,11 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
 
 shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
   static std::mutex m;
-  static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<shapes_scratch>> cache;
+  static std::map<stream_key, std::unique_ptr<shapes_scratch>> cache;
   int dev = 0;
   TALLY_CUDA(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(m);
-  auto& e = cache[{dev, stream}];
+  auto& e = cache[key_of(dev, stream)];
   if (!e) e = std::make_unique<shapes_scratch>();
   return *e;
 }

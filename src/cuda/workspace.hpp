@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <thread>
+#include <tuple>
 
 namespace tally::cuda {
 
@@ -26,6 +28,15 @@ struct workspace {
   unsigned ticket = 0;                     // last ticket handed out (under `blocking`)
   std::mutex blocking;  // held by a blocking call from launch to synchronise
 };
+
+/// The key of the caches held per (device, stream): the device, the stream handle, and, for
+/// cudaStreamPerThread (one handle naming a different stream in each thread), the calling
+/// thread, so two threads' per-thread streams never share a workspace or scratch (their work
+/// is not ordered between them). Entries live for the process.
+using stream_key = std::tuple<int, cudaStream_t, std::thread::id>;
+inline stream_key key_of(int device, cudaStream_t stream) {
+  return {device, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id{}};
+}
 
 /// The workspace of the current device for `stream` (created on first use; never freed).
 workspace& get_workspace(cudaStream_t stream);
