@@ -16,6 +16,8 @@
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include "cuda/shapes_tuning.hpp"  // the shapes v2 switch (private header; tally is a static library)
+#include "cuda/tuning.hpp"          // the certified-pass switch (private header)
+#include "backends.hpp"              // tally::cuda::last_exact_was_certified
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cuda/std/functional>
@@ -259,14 +261,26 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
     std::size_t b = P.cub_temp_bytes;
     cub::DeviceReduce::Sum(P.cub_temp, b, x, cd, n, P.s);
   }, 1, reps);
+  const bool sum_certified = tally::cuda::last_exact_was_certified(P.s, -1);
+  tally::cuda::tuning::set_exact_certified(false);  // v4 alone: the exact kernel, no certificate
+  double t_nc = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
+  tally::cuda::tuning::set_exact_certified(true);
   rows.push_back({"sum-exact", tn, "tally", n, t_ex, gb / t_ex, 0.0});
+  rows.push_back({"sum-exact", tn, sum_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
+                  n, t_nc, gb / t_nc, 0.0});
   rows.push_back({"sum-exact", tn, "tally-fast", n, t_fa, gb / t_fa, rel(vfast, vexact)});
   rows.push_back({"sum-exact", tn, "cub", n, t_cub, gb / t_cub, rel(double(cv), vexact)});
   // Dot products of the same data.
   double dexact = double(tally::dot<T>(vx, vy, ex)), dfast = double(tally::dot<T>(vx, vy, fa));
   double t_dex = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
   double t_dfa = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, fa); }, 1, reps);
+  const bool dot_certified = tally::cuda::last_exact_was_certified(P.s, -1);
+  tally::cuda::tuning::set_exact_certified(false);
+  double t_dnc = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
+  tally::cuda::tuning::set_exact_certified(true);
   rows.push_back({"dot-exact", tn, "tally", n, t_dex, 2 * gb / t_dex, 0.0});
+  rows.push_back({"dot-exact", tn, dot_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
+                  n, t_dnc, 2 * gb / t_dnc, 0.0});
   rows.push_back({"dot-exact", tn, "tally-fast", n, t_dfa, 2 * gb / t_dfa, rel(dfast, dexact)});
 }
 

@@ -49,4 +49,7 @@ void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result_host,
 /// Blocking correctly rounded sum of |x| (the exact L1 norm) of float32/float64 x[0, n), as
 /// `out`, to host memory: the exact kernel reading each element as its absolute value.
 void norm1_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
+/// Tests and benchmarks (CUDA builds only): whether the last exact sum or dot enqueued on
+/// `stream` was proved by the certified pass (false: the exact kernel ran). Synchronises.
+bool last_exact_was_certified(stream_t stream, int device);
 }  // namespace tally::cuda

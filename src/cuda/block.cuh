@@ -26,17 +26,16 @@ template <class R> struct combine_fn {
   }
 };
 
-/// Combines every thread's `acc` across the grid and has one thread write
-/// R::finalize(total) to the sink (and the overflow status, and the completion ticket).
+/// Combines every thread's `acc` across the grid: returns true in exactly one thread (thread
+/// 0 of the last block to finish), which receives the grid's total in `total`.
 ///
 /// partials: (gridDim.x,) accumulators, device scratch. counter: a device word that is 0 on
-/// entry and is left 0 on exit (the last block resets it), so the workspace is reusable by
-/// the next launch on the same stream. The order of combination is fixed for a given grid
+/// entry and is left 0 on exit (the finishing thread resets it), so the workspace is reusable
+/// by the next launch on the same stream. The order of combination is fixed for a given grid
 /// size, so the result is deterministic for a given launch shape.
 template <class R, int BLOCK>
-__device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::acc_t* partials,
-                                            unsigned* counter,
-                                            result_sink<typename R::result_t> out) {
+__device__ __forceinline__ bool grid_total(typename R::acc_t acc, typename R::acc_t* partials,
+                                           unsigned* counter, typename R::acc_t& total) {
   using acc_t = typename R::acc_t;
   using block_reduce = cub::BlockReduce<acc_t, BLOCK, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   __shared__ typename block_reduce::TempStorage temp;
@@ -51,7 +50,7 @@ __device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::a
       is_last = ticket == gridDim.x - 1;
     }
     __syncthreads();
-    if (!is_last) return;
+    if (!is_last) return false;
     __threadfence();
     // Up to 8 blocks per SM means a few partials per thread: issue their loads together
     // so the last block waits for one L2 round trip, not one per partial.
@@ -70,15 +69,26 @@ __device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::a
     __syncthreads();  // temp is reused
     block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
   }
-  if (threadIdx.x == 0) {
-    int st = 0;
-    *out.value = R::finalize(block_total, st);
-    if (out.status) *out.status = st;
-    if (gridDim.x > 1) *counter = 0;
-    if (out.done) {
-      __threadfence_system();  // value and status reach the host before the ticket
-      *out.done = out.ticket;
-    }
+  if (threadIdx.x != 0) return false;
+  if (gridDim.x > 1) *counter = 0;
+  total = block_total;
+  return true;
+}
+
+/// grid_total, then one thread writes R::finalize(total) to the sink (and the overflow
+/// status, and the completion ticket).
+template <class R, int BLOCK>
+__device__ __forceinline__ void grid_finish(typename R::acc_t acc, typename R::acc_t* partials,
+                                            unsigned* counter,
+                                            result_sink<typename R::result_t> out) {
+  typename R::acc_t total;
+  if (!grid_total<R, BLOCK>(acc, partials, counter, total)) return;
+  int st = 0;
+  *out.value = R::finalize(total, st);
+  if (out.status) *out.status = st;
+  if (out.done) {
+    __threadfence_system();  // value and status reach the host before the ticket
+    *out.done = out.ticket;
   }
 }
 

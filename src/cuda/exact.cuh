@@ -485,14 +485,23 @@ template <class Out> __device__ __noinline__ Out round_span_digits(long long* sa
 /// grid's digits (see export_header) instead of rounding them. SQUARE (with DOT): y is x,
 /// read once (the sum of squares of a norm).
 template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0,
-          bool EXPORT = false, bool SQUARE = false, bool ABS = false>
+          bool EXPORT = false, bool SQUARE = false, bool ABS = false, bool GATED = false>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
              std::int64_t n, std::int64_t head,
              long long* global_sa,     // (L::digits,) zero on entry; left zero
              unsigned* global_flags,   // zero on entry; left zero
-             unsigned* counter, result_sink<Out> out) {
+             unsigned* counter, result_sink<Out> out,
+             const unsigned* gate) {     // GATED: run only if *gate != 0 once the grid before has completed
+  if constexpr (GATED) {
+    // Launched behind the certified kernel (src/cuda/certified.cuh) with programmatic
+    // dependent launch: wait for it to complete, then do nothing if it proved the result.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    if (*reinterpret_cast<const volatile unsigned*>(gate) == 0) return;
+  }
   using L = typename A::layout;
   constexpr int D = L::digits;
   constexpr int N = UNROLL * V;

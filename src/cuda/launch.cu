@@ -13,6 +13,7 @@
 #include "state_backends.hpp"
 #include "state_grid.hpp"
 #include "cuda/check.hpp"
+#include "cuda/certified.cuh"
 #include "cuda/exact.cuh"
 #include "cuda/exact_window.cuh"
 #include "cuda/kernels.cuh"
@@ -111,7 +112,29 @@ using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<
                                      exact::bins_acc<DOT, tuning::exact_block_threads>, f64_exact_acc<T, DOT>>;
 inline constexpr bool f64_dot_window = tuning::exact_dot_window_bits != 0;
 
-template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false>
+// Launches an exact kernel; GATED: behind the certified kernel, with programmatic dependent
+// launch, reading `gate` (see src/cuda/certified.cuh).
+template <bool GATED, auto kernel, class T, class Out>
+void start_exact(unsigned grid, int block, std::size_t smem, cudaStream_t stream, const T* x, const T* y,
+                 std::int64_t n, std::int64_t head, workspace& ws, result_sink<Out> res, const unsigned* gate) {
+  if constexpr (GATED) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(static_cast<unsigned>(block));
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    TALLY_CUDA(cudaLaunchKernelEx(&cfg, kernel, x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate));
+  } else {
+    kernel<<<grid, block, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate);
+  }
+}
+
+template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false, bool GATED = false>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
                   workspace& ws) {
   using A = exact_acc<T, DOT>;
@@ -124,6 +147,7 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                                              : tuning::exact_f64_stages;
   constexpr int V = 16 / sizeof(T);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
+  const unsigned* gate = GATED ? ws.exact_flags + 3 : nullptr;
   auto blocks = [&](std::int64_t units, int max_grid) {
     std::int64_t per_block = static_cast<std::int64_t>(B) * U;
     return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, max_grid));
@@ -132,17 +156,54 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE, ABS>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATED>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST, SQUARE>;
     unsigned grid = blocks((n - head) / V, resident_grid<kernel, B>(ws, smem));
-    kernel<<<grid, B, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    start_exact<GATED, kernel>(grid, B, smem, stream, x, y, n, head, ws, res, gate);
   } else {
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE, ABS>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATED>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST, SQUARE>;
     unsigned grid = blocks(n, resident_grid<kernel, B>(ws, smem));
-    kernel<<<grid, B, smem, stream>>>(x, y, n, 0, ws.exact_sa, ws.exact_flags, ws.counter, res);
+    start_exact<GATED, kernel>(grid, B, smem, stream, x, y, n, 0, ws, res, gate);
   }
   TALLY_CUDA(cudaGetLastError());
+}
+
+// The certified first pass (v5, src/cuda/certified.cuh): float64 data carry three levels
+// (hi, mid, lo), float32 data two (their sums and products are exact in float64 already).
+template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
+
+template <class T, bool DOT, bool SQUARE, bool ROUND, class Out>
+void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  constexpr int K = certified_levels<T>;
+  constexpr int P = tuning::certified_chains;
+  constexpr int U = tuning::certified_unroll;
+  constexpr int V = 16 / sizeof(T);
+  static_assert(sizeof(ops::certified::state) <= tuning::max_acc_bytes);
+  auto* partials = static_cast<ops::certified::state*>(ws.partials);
+  result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
+  unsigned* gate = ws.exact_flags + 3;
+  bool vectorisable = aligned_to(x, sizeof(T)) &&
+                      (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
+  if (vectorisable) {
+    std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, res);
+  } else {
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out>;
+    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, res);
+  }
+  TALLY_CUDA(cudaGetLastError());
+}
+
+// Exact sum or dot in stream order: the certified pass, then the exact kernel gated on its
+// verdict (it returns at once when the certificate held).
+template <class T, bool DOT, class Out>
+void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws);
+  launch_exact<T, DOT, Out, false, false, false, true>(x, y, n, out, stream, ws);
 }
 
 // Exact float16 sums: the fixed-point kernel (src/cuda/small.cuh) when each thread's share
@@ -263,6 +324,13 @@ void reduce_float(reduce_op op, accuracy acc, const void* x, const void* y, std:
   auto* yt = static_cast<const T*>(y);
   bool dot = op == reduce_op::dot;
   if (acc == accuracy::exact) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (tuning::exact_certified()) {
+        if (dot) launch_exact_certified<T, true, Out>(xt, yt, n, out, stream, ws);
+        else launch_exact_certified<T, false, Out>(xt, xt, n, out, stream, ws);
+        return;
+      }
+    }
     if (dot) launch_exact<T, true, Out>(xt, yt, n, out, stream, ws);
     else if constexpr (std::is_same_v<T, ops::half_in>) launch_f16_sum<Out>(xt, n, out, stream, ws);
     else launch_exact<T, false, Out>(xt, xt, n, out, stream, ws);
@@ -444,7 +512,31 @@ exported_state export_exact(const T* x, std::int64_t n, stream_t stream, workspa
   return e;
 }
 
+// The certified pass, blocking, its interval returned to the host (for a mean or a square
+// root, which the host certifies; ops::certified).
+template <class T, bool SQUARE>
+ops::certified::interval certified_interval(const T* x, std::int64_t n, stream_t stream, workspace& ws) {
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  launch_certified<T, SQUARE, SQUARE, false, double>(x, x, n, sink{ws.host_result, ws.host_status, ws.host_done, ticket},
+                                                     stream, ws);
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const double* w = static_cast<const double*>(ws.host_result);
+  return ops::certified::interval{w[0], w[1], w[2], w[3]};
+}
+template <class T> inline constexpr bool certifiable = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 template <class T, class Out> void mean_float(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
+  if constexpr (certifiable<T>) {
+    Out r;
+    if (tuning::exact_certified() &&
+        ops::certified::divide_certified<Out>(certified_interval<T, false>(static_cast<const T*>(x), n, s, ws),
+                                              static_cast<std::uint64_t>(n), r)) {
+      std::memcpy(result, &r, sizeof r);
+      return;
+    }
+  }
   exported_state e = export_exact<T, false>(static_cast<const T*>(x), n, s, ws);
   Out r = ops::exact::divide_round<Out>(e.digits, e.count, e.base, e.flags, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
@@ -467,6 +559,14 @@ template <class T, class Out> void mean_int(const void* x, std::int64_t n, void*
 }
 
 template <class T, class Out> void norm2_float(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
+  if constexpr (certifiable<T>) {
+    Out r;
+    if (tuning::exact_certified() &&
+        ops::certified::sqrt_certified<Out>(certified_interval<T, true>(static_cast<const T*>(x), n, s, ws), r)) {
+      std::memcpy(result, &r, sizeof r);
+      return;
+    }
+  }
   exported_state e = export_exact<T, true>(static_cast<const T*>(x), n, s, ws);
   Out r = ops::exact::sqrt_round<Out>(e.digits, e.count, e.base, e.flags);
   std::memcpy(result, &r, sizeof r);
@@ -597,6 +697,32 @@ void exact_state_async(reduce_op op, dtype t, const void* x, const void* y, std:
   }
   workspace& ws = get_workspace(stream);
   enqueue_state_any(op, t, x, y, n, reinterpret_cast<long long*>(words_device), stream, ws);
+}
+
+namespace tuning {
+namespace {
+std::atomic<int> certified_state{-1};
+}
+bool exact_certified() noexcept {
+  int v = certified_state.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("TALLY_EXACT_CERTIFIED");
+    int expected = -1;
+    certified_state.compare_exchange_strong(expected, (e && std::strcmp(e, "0") == 0) ? 0 : 1);
+    v = certified_state.load(std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+void set_exact_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+}  // namespace tuning
+
+bool last_exact_was_certified(stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  unsigned g = 1;
+  TALLY_CUDA(cudaMemcpyAsync(&g, ws.exact_flags + 3, sizeof g, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA(cudaStreamSynchronize(stream));
+  return g == 0;
 }
 
 }  // namespace tally::cuda

@@ -55,6 +55,18 @@ inline constexpr int exact_dot_window_bits = 16;
 inline constexpr int exact_dot_window_bins = 32;
 inline constexpr int exact_f64_dot_stages = 3;
 inline constexpr int exact_f64_dot_unroll = 2;
+/// v5, the certified first pass of exact mode (src/cuda/certified.cuh): independent
+/// accumulator states per thread (shorter dependency chains) and 16-byte vectors in flight
+/// per input per iteration.
+inline constexpr int certified_chains = 2;
+inline constexpr int certified_unroll = 4;
+/// Whether exact sums, dots, means and L2 norms of float32/float64 data on the GPU try the
+/// certified pass first (ops/certified.hpp; the exact kernels run only when it cannot prove
+/// the correctly rounded result). On by default; off with TALLY_EXACT_CERTIFIED=0 (read
+/// once) or set_exact_certified(false). Either way the results are the same bits.
+/// Thread-safe.
+bool exact_certified() noexcept;
+void set_exact_certified(bool on) noexcept;
 /// Digits of the largest superaccumulator (float64 dot, ops::exact::f64_dot_layout).
 inline constexpr int max_exact_digits = 160;
 

@@ -1,0 +1,256 @@
+// tally::ops::certified: a one-pass, certified route to the correctly rounded sum, dot
+// product, mean and L2 norm of float32 and float64 data, shared by host and device.
+//
+// The exact kernels (ops/exact.hpp) are exact for any data, at a cost per element that keeps
+// float64 dots below memory speed. Most data do not need them: a sum carried in two or three
+// doubles, with a running bound on what it has lost, already pins the exact value to an
+// interval far narrower than a rounding gap, and then the one float that interval rounds to
+// is the correctly rounded result, proved. When the interval straddles a rounding boundary
+// (ties, exactly cancelling sums near a midpoint, condition numbers past ~2^100, a zero
+// result, overflow, NaN or infinities), the certificate fails and the caller runs the exact
+// kernel: the answer is the same bits either way, only the time differs.
+//
+// Algorithms:
+//  - TwoSum (Knuth, TAOCP vol. 2) and TwoProduct by FMA (error-free transformations), and the
+//    cascaded accumulation of their errors: Ogita, Rump and Oishi, "Accurate sum and dot
+//    product", SIAM J. Sci. Comput. 26(6), 2005 (Sum2, Dot2), with a third level (K = 3) that
+//    catches the errors of the second, so that a running sum which cancels against large
+//    terms (the ill-conditioned data of tally's benchmark) is still carried error-free;
+//  - a running error bound instead of the a-priori gamma_n bound of that paper: the only
+//    inexact operations are the additions into `lo`, each off by at most u |result|
+//    (u = 2^-53, round to nearest), so their total is at most u * sum of |lo| after each,
+//    which `bound` accumulates (Higham, "Accuracy and Stability of Numerical Algorithms",
+//    2nd ed., 2002, section 3.1 and chapter 4: running error analysis). The float sum of
+//    `bound` undercounts by less than a factor 2 for fewer than 2^51 operations, hence 2u.
+//  - FMA's TwoProduct error term is exact unless the product underflows; an underflowing
+//    product is off by at most 2^-1075, so dot products add n * 2^-1074 to the bound.
+//
+// Overflow and special values need no test per element: an infinity or NaN anywhere (input,
+// product, or an intermediate of TwoSum) reaches hi, mid, lo or bound and stays there, and
+// a state that is not finite is never certified.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "tally/ops/exact.hpp"
+
+namespace tally::ops::certified {
+
+/// The unit roundoff of float64, round to nearest.
+inline constexpr double unit = 0x1p-53;
+
+/// TwoSum (Knuth): s = fl(a + b) and e with s + e == a + b exactly (no overflow).
+TALLY_HD void two_sum(double a, double b, double& s, double& e) {
+  s = a + b;
+  double bp = s - a;
+  double ap = s - bp;
+  e = (a - ap) + (b - bp);
+}
+
+/// fl(a * b), never contracted into a later addition (TwoSum needs the rounded product).
+TALLY_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;  // the host build has no FMA contraction (no -march, -ffp-contract default)
+#endif
+}
+
+/// The accumulator: the exact value of everything added is hi + mid + lo + err with
+/// |err| <= 2u * bound. 32 bytes. K = 2 leaves mid at 0. The identity's hi is -0.0, so hi
+/// stays -0.0 exactly when every term was -0.0 (IEEE: -0 + -0 = -0, and an exact
+/// cancellation gives +0), which decides the sign of an exactly zero result.
+struct state {
+  double hi = -0.0, mid = 0, lo = 0, bound = 0;
+};
+
+/// Adds one float64 term. K = 3: hi, mid error-free, lo inexact (tracked); K = 2: hi
+/// error-free, lo inexact.
+template <int K> TALLY_HD void add(state& s, double x) {
+  static_assert(K == 2 || K == 3);
+  double e;
+  two_sum(s.hi, x, s.hi, e);
+  if constexpr (K == 3) {
+    double e2;
+    two_sum(s.mid, e, s.mid, e2);
+    s.lo += e2;
+  } else {
+    s.lo += e;
+  }
+  s.bound += std::fabs(s.lo);
+}
+
+/// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
+/// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
+template <int K, bool EXACT> TALLY_HD void add_product(state& s, double x, double y) {
+  double p = mul_rn(x, y);
+  add<K>(s, p);
+  if constexpr (!EXACT) {
+    double e = std::fma(x, y, -p);
+    if constexpr (K == 3) {
+      double e2;
+      two_sum(s.mid, e, s.mid, e2);
+      s.lo += e2;
+    } else {
+      s.lo += e;
+    }
+    s.bound += std::fabs(s.lo);
+  }
+}
+
+/// Merges two states (associative up to the bound: the exact value of the merge is the sum
+/// of the two exact values, whatever the order, and the bound covers its new error).
+template <int K> TALLY_HD state merge(state a, const state& b) {
+  double e1;
+  two_sum(a.hi, b.hi, a.hi, e1);
+  double lo = a.lo + b.lo;
+  double bd = a.bound + b.bound + std::fabs(lo);
+  if constexpr (K == 3) {
+    double e2, e3;
+    two_sum(a.mid, b.mid, a.mid, e2);
+    two_sum(a.mid, e1, a.mid, e3);
+    lo += e2;
+    bd += std::fabs(lo);
+    lo += e3;
+    bd += std::fabs(lo);
+  } else {
+    lo += e1;
+    bd += std::fabs(lo);
+  }
+  a.lo = lo;
+  a.bound = bd;
+  return a;
+}
+
+/// A finished state: the exact value lies in [H + L - B, H + L + B], |L| about an ulp of H
+/// or less. finite is false when anything overflowed or was NaN/infinite (no certificate).
+struct interval {
+  double H = 0, L = 0, B = 0, finite = 0;  // finite: 1 or 0 (a double: four 8-byte words)
+};
+
+/// Renormalises a state into an interval. absolute: the extra error not tracked in bound
+/// (n * 2^-1074 for products of float64 inputs that may underflow; 0 otherwise).
+TALLY_HD interval finish(const state& s, double absolute) {
+  interval r;
+  double m, l, h, e, e2, l2, e3;
+  two_sum(s.mid, s.lo, m, l);
+  two_sum(s.hi, m, h, e);
+  two_sum(e, l, e2, l2);
+  two_sum(h, e2, r.H, e3);
+  r.L = e3 + l2;  // the one inexact step: off by at most u |L|
+  r.B = (0x1p-52 * s.bound + 0x1p-52 * std::fabs(r.L) + absolute) * (1 + 0x1p-50);
+  if (s.hi == 0 && s.mid == 0 && s.lo == 0 && s.bound == 0) r.H = s.hi;  // an exact zero keeps hi's sign
+  bool ok = std::isfinite(s.hi) && std::isfinite(s.mid) && std::isfinite(s.lo) && std::isfinite(s.bound) &&
+            std::isfinite(r.H) && std::isfinite(r.L) && std::isfinite(r.B);
+  r.finite = ok ? 1 : 0;
+  return r;
+}
+
+namespace detail {
+/// Half the smaller of the two gaps around r > 0 (finite, not the largest), as a double;
+/// the smaller gap is the one below r (they differ only at powers of two).
+template <class Out> TALLY_HD double half_gap(Out r) {
+  if constexpr (sizeof(Out) == 8) {
+    double below = exact::double_of(exact::bits_of(r) - 1);
+    return (r - below) * 0.5;
+  } else {
+    std::uint32_t b = exact::bits_of(r) - 1;
+    float below;
+#if defined(__CUDA_ARCH__)
+    below = __uint_as_float(b);
+#else
+    std::memcpy(&below, &b, sizeof below);
+#endif
+    return (static_cast<double>(r) - static_cast<double>(below)) * 0.5;
+  }
+}
+template <class Out> TALLY_HD bool usable(Out r) {  // nonzero, finite, not the largest
+  Out a = r < 0 ? -r : r;
+  return a > 0 && a < std::numeric_limits<Out>::max();
+}
+/// An upper bound on |D| plus D's own rounding error, where D = fl(a + c) and a, c were each
+/// one rounded operation (or exact).
+TALLY_HD double slack(double a, double c, double D) {
+  return (std::fabs(D) + 0x1p-52 * (std::fabs(a) + std::fabs(c) + std::fabs(D))) * (1 + 0x1p-50);
+}
+}  // namespace detail
+
+/// The correctly rounded Out value of the exact sum, if the interval proves it. A zero is
+/// certified only when it is exact (B = 0: nothing was ever rounded), with hi's sign; the
+/// largest finite value and infinities never are (overflow is decided by the exact kernel).
+template <class Out> TALLY_HD bool round_certified(const interval& v, Out& out) {
+  if (!v.finite) return false;
+  if (v.H == 0 && v.L == 0 && v.B == 0) {
+    out = static_cast<Out>(v.H);
+    return true;
+  }
+  // The candidate: H + L rounded (to double, then to Out); it is proved or refused below.
+  Out r = static_cast<Out>(v.H + v.L);
+  if (!detail::usable(r)) return false;
+  double a = v.H - static_cast<double>(r);  // exact when r is within a factor 2 of H (Sterbenz)
+  double d = a + v.L;
+  double lhs = (detail::slack(a, v.L, d) + v.B) * (1 + 0x1p-52);
+  if (!(lhs < detail::half_gap(r < 0 ? -r : r))) return false;
+  out = r;
+  return true;
+}
+
+/// The correctly rounded Out value of (exact sum) / n, if the interval proves it (n < 2^53).
+template <class Out> TALLY_HD bool divide_certified(const interval& v, std::uint64_t n, Out& out) {
+  if (!v.finite || n == 0 || n >= (std::uint64_t(1) << 53)) return false;
+  double dn = static_cast<double>(n);
+  if (v.H == 0 && v.L == 0 && v.B == 0) {  // an exact zero, with its sign
+    out = static_cast<Out>(v.H);
+    return true;
+  }
+  // The candidate: H / n with one Newton correction for L and the quotient's rounding (H / n
+  // alone can be an ulp off: L is up to half an ulp of H); proved or refused below.
+  double q0 = v.H / dn;
+  if (!(std::fabs(q0) >= 0x1p-900 && std::fabs(q0) <= 0x1p+900)) return false;
+  double P0 = mul_rn(q0, dn);
+  double r0 = (v.H - P0) + (v.L - std::fma(q0, dn, -P0));
+  Out r = static_cast<Out>(q0 + r0 / dn);
+  if (!detail::usable(r)) return false;
+  double R = static_cast<double>(r);
+  if (std::fabs(R) < 0x1p-900 || std::fabs(R) > 0x1p+900) return false;  // TwoProduct stays exact
+  double P = mul_rn(R, dn);
+  double Pe = std::fma(R, dn, -P);
+  double a = v.H - P, c = v.L - Pe;
+  double D = a + c;
+  double lhs = (detail::slack(a, c, D) + v.B) * (1 + 0x1p-52);
+  // v / n in (R - g, R + g)  <=>  v - R n in (-n g, n g), g the smaller half gap.
+  if (!(lhs < dn * detail::half_gap(r < 0 ? -r : r) * (1 - 0x1p-50))) return false;
+  out = r;
+  return true;
+}
+
+/// The correctly rounded Out value of sqrt(exact sum), if the interval proves it.
+template <class Out> TALLY_HD bool sqrt_certified(const interval& v, Out& out) {
+  if (!v.finite || !(v.H > 0)) return false;
+  // The candidate: sqrt(H) with one Newton correction for L and the root's rounding
+  // (sqrt(H) alone can be an ulp off); proved or refused below.
+  double s0 = std::sqrt(v.H);
+  if (!(s0 >= 0x1p-450 && s0 <= 0x1p+450)) return false;
+  double P0 = mul_rn(s0, s0);
+  double r0 = (v.H - P0) + (v.L - std::fma(s0, s0, -P0));
+  Out r = static_cast<Out>(s0 + r0 / (2 * s0));
+  if (!detail::usable(r)) return false;
+  double R = static_cast<double>(r);
+  if (R < 0x1p-450 || R > 0x1p+450) return false;  // R^2 and its TwoProduct stay exact
+  double P = mul_rn(R, R);
+  double Pe = std::fma(R, R, -P);
+  double a = v.H - P, c = v.L - Pe;
+  double D = a + c;
+  double h = detail::half_gap(r);
+  // v in ((R - h)^2, (R + h)^2)  <=  |v - R^2| < 2 R h - h^2.
+  double room = (2 * R * h - h * h) * (1 - 0x1p-50);
+  double lhs = (detail::slack(a, c, D) + v.B) * (1 + 0x1p-52);
+  if (!(lhs < room)) return false;
+  out = r;
+  return true;
+}
+
+}  // namespace tally::ops::certified

@@ -1,0 +1,141 @@
+// Exact mode, first pass (v5): the certified kernel (tally/ops/certified.hpp) and the gate
+// that lets the exact kernel behind it run only when the certificate fails.
+//
+// A call in exact mode enqueues two kernels: certified_kernel reads the data once, carries
+// each thread's sum in hi/mid/lo doubles with a running error bound, and its last block
+// either proves the correctly rounded result (and writes it, with the completion ticket) or
+// sets the gate. The exact kernel is enqueued behind it with programmatic dependent launch
+// (sm_90): its blocks start while the certified kernel drains, wait for it to complete
+// (griddepcontrol.wait), read the gate, and return at once when it is 0.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/block.cuh"
+#include "cuda/thread.cuh"
+#include "tally/ops/certified.hpp"
+
+namespace tally::cuda::certified {
+
+namespace oc = ops::certified;
+
+/// The reducer shape grid_total wants: identity, combine.
+template <int K> struct merge_reducer {
+  using acc_t = oc::state;
+  __device__ static acc_t identity() { return acc_t{}; }
+  __device__ static acc_t combine(const acc_t& a, const acc_t& b) { return oc::merge<K>(a, b); }
+};
+
+/// Lets the dependent (gated exact) grid begin launching: called once a block has read all
+/// of its inputs. No effect before sm_90.
+__device__ __forceinline__ void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+/// Waits until the grid this one depends on (launched before it with programmatic stream
+/// serialization) has completed and its writes are visible. No effect before sm_90, where
+/// launches on a stream are serialised anyway.
+__device__ __forceinline__ void wait_for_prerequisite() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// One pass over x (and y): the certified sum (DOT: dot product; SQUARE: sum of squares of
+/// x) of n elements, K levels (2 or 3; ops::certified::add), P independent states per thread
+/// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones.
+///
+/// ROUND: the last block certifies the rounding to Out on the device; when it holds it
+/// writes value, status 0 and the ticket to `out` and 0 to *gate, otherwise 1 to *gate and
+/// nothing to `out` (the gated exact kernel then writes it). !ROUND (Out = double): the last
+/// block writes the finished ops::certified::interval (4 doubles) to out.value and the
+/// ticket, for the host to certify a mean or a square root.
+template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out>
+__global__ void __launch_bounds__(BLOCK)
+certified_kernel(const T* __restrict__ x,  // (n,)
+                 const T* __restrict__ y,  // (n,) for DOT && !SQUARE
+                 std::int64_t n, std::int64_t head,
+                 oc::state* partials,      // (gridDim.x,) device scratch
+                 unsigned* counter,        // 0 on entry, left 0
+                 unsigned* gate,           // ROUND: set to 0 (certified) or 1 (run the exact kernel)
+                 result_sink<Out> out) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  static_assert(!SQUARE || DOT);
+  constexpr bool EXACT_PRODUCTS = std::is_same_v<T, float>;  // float32 products are exact in float64
+  constexpr bool LOAD_Y = DOT && !SQUARE;
+  using vec_t = vec<T, V>;
+  oc::state s[P];
+  auto put = [&](T a, T b) {  // the few elements outside the main loop: all to state 0
+    if constexpr (DOT) oc::add_product<K, EXACT_PRODUCTS>(s[0], double(a), double(b));
+    else oc::add<K>(s[0], double(a));
+  };
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
+  if (tid < head) put(x[tid], LOAD_Y ? y[tid] : x[tid]);
+  const std::int64_t nvec = (n - head) / V;
+  const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
+  const vec_t* yv = reinterpret_cast<const vec_t*>(LOAD_Y ? y + head : x + head);
+  std::int64_t i = tid;
+  for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
+    vec_t a[UNROLL], b[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      a[u] = load(xv + i + u * stride);
+      if constexpr (LOAD_Y) b[u] = load(yv + i + u * stride);
+      else b[u] = a[u];
+    }
+    // Vector u of the tile goes to state u % P (known at compile time): the elements of one
+    // vector share a state, so terms that cancel their neighbour (a, -a + tiny) cancel
+    // error-free inside one state rather than at the final merge.
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int j = u % P;
+        if constexpr (DOT) oc::add_product<K, EXACT_PRODUCTS>(s[j], double(a[u].v[k]), double(b[u].v[k]));
+        else oc::add<K>(s[j], double(a[u].v[k]));
+      }
+  }
+  for (; i < nvec; i += stride) {
+    vec_t a = load(xv + i), b;
+    if constexpr (LOAD_Y) b = load(yv + i);
+    else b = a;
+#pragma unroll
+    for (int k = 0; k < V; ++k) put(a.v[k], b.v[k]);
+  }
+  const std::int64_t tail = head + nvec * V;
+  if (tid < n - tail) put(x[tail + tid], LOAD_Y ? y[tail + tid] : x[tail + tid]);
+  allow_dependents();
+
+#pragma unroll
+  for (int j = 1; j < P; ++j) s[0] = oc::merge<K>(s[0], s[j]);
+  oc::state total;
+  if (!grid_total<merge_reducer<K>, BLOCK>(s[0], partials, counter, total)) return;
+  // Products of float64 inputs that underflow lose up to 2^-1075 each (FMA's error term).
+  const double absolute = DOT && !EXACT_PRODUCTS ? static_cast<double>(n) * 0x1p-1074 : 0.0;
+  const oc::interval v = oc::finish(total, absolute);
+  if constexpr (ROUND) {
+    Out r;
+    if (!oc::round_certified<Out>(v, r)) {
+      *reinterpret_cast<volatile unsigned*>(gate) = 1;
+      return;
+    }
+    *gate = 0;
+    *out.value = r;
+  } else {
+    static_assert(std::is_same_v<Out, double>);
+    out.value[0] = v.H;
+    out.value[1] = v.L;
+    out.value[2] = v.B;
+    out.value[3] = v.finite;
+  }
+  if (out.status) *out.status = 0;
+  if (out.done) {
+    __threadfence_system();  // value and status reach the host before the ticket
+    *out.done = out.ticket;
+  }
+}
+
+}  // namespace tally::cuda::certified

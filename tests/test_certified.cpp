@@ -1,0 +1,226 @@
+// The certified first pass of exact mode (tally/ops/certified.hpp), on the host: the same
+// accumulator, merges and certificates the CUDA kernel runs (src/cuda/certified.cuh), driven
+// in the kernel's pattern (threads of P round-robin states over a grid-stride range, merged
+// as a tree). Whenever a certificate holds, its value must be the correctly rounded one (the
+// cpu backend's exact result, itself checked against MPFR in test_exact.cpp); and on data
+// where it should hold (uniform, wide, the benchmark's ill-conditioned pairs) it must, so a
+// certificate that never holds fails too. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "tally/ops/certified.hpp"
+#include "tally/tally.hpp"
+
+namespace {
+
+namespace oc = tally::ops::certified;
+
+enum class kind { sum, dot, square };
+
+/// The kernel's accumulation, emulated: `threads` threads taking 16-byte vectors of V
+/// elements in grid-stride order, each thread's vectors going to its P = 2 states in turn,
+/// then merged pairwise as a tree; K levels.
+template <int K, class T>
+oc::interval emulate(const std::vector<T>& x, const std::vector<T>& y, kind k, int threads) {
+  constexpr bool exact_products = std::is_same_v<T, float>;
+  constexpr std::int64_t V = 16 / sizeof(T);
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  std::vector<oc::state> per(threads);
+  for (int t = 0; t < threads; ++t) {
+    oc::state s[2];
+    int next = 0;
+    for (std::int64_t v = t; v * V < n; v += threads) {
+      for (std::int64_t i = v * V; i < std::min(n, v * V + V); ++i) {
+        double a = static_cast<double>(x[i]);
+        if (k == kind::sum) oc::add<K>(s[next], a);
+        else oc::add_product<K, exact_products>(s[next], a, static_cast<double>(k == kind::square ? x[i] : y[i]));
+      }
+      next ^= 1;
+    }
+    per[t] = oc::merge<K>(s[0], s[1]);
+  }
+  for (int w = 1; w < threads; w *= 2)
+    for (int t = 0; t + w < threads; t += 2 * w) per[t] = oc::merge<K>(per[t], per[t + w]);
+  double absolute = (k != kind::sum && !exact_products) ? static_cast<double>(n) * 0x1p-1074 : 0.0;
+  return oc::finish(per[0], absolute);
+}
+
+template <class T> std::vector<T> data(std::int64_t n, int dist, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (dist == 0) {
+      v[i] = static_cast<T>(u(g));
+    } else if (dist == 1) {  // 2^-60 .. 2^60, both signs
+      v[i] = static_cast<T>((g() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + u(g), static_cast<int>(g() % 121) - 60));
+    } else {  // pairs (a, -a + tiny): the benchmark's ill-conditioned sums
+      if (i % 2 == 0) v[i] = static_cast<T>((g() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + u(g), static_cast<int>(g() % 121) - 60));
+      else v[i] = static_cast<T>(-static_cast<T>(v[i - 1]) + static_cast<T>(u(g) * 0x1p-93));
+    }
+  }
+  return v;
+}
+
+const tally::options cpu{tally::backend::cpu};
+
+// Every certified value must be the correctly rounded one. Where `must` says so, almost
+// every case must certify: not all, since a short exact sum can lie exactly on a rounding
+// midpoint (two random doubles do half the time) or within the bound of one, which the
+// certificate rightly refuses. Returns nothing; counts per operation.
+template <class T, class Out> void check_all(int dist, bool must_sums, bool must_dots) {
+  constexpr int K = std::is_same_v<T, double> ? 3 : 2;  // as the CUDA launch chooses
+  int cases = 0, sums = 0, means = 0, dots = 0, norms = 0;
+  for (std::int64_t n : {1, 2, 3, 17, 1000, 4099, 65537}) {
+    for (int threads : {1, 7, 64}) {
+      for (std::uint64_t seed = 0; seed < 4; ++seed) {
+        auto x = data<T>(n, dist, 11 + n + 100 * seed), y = data<T>(n, dist == 2 ? 1 : dist, 12 + n + 100 * seed);
+        tally::view<const T> vx{x.data(), n, tally::memory::host}, vy{y.data(), n, tally::memory::host};
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " threads=" << threads << " dist=" << dist << " seed=" << seed);
+        ++cases;
+        Out r;
+        oc::interval v = emulate<K>(x, {}, kind::sum, threads);
+        if (oc::round_certified<Out>(v, r)) {
+          ++sums;
+          EXPECT_EQ(r, (tally::sum<T, Out>(vx, cpu)));
+        }
+        if (oc::divide_certified<Out>(v, static_cast<std::uint64_t>(n), r)) {
+          ++means;
+          EXPECT_EQ(r, (tally::mean<T, Out>(vx, cpu)));
+        }
+        v = emulate<K>(x, y, kind::dot, threads);
+        if (oc::round_certified<Out>(v, r)) {
+          ++dots;
+          EXPECT_EQ(r, (tally::dot<T, Out>(vx, vy, cpu)));
+        }
+        v = emulate<K>(x, {}, kind::square, threads);
+        if (oc::sqrt_certified<Out>(v, r)) {
+          ++norms;
+          EXPECT_EQ(r, (tally::norm2<T, Out>(vx, cpu)));
+        }
+      }
+    }
+  }
+  std::printf("dist %d, %zu-byte data, %zu-byte result: certified of %d cases: sums %d, means %d, dots %d, norms %d\n",
+              dist, sizeof(T), sizeof(Out), cases, sums, means, dots, norms);
+  SCOPED_TRACE(::testing::Message() << "certified of " << cases << ": sums " << sums << ", means " << means
+                                    << ", dots " << dots << ", norms " << norms);
+  if (must_sums) {
+    EXPECT_GE(sums, cases * 8 / 10);
+    EXPECT_GE(means, cases * 8 / 10);
+  }
+  if (must_dots) EXPECT_GE(dots, cases * 8 / 10);
+  EXPECT_GE(norms, cases * 9 / 10);  // a square root is never exactly on a midpoint
+}
+
+TEST(Certified, UniformDataCertifiedAndCorrectlyRounded) {
+  check_all<double, double>(0, true, true);
+  check_all<float, float>(0, true, true);
+  check_all<float, double>(0, true, true);
+}
+
+TEST(Certified, WideDataCertifiedAndCorrectlyRounded) {
+  check_all<double, double>(1, true, true);
+  check_all<float, float>(1, true, true);
+}
+
+TEST(Certified, IllConditionedPairsCertifiedWithThreeLevels) {
+  // float64 pairs (a, -a + tiny) cancel to ~2^-93 against terms up to 2^60: three levels
+  // carry the running sum error-free, so the certificate holds; their dots do not cancel.
+  check_all<double, double>(2, true, true);
+  // float32 pairs cancel exactly (tiny is lost in float32): two levels suffice.
+  check_all<float, float>(2, true, true);
+}
+
+TEST(Certified, RandomOrderIllConditionedNeverWrong) {
+  // Cancellation spread over the whole array (not in adjacent pairs): the certificate may
+  // fail, but when it holds the value must be right.
+  std::mt19937_64 g(5);
+  for (int rep = 0; rep < 40; ++rep) {
+    std::vector<double> x = data<double>(4096, 2, 100 + rep);
+    std::shuffle(x.begin(), x.end(), g);
+    tally::view<const double> vx{x.data(), 4096, tally::memory::host};
+    double r;
+    for (int threads : {1, 13}) {
+      if (oc::round_certified<double>(emulate<3>(x, {}, kind::sum, threads), r)) EXPECT_EQ(r, tally::sum<double>(vx, cpu));
+      if (oc::round_certified<double>(emulate<2>(x, {}, kind::sum, threads), r)) EXPECT_EQ(r, tally::sum<double>(vx, cpu));
+    }
+  }
+}
+
+TEST(Certified, RefusesTiesZerosOverflowAndSpecials) {
+  double r;
+  float f;
+  auto sum3 = [](std::vector<double> x) { return emulate<3>(x, {}, kind::sum, 1); };
+  // Exactly halfway between 1 and its successor: ties to even is the exact kernel's call.
+  EXPECT_FALSE(oc::round_certified<double>(sum3({1.0, 0x1p-53}), r));
+  // Just above halfway, by less than the bound can resolve... and by far less than an ulp.
+  EXPECT_FALSE(oc::round_certified<double>(sum3({1.0, 0x1p-53, 0x1p-150}), r));
+  // float32 output: 1 + 2^-24 is halfway between floats.
+  EXPECT_FALSE(oc::round_certified<float>(sum3({1.0, 0x1p-24}), f));
+  EXPECT_TRUE(oc::round_certified<float>(sum3({1.0, 0x1p-24, 0x1p-40}), f));
+  EXPECT_EQ(f, 1.0f + 0x1p-23f);
+  // Exact zeros are certified with IEEE's sign: +0 from a cancellation, -0 when every
+  // term was -0; a zero within rounding error of the terms is not.
+  ASSERT_TRUE(oc::round_certified<double>(sum3({1.5, -1.5}), r));
+  EXPECT_TRUE(r == 0 && !std::signbit(r));
+  ASSERT_TRUE(oc::round_certified<double>(sum3({-0.0, -0.0}), r));
+  EXPECT_TRUE(r == 0 && std::signbit(r));
+  ASSERT_TRUE(oc::round_certified<double>(sum3({-0.0, 0.0}), r));
+  EXPECT_TRUE(r == 0 && !std::signbit(r));
+  ASSERT_TRUE(oc::divide_certified<double>(sum3({-0.0, -0.0}), 2, r));
+  EXPECT_TRUE(r == 0 && std::signbit(r));
+  // Three levels carry 0.1 past 1e300 error-free: the exact +0 is still proved.
+  ASSERT_TRUE(oc::round_certified<double>(sum3({0.1, 1e300, -1e300, -0.1}), r));
+  EXPECT_TRUE(r == 0 && !std::signbit(r));
+  // Two levels lose 0.1's low bits against 1e300: refused, not wrong.
+  EXPECT_FALSE(oc::round_certified<double>(emulate<2>(std::vector<double>{0.1, 1e300, -1e300, -0.1}, {}, kind::sum, 1), r));
+  // An intermediate overflow (the exact value, 1e308, is finite): never a wrong infinity.
+  EXPECT_FALSE(oc::round_certified<double>(sum3({1e308, 1e308, -1e308}), r));
+  // A float32 result past FLT_MAX.
+  EXPECT_FALSE(oc::round_certified<float>(sum3({1e39}), f));
+  // NaN and infinities.
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(oc::round_certified<double>(sum3({1.0, std::nan("")}), r));
+  EXPECT_FALSE(oc::round_certified<double>(sum3({1.0, inf}), r));
+  EXPECT_FALSE(oc::round_certified<double>(sum3({inf, -inf}), r));
+  // Products that overflow, and a square root of a sum that overflows.
+  EXPECT_FALSE(oc::round_certified<double>(emulate<3>(std::vector<double>{1e200}, std::vector<double>{1e200}, kind::dot, 1), r));
+  EXPECT_FALSE(oc::sqrt_certified<double>(emulate<3>(std::vector<double>{1e200, 1e200}, {}, kind::square, 1), r));
+  // A mean exactly halfway between doubles: (1 + (1 + 2^-52)) / 2 = 1 + 2^-53.
+  EXPECT_FALSE(oc::divide_certified<double>(sum3({1.0, 1.0 + 0x1p-52}), 2, r));
+  // Subnormal and tiny products: underflowing TwoProduct errors are covered by the
+  // absolute term, or the certificate declines.
+  std::vector<double> tiny{0x1p-540, 0x1p-540, 3.0};
+  if (oc::round_certified<double>(emulate<3>(tiny, tiny, kind::dot, 1), r)) EXPECT_EQ(r, 9.0);
+}
+
+TEST(Certified, HandMadeIntervalsAtTheEdge) {
+  // Certified exactly when the interval stays strictly inside the rounding interval.
+  double r;
+  const double hg = 0x1p-53;  // half the gap below and above 1.5 (gap 2^-52)
+  EXPECT_TRUE(oc::round_certified<double>({1.5, hg * 0.5, hg * 0.25, 1}, r));
+  EXPECT_EQ(r, 1.5);
+  EXPECT_FALSE(oc::round_certified<double>({1.5, hg * 0.5, hg * 0.5, 1}, r));
+  EXPECT_FALSE(oc::round_certified<double>({1.5, -hg * 0.75, hg * 0.25, 1}, r));
+  EXPECT_FALSE(oc::round_certified<double>({1.5, 0, 0, 0}, r));  // not finite
+  // At a power of two the gap below is half the gap above: the smaller one is used.
+  EXPECT_FALSE(oc::round_certified<double>({1.0, -0x1p-54, 0, 1}, r));
+  EXPECT_TRUE(oc::round_certified<double>({1.0, -0x1p-56, 0, 1}, r));
+  EXPECT_EQ(r, 1.0);
+  // sqrt: 4 + tiny -> 2; exactly the square of a midpoint is refused.
+  EXPECT_TRUE(oc::sqrt_certified<double>({4.0, 0x1p-60, 0x1p-60, 1}, r));
+  EXPECT_EQ(r, 2.0);
+  const double m = 1.0 + 0x1p-53;  // midpoint between 1 and its successor: m^2 = 1 + 2^-52 + 2^-106
+  EXPECT_FALSE(oc::sqrt_certified<double>({1.0 + 0x1p-52, 0x1p-106, 0, 1}, r));
+  (void)m;
+}
+
+}  // namespace
