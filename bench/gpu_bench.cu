@@ -265,6 +265,13 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   tally::cuda::tuning::set_exact_certified(false);  // v4 alone: the exact kernel, no certificate
   double t_nc = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
   tally::cuda::tuning::set_exact_certified(true);
+  const char* variant_names[] = {"", "tally-c1 (unroll 4, prefetch)", "tally-c2 (unroll 8)", "tally-c3 (unroll 4)"};
+  for (int v = 1; v <= 3; ++v) {  // the certified pass's other launch shapes
+    tally::cuda::tuning::set_certified_variant(v);
+    double t = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
+    rows.push_back({"sum-exact", tn, variant_names[v], n, t, gb / t, 0.0});
+  }
+  tally::cuda::tuning::set_certified_variant(0);
   rows.push_back({"sum-exact", tn, "tally", n, t_ex, gb / t_ex, 0.0});
   rows.push_back({"sum-exact", tn, sum_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
                   n, t_nc, gb / t_nc, 0.0});
@@ -278,6 +285,12 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   tally::cuda::tuning::set_exact_certified(false);
   double t_dnc = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
   tally::cuda::tuning::set_exact_certified(true);
+  for (int v = 1; v <= 3; ++v) {
+    tally::cuda::tuning::set_certified_variant(v);
+    double t = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
+    rows.push_back({"dot-exact", tn, variant_names[v], n, t, 2 * gb / t, 0.0});
+  }
+  tally::cuda::tuning::set_certified_variant(0);
   rows.push_back({"dot-exact", tn, "tally", n, t_dex, 2 * gb / t_dex, 0.0});
   rows.push_back({"dot-exact", tn, dot_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
                   n, t_dnc, 2 * gb / t_dnc, 0.0});

@@ -184,8 +184,15 @@ TEST(Certified, RefusesTiesZerosOverflowAndSpecials) {
   EXPECT_FALSE(oc::round_certified<double>(emulate<2>(std::vector<double>{0.1, 1e300, -1e300, -0.1}, {}, kind::sum, 1), r));
   // An intermediate overflow (the exact value, 1e308, is finite): never a wrong infinity.
   EXPECT_FALSE(oc::round_certified<double>(sum3({1e308, 1e308, -1e308}), r));
-  // A float32 result past FLT_MAX.
-  EXPECT_FALSE(oc::round_certified<float>(sum3({1e39}), f));
+  // float32 results past the overflow threshold are +-inf; just below it, FLT_MAX stays
+  // for the exact kernel (never certified), and a sum exactly at the threshold is refused.
+  ASSERT_TRUE(oc::round_certified<float>(sum3({1e39}), f));
+  EXPECT_EQ(f, std::numeric_limits<float>::infinity());
+  ASSERT_TRUE(oc::round_certified<float>(sum3({-3e38, -1e38}), f));
+  EXPECT_EQ(f, -std::numeric_limits<float>::infinity());
+  EXPECT_FALSE(oc::round_certified<float>(sum3({0x1p128, -0x1p103}), f));  // exactly the threshold: the exact kernel rounds it
+  EXPECT_FALSE(oc::round_certified<float>(sum3({0x1p128, -0x1p103, 0x1p50}), f) && f != std::numeric_limits<float>::infinity());
+  EXPECT_FALSE(oc::round_certified<float>(sum3({static_cast<double>(std::numeric_limits<float>::max()), 1.0}), f));
   // NaN and infinities.
   const double inf = std::numeric_limits<double>::infinity();
   EXPECT_FALSE(oc::round_certified<double>(sum3({1.0, std::nan("")}), r));

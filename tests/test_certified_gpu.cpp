@@ -23,8 +23,11 @@ namespace {
 
 namespace tn = tally::cuda::tuning;
 
-struct certified_switch {  // restores the default when the test ends
-  ~certified_switch() { tn::set_exact_certified(true); }
+struct certified_switch {  // restores the defaults when the test ends
+  ~certified_switch() {
+    tn::set_exact_certified(true);
+    tn::set_certified_variant(0);
+  }
 };
 
 template <class T> std::vector<T> make(std::int64_t n, int kind, std::uint64_t seed) {
@@ -107,6 +110,14 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   auto without = run<T, Out>(x, y, offset, tally::backend::cuda);
   EXPECT_TRUE(same_results(with, want));
   EXPECT_TRUE(same_results(without, want));
+  if (n >= 65537) {  // the other launch shapes of the certified pass (tuning::certified_variant)
+    tn::set_exact_certified(true);
+    for (int v = 1; v <= 3; ++v) {
+      tn::set_certified_variant(v);
+      EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "variant " << v;
+    }
+    tn::set_certified_variant(0);
+  }
 }
 
 TEST(CertifiedGpu, SameBitsWithAndWithoutTheCertificateAndAsTheCpu) {

@@ -45,14 +45,16 @@ __device__ __forceinline__ void wait_for_prerequisite() {
 
 /// One pass over x (and y): the certified sum (DOT: dot product; SQUARE: sum of squares of
 /// x) of n elements, K levels (2 or 3; ops::certified::add), P independent states per thread
-/// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones.
+/// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones,
+/// UNROLL vectors per input per tile, PREFETCH: the next tile loaded during this one's work.
 ///
 /// ROUND: the last block certifies the rounding to Out on the device; when it holds it
 /// writes value, status 0 and the ticket to `out` and 0 to *gate, otherwise 1 to *gate and
 /// nothing to `out` (the gated exact kernel then writes it). !ROUND (Out = double): the last
 /// block writes the finished ops::certified::interval (4 doubles) to out.value and the
 /// ticket, for the host to certify a mean or a square root.
-template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out>
+template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
+          bool PREFETCH = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
@@ -78,17 +80,18 @@ certified_kernel(const T* __restrict__ x,  // (n,)
   const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
   const vec_t* yv = reinterpret_cast<const vec_t*>(LOAD_Y ? y + head : x + head);
   std::int64_t i = tid;
-  for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
-    vec_t a[UNROLL], b[UNROLL];
+  auto fetch = [&](std::int64_t at, vec_t (&a)[UNROLL], vec_t (&b)[UNROLL]) {
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      a[u] = load(xv + i + u * stride);
-      if constexpr (LOAD_Y) b[u] = load(yv + i + u * stride);
+      a[u] = load(xv + at + u * stride);
+      if constexpr (LOAD_Y) b[u] = load(yv + at + u * stride);
       else b[u] = a[u];
     }
-    // Vector u of the tile goes to state u % P (known at compile time): the elements of one
-    // vector share a state, so terms that cancel their neighbour (a, -a + tiny) cancel
-    // error-free inside one state rather than at the final merge.
+  };
+  // Vector u of a tile goes to state u % P (known at compile time): the elements of one
+  // vector share a state, so terms that cancel their neighbour (a, -a + tiny) cancel
+  // error-free inside one state rather than at the final merge.
+  auto work = [&](const vec_t (&a)[UNROLL], const vec_t (&b)[UNROLL]) {
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
@@ -97,6 +100,35 @@ certified_kernel(const T* __restrict__ x,  // (n,)
         if constexpr (DOT) oc::add_product<K, EXACT_PRODUCTS>(s[j], double(a[u].v[k]), double(b[u].v[k]));
         else oc::add<K>(s[j], double(a[u].v[k]));
       }
+  };
+  auto full = [&](std::int64_t at) { return at + (UNROLL - 1) * stride < nvec; };
+  if constexpr (PREFETCH) {
+    // The next tile's loads are issued before the current tile is accumulated, so a thread
+    // keeps its loads in flight while it computes.
+    if (full(i)) {
+      vec_t a[UNROLL], b[UNROLL];
+      fetch(i, a, b);
+      while (true) {
+        const std::int64_t next = i + UNROLL * stride;
+        const bool more = full(next);
+        vec_t na[UNROLL], nb[UNROLL];
+        if (more) fetch(next, na, nb);
+        work(a, b);
+        i = next;
+        if (!more) break;
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+          a[u] = na[u];
+          b[u] = nb[u];
+        }
+      }
+    }
+  } else {
+    for (; full(i); i += UNROLL * stride) {
+      vec_t a[UNROLL], b[UNROLL];
+      fetch(i, a, b);
+      work(a, b);
+    }
   }
   for (; i < nvec; i += stride) {
     vec_t a = load(xv + i), b;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -173,11 +174,11 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
 // (hi, mid, lo), float32 data two (their sums and products are exact in float64 already).
 template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
 
-template <class T, bool DOT, bool SQUARE, bool ROUND, class Out>
+template <class T, bool DOT, bool SQUARE, bool ROUND, class Out, int U = tuning::certified_unroll,
+          bool PREFETCH = tuning::certified_prefetch>
 void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
   constexpr int K = certified_levels<T>;
   constexpr int P = tuning::certified_chains;
-  constexpr int U = tuning::certified_unroll;
   constexpr int V = 16 / sizeof(T);
   static_assert(sizeof(ops::certified::state) <= tuning::max_acc_bytes);
   auto* partials = static_cast<ops::certified::state*>(ws.partials);
@@ -187,11 +188,11 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
                       (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH>;
     unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, res);
   } else {
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH>;
     unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, res);
   }
@@ -202,7 +203,12 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
 // verdict (it returns at once when the certificate held).
 template <class T, bool DOT, class Out>
 void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
-  launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws);
+  switch (tuning::certified_variant()) {  // the measured variants (bench, tests); 0: the default
+    case 1: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws); break;
+    case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws); break;
+    case 3: launch_certified<T, DOT, false, true, Out, 4, false>(x, y, n, out, stream, ws); break;
+    default: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws); break;
+  }
   launch_exact<T, DOT, Out, false, false, false, true>(x, y, n, out, stream, ws);
 }
 
@@ -714,6 +720,21 @@ bool exact_certified() noexcept {
   return v == 1;
 }
 void set_exact_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
+namespace {
+std::atomic<int> variant_state{-1};
+}
+int certified_variant() noexcept {
+  int v = variant_state.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("TALLY_CERTIFIED_VARIANT");
+    int want = e && *e >= '0' && *e <= '3' && e[1] == 0 ? *e - '0' : 0;
+    int expected = -1;
+    variant_state.compare_exchange_strong(expected, want);
+    v = variant_state.load(std::memory_order_relaxed);
+  }
+  return v;
+}
+void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 3 ? v : 0, std::memory_order_relaxed); }
 }  // namespace tuning
 
 bool last_exact_was_certified(stream_t stream, int device) {

@@ -60,6 +60,12 @@ inline constexpr int exact_f64_dot_unroll = 2;
 /// per input per iteration.
 inline constexpr int certified_chains = 2;
 inline constexpr int certified_unroll = 4;
+inline constexpr bool certified_prefetch = false;
+/// The launch shape of the certified pass of exact sums and dots, for measurement: 0 the
+/// default above, 1 unroll 4 with the next tile prefetched, 2 unroll 8, 3 unroll 4 without
+/// prefetch. TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
+int certified_variant() noexcept;
+void set_certified_variant(int v) noexcept;
 /// Whether exact sums, dots, means and L2 norms of float32/float64 data on the GPU try the
 /// certified pass first (ops/certified.hpp; the exact kernels run only when it cannot prove
 /// the correctly rounded result). On by default; off with TALLY_EXACT_CERTIFIED=0 (read

@@ -180,12 +180,23 @@ TALLY_HD double slack(double a, double c, double D) {
 
 /// The correctly rounded Out value of the exact sum, if the interval proves it. A zero is
 /// certified only when it is exact (B = 0: nothing was ever rounded), with hi's sign; the
-/// largest finite value and infinities never are (overflow is decided by the exact kernel).
+/// largest finite value never is; an infinity only for float32 results whose whole interval
+/// lies past the overflow threshold (float64 overflow is decided by the exact kernel).
 template <class Out> TALLY_HD bool round_certified(const interval& v, Out& out) {
   if (!v.finite) return false;
   if (v.H == 0 && v.L == 0 && v.B == 0) {
     out = static_cast<Out>(v.H);
     return true;
+  }
+  if constexpr (sizeof(Out) == 4) {
+    // Past the float32 overflow threshold (the midpoint between FLT_MAX and 2^128; ties go
+    // to 2^128, i.e. infinity) the correctly rounded value is an infinity of the sum's sign.
+    constexpr double limit = 0x1p128 - 0x1p103;
+    double least = (std::fabs(v.H) - std::fabs(v.L) * (1 + 0x1p-52) - v.B) * (1 - 0x1p-50);
+    if (least >= limit) {
+      out = v.H > 0 ? std::numeric_limits<Out>::infinity() : -std::numeric_limits<Out>::infinity();
+      return true;
+    }
   }
   // The candidate: H + L rounded (to double, then to Out); it is proved or refused below.
   Out r = static_cast<Out>(v.H + v.L);
