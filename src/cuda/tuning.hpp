@@ -58,9 +58,12 @@ inline constexpr int exact_f64_dot_unroll = 2;
 /// v5, the certified first pass of exact mode (src/cuda/certified.cuh): independent
 /// accumulator states per thread (shorter dependency chains) and 16-byte vectors in flight
 /// per input per iteration.
+/// Measured on the H200 (run 3 of the ninth session, bench --only exact): unroll 4 with the
+/// next tile prefetched beat unroll 4 without (+3-6% on float64 sums, +3% on float64 dots)
+/// and unroll 8 (+0-3%).
 inline constexpr int certified_chains = 2;
 inline constexpr int certified_unroll = 4;
-inline constexpr bool certified_prefetch = false;
+inline constexpr bool certified_prefetch = true;
 /// The launch shape of the certified pass of exact sums and dots, for measurement: 0 the
 /// default above, 1 unroll 4 with the next tile prefetched, 2 unroll 8, 3 unroll 4 without
 /// prefetch. TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
