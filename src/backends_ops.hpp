@@ -33,6 +33,12 @@ void norm_inf(dtype t, dtype out, const void* x, std::int64_t n, void* result_ho
 /// Fast mode only (exact mode throws errc::invalid_argument in this version).
 void var(dtype t, dtype out, accuracy acc, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
          void* result_host, stream_t stream, int device);
+/// Exact mode, float32/float64 x: the variance (standard deviation) proved correctly rounded
+/// by two certified passes (sum x, sum x^2; ops::certified::variance_certified). Returns
+/// false, having written nothing, when the proof fails or the type is not float32/float64
+/// (the caller then takes the exact states); with `TALLY_EXACT_CERTIFIED=0` always false.
+bool var_certified(dtype t, dtype out, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+                   void* result_host, stream_t stream, int device);
 std::int64_t count_nonzero(dtype t, const void* x, std::int64_t n, stream_t stream, int device);
 /// x (n > 0 elements of type t, every value of which is exact in float64: not int64 or uint64)
 /// as n float64 in new memory on `device`, written in stream order on `stream` (not blocking);

@@ -103,6 +103,11 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
         exact_state s2 = partial(reduce_op::dot, w, w, opt);
         return round_variance(s1, s2, ddof, take_sqrt, result, result_type);
       }
+      // float32/float64: two certified passes first (they prove the correctly rounded
+      // result for most data; ops/certified.hpp), the exact states only when they cannot.
+      if (cuda::var_certified(x.type, result_type, x.data, x.size, static_cast<std::uint64_t>(m2), take_sqrt, result,
+                              opt.stream, ax.device))
+        return;
       exact_state s1 = partial(reduce_op::sum, x, {}, opt);
       exact_state s2 = partial(reduce_op::dot, x, x, opt);
       return round_variance(s1, s2, ddof, take_sqrt, result, result_type);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <vector>
@@ -137,6 +138,62 @@ TEST(Certified, IllConditionedPairsCertifiedWithThreeLevels) {
   check_all<double, double>(2, true, true);
   // float32 pairs cancel exactly (tiny is lost in float32): two levels suffice.
   check_all<float, float>(2, true, true);
+}
+
+// Variance and standard deviation from the intervals of sum x and sum x^2 (two passes, as
+// the CUDA backend runs them): right whenever certified, and certified for ordinary data,
+// including data whose mean dwarfs its spread (n S2 and S1^2 cancel to ~2^-40 of each).
+template <class T, class Out> void check_variance(int dist, int min_percent) {
+  constexpr int K = std::is_same_v<T, double> ? 3 : 2;
+  int cases = 0, certified = 0;
+  for (std::int64_t n : {2, 3, 17, 1000, 4099, 65537}) {
+    for (std::uint64_t seed = 0; seed < 3; ++seed) {
+      std::vector<T> x = data<T>(n, dist == 3 ? 0 : dist, 31 + n + seed);
+      if (dist == 3)  // 1e6 + uniform [0, 1): float32 keeps ~4 bits of the spread, float64 ~33
+        for (auto& v : x) v = static_cast<T>(1e6 + static_cast<double>(v));
+      tally::view<const T> vx{x.data(), n, tally::memory::host};
+      const oc::interval s1 = emulate<K>(x, {}, kind::sum, 7), s2 = emulate<K>(x, {}, kind::square, 7);
+      for (std::int64_t ddof : {0, 1}) {
+        for (bool take_sqrt : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << "n=" << n << " dist=" << dist << " ddof=" << ddof << " sqrt=" << take_sqrt);
+          ++cases;
+          Out r;
+          if (!oc::variance_certified<Out>(s1, s2, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n - ddof),
+                                           take_sqrt, r)) {
+            if (std::getenv("TALLY_TEST_VERBOSE")) std::printf("  not certified: n=%lld ddof=%lld sqrt=%d\n", static_cast<long long>(n), static_cast<long long>(ddof), int(take_sqrt));
+            continue;
+          }
+          ++certified;
+          Out want = take_sqrt ? tally::std_dev<T, Out>(vx, ddof, cpu) : tally::var<T, Out>(vx, ddof, cpu);
+          EXPECT_EQ(r, want);
+        }
+      }
+    }
+  }
+  std::printf("variance, dist %d, %zu-byte data, %zu-byte result: certified %d of %d\n", dist, sizeof(T), sizeof(Out),
+              certified, cases);
+  EXPECT_GE(certified * 100, cases * min_percent);
+}
+
+TEST(Certified, VarianceAndStandardDeviation) {
+  for (int dist : {0, 1, 2, 3}) {
+    check_variance<double, double>(dist, 90);
+    check_variance<float, float>(dist, dist == 3 ? 0 : 90);  // constant-ish float32 data: often exact zeros
+    check_variance<float, double>(dist, dist == 3 ? 0 : 90);
+    check_variance<double, float>(dist, 90);
+  }
+  // Constant data (exact variance 0) and a single pair are refused, never wrong.
+  std::vector<double> c(100, 3.25);
+  double r;
+  EXPECT_FALSE(oc::variance_certified<double>(emulate<3>(c, {}, kind::sum, 3), emulate<3>(c, {}, kind::square, 3), 100,
+                                              99, false, r));
+  std::vector<double> p{1.0, 2.0};
+  if (oc::variance_certified<double>(emulate<3>(p, {}, kind::sum, 1), emulate<3>(p, {}, kind::square, 1), 2, 1, false, r))
+    EXPECT_EQ(r, 0.5);
+  // n - ddof = 0 or n past 2^53: refused.
+  EXPECT_FALSE(oc::variance_certified<double>(emulate<3>(p, {}, kind::sum, 1), emulate<3>(p, {}, kind::square, 1), 2, 0, false, r));
+  EXPECT_FALSE(oc::variance_certified<double>(emulate<3>(p, {}, kind::sum, 1), emulate<3>(p, {}, kind::square, 1),
+                                              std::uint64_t(1) << 53, 2, false, r));
 }
 
 TEST(Certified, RandomOrderIllConditionedNeverWrong) {

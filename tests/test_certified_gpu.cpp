@@ -2,8 +2,8 @@
 // the same bits either way, and the cpu backend's; the certificate holds where it should
 // (so the fast path really runs) and fails where it must (ties, far-apart cancellation,
 // overflow, specials: the gated exact kernel then writes the result), for blocking and
-// stream-ordered calls, sums, dots, means and L2 norms. CUDA builds only; skipped without a
-// GPU.
+// stream-ordered calls, sums, dots, means, L2 norms, variances and standard deviations.
+// CUDA builds only; skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,7 +53,7 @@ template <class T> std::vector<T> make(std::int64_t n, int kind, std::uint64_t s
 }
 
 template <class T, class Out> struct results {
-  Out sum, dot, mean, norm, sum_async;
+  Out sum, dot, mean, norm, sum_async, var, std;
 };
 
 template <class T, class Out>
@@ -68,6 +68,8 @@ results<T, Out> run(const std::vector<T>& x, const std::vector<T>& y, std::size_
     r.dot = tally::dot<T, Out>(vx, vy, o);
     r.mean = n ? tally::mean<T, Out>(vx, o) : Out(0);
     r.norm = tally::norm2<T, Out>(vx, o);
+    r.var = n > 1 ? tally::var<T, Out>(vx, 1, o) : Out(0);
+    r.std = n ? tally::std_dev<T, Out>(vx, 0, o) : Out(0);
     return r;
   }
   const std::size_t bytes = (x.size() + offset) * sizeof(T) + 64;
@@ -83,6 +85,8 @@ results<T, Out> run(const std::vector<T>& x, const std::vector<T>& y, std::size_
   r.dot = tally::dot<T, Out>(vx, vy, o);
   r.mean = n ? tally::mean<T, Out>(vx, o) : Out(0);
   r.norm = tally::norm2<T, Out>(vx, o);
+  r.var = n > 1 ? tally::var<T, Out>(vx, 1, o) : Out(0);
+  r.std = n ? tally::std_dev<T, Out>(vx, 0, o) : Out(0);
   tally::sum_async<T, Out>(vx, static_cast<Out*>(dr.get()), nullptr, o);
   dr.download(&r.sum_async, 0, sizeof(Out));
   return r;
@@ -91,7 +95,7 @@ results<T, Out> run(const std::vector<T>& x, const std::vector<T>& y, std::size_
 template <class T, class Out>
 ::testing::AssertionResult same_results(const results<T, Out>& a, const results<T, Out>& b) {
   for (auto [p, q, what] : {std::tuple{a.sum, b.sum, "sum"}, {a.dot, b.dot, "dot"}, {a.mean, b.mean, "mean"},
-                            {a.norm, b.norm, "norm2"}, {a.sum_async, b.sum_async, "sum_async"}}) {
+                            {a.norm, b.norm, "norm2"}, {a.sum_async, b.sum_async, "sum_async"}, {a.var, b.var, "var"}, {a.std, b.std, "std"}}) {
     auto s = same_bits(p, q);
     if (!s) return s << " (" << what << ")";
   }

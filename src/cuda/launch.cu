@@ -594,6 +594,25 @@ void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result, strea
   });
 }
 
+bool var_certified(dtype t, dtype out, const void* x, std::int64_t n, std::uint64_t m2, bool take_sqrt,
+                   void* result, stream_t stream, int device) {
+  if (!tuning::exact_certified() || (t != dtype::float32 && t != dtype::float64)) return false;
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  auto go = [&](auto* xt, auto out_tag) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(xt)>>;
+    using Out = decltype(out_tag);
+    const ops::certified::interval s1 = certified_interval<T, false>(xt, n, stream, ws);
+    const ops::certified::interval s2 = certified_interval<T, true>(xt, n, stream, ws);
+    Out r;
+    if (!ops::certified::variance_certified<Out>(s1, s2, static_cast<std::uint64_t>(n), m2, take_sqrt, r)) return false;
+    std::memcpy(result, &r, sizeof r);
+    return true;
+  };
+  auto by_out = [&](auto* xt) { return out == dtype::float64 ? go(xt, double{}) : go(xt, float{}); };
+  return t == dtype::float32 ? by_out(static_cast<const float*>(x)) : by_out(static_cast<const double*>(x));
+}
+
 void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result, stream_t stream, int device) {
   device_guard guard(device);
   workspace& ws = get_workspace(stream);

@@ -264,4 +264,99 @@ template <class Out> TALLY_HD bool sqrt_certified(const interval& v, Out& out) {
   return true;
 }
 
+namespace detail {
+/// fl(a op b) with its rounding error added to `err` (|error| <= u |result|, plus 2^-1070
+/// for a product that may underflow).
+struct tracked {
+  double err = 0;
+  TALLY_HD double add(double a, double b) {
+    double r = a + b;
+    err += unit * std::fabs(r);
+    return r;
+  }
+  TALLY_HD double mul(double a, double b) {
+    double r = mul_rn(a, b);
+    err += unit * std::fabs(r) + 0x1p-1070;
+    return r;
+  }
+  TALLY_HD double total() const { return err * (1 + 0x1p-50); }
+};
+}  // namespace detail
+
+/// The correctly rounded Out value of the variance (n S2 - S1^2) / (n (n - ddof)), or of its
+/// square root (take_sqrt: the standard deviation), from the intervals of S1 = sum x and
+/// S2 = sum x^2, if they prove it. m2 = n - ddof >= 1; n and m2 below 2^53. Refuses a zero
+/// or negative numerator (constant data: the exact path rounds a zero), results out of
+/// [2^-400, 2^400], and anything not finite.
+template <class Out>
+TALLY_HD bool variance_certified(const interval& s1, const interval& s2, std::uint64_t n, std::uint64_t m2,
+                                 bool take_sqrt, Out& out) {
+  constexpr std::uint64_t limit = std::uint64_t(1) << 53;
+  if (!s1.finite || !s2.finite || n == 0 || m2 == 0 || n >= limit || m2 >= limit) return false;
+  const double dn = static_cast<double>(n), dm = static_cast<double>(m2);
+  const double mag = 0x1p+450;  // keeps every product below far from overflow
+  if (!(std::fabs(s1.H) < mag && std::fabs(s2.H) < mag)) return false;
+  detail::tracked t;
+  // N = n S2 - S1^2 in two doubles (Nh + Nl) within E.
+  double a1 = mul_rn(dn, s2.H), a2 = std::fma(dn, s2.H, -a1);  // exact
+  double a3 = t.mul(dn, s2.L);
+  double q1 = mul_rn(s1.H, s1.H), q2 = std::fma(s1.H, s1.H, -q1);  // exact
+  double q3 = t.mul(2 * s1.H, s1.L);
+  double d1, e1;
+  two_sum(a1, -q1, d1, e1);  // exact: n S2 and S1^2 may cancel to a tiny fraction of each
+  double r = t.add(t.add(t.add(t.add(a2, -q2), a3), -q3), e1);
+  double Nh, Nl;
+  two_sum(d1, r, Nh, Nl);
+  // |S1^2 - (H1 + L1)^2| <= (2 |H1 + L1| + B1) B1, plus the dropped L1^2; n B2 for S2.
+  double E = (t.total() + dn * s2.B + (2 * (std::fabs(s1.H) + std::fabs(s1.L)) + s1.B) * s1.B + s1.L * s1.L) *
+             (1 + 0x1p-50);
+  if (!(Nh - std::fabs(Nl) * (1 + 0x1p-52) - E > 0) || !std::isfinite(Nh + E)) return false;
+  // D = n m2 exactly as D1 + D2.
+  double D1 = mul_rn(dn, dm), D2 = std::fma(dn, dm, -D1);
+  // Candidate: N / D with one Newton correction.
+  double q0 = Nh / D1;
+  if (!(q0 > 0x1p-800 && q0 < 0x1p+800)) return false;
+  double c = q0 + ((Nh - mul_rn(q0, D1)) + (Nl - std::fma(q0, D1, -mul_rn(q0, D1)) - q0 * D2)) / D1;
+  // check(cand): whether N / D (take_sqrt: its root) is proved to round to cand; `delta`
+  // receives N - D R (N - D R^2), which corrects a candidate that is an ulp off.
+  auto check = [&](Out cand, double& delta) {
+    if (!detail::usable(cand)) return false;
+    const double R = static_cast<double>(cand);
+    if (!(R > 0x1p-400 && R < 0x1p+400)) return false;
+    const double h = detail::half_gap(cand);
+    detail::tracked u;
+    double low, room;
+    if (!take_sqrt) {
+      // N / D in (R - h, R + h)  <=  |N - R D| < h D.
+      double w1 = mul_rn(R, D1), w2 = std::fma(R, D1, -w1);  // exact
+      double w3 = u.mul(R, D2);
+      delta = u.add(u.add(u.add(u.add(Nh, -w1), Nl), -w2), -w3);
+      low = std::fabs(delta);
+      room = h * D1 * (1 - 0x1p-50);
+    } else {
+      // N / D in ((R - h)^2, (R + h)^2)  <=  |N - D R^2| < D (2 R h - h^2).
+      double P = mul_rn(R, R), Pe = std::fma(R, R, -P);  // R^2 = P + Pe exactly
+      double w1 = mul_rn(D1, P), w2 = std::fma(D1, P, -w1);  // exact
+      double w3 = u.mul(D1, Pe), w4 = u.mul(D2, P);
+      delta = u.add(u.add(u.add(u.add(u.add(Nh, -w1), Nl), -w2), -w3), -w4);
+      low = std::fabs(delta) + std::fabs(D2 * Pe) * 2;  // the dropped D2 Pe (|D2 Pe| <= u^2 D1 P)
+      room = D1 * (2 * R * h - h * h) * (1 - 0x1p-50);
+    }
+    double lhs = (low + u.total() + E) * (1 + 0x1p-50);
+    return lhs < room;
+  };
+  Out cand = static_cast<Out>(take_sqrt ? std::sqrt(c) : c);
+  double delta = 0;
+  if (!check(cand, delta)) {
+    // One more Newton step from this candidate (the root's rounding can leave it an ulp off).
+    const double R = static_cast<double>(cand);
+    if (!(R > 0)) return false;
+    Out next = static_cast<Out>(take_sqrt ? R + delta / (2 * D1 * R) : R + delta / D1);
+    if (next == cand || !check(next, delta)) return false;
+    cand = next;
+  }
+  out = cand;
+  return true;
+}
+
 }  // namespace tally::ops::certified
