@@ -18,7 +18,8 @@ struct workspace {
   // Exact mode: the grid's superaccumulator digits and special-value flags (device, zero
   // between launches: the last block clears them).
   long long* exact_sa = nullptr;   // tuning::max_exact_digits
-  unsigned* exact_flags = nullptr;  // [0] flags, [1] ~lowest and [2] highest + 1 nonzero digit
+  unsigned* exact_flags = nullptr;  // [0] flags, [1] ~lowest and [2] highest + 1 nonzero digit,
+                                    // [3] the certified pass's gate (1: the exact kernel must run)
   // Pinned, mapped host memory the kernels write the blocking result into directly, so a
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes
