@@ -315,6 +315,26 @@ double offset(std::mt19937_64& g, double hg) {
 
 // ---- the tests -------------------------------------------------------------------------------------
 
+// The float32 overflow certificate's lower bound, |H| - |L|(1 + 2^-52) - B, was computed with
+// its first subtraction rounded: by up to half an ulp of H, which is not covered by the final
+// factor (1 - 2^-50) when B nearly cancels H. This interval holds 2^128 - 2^104 + 2^84
+// (correctly rounded: FLT_MAX) as well as values past the threshold (+inf): it must not be
+// certified at all.
+TEST(CertifiedAdversarial, FloatOverflowLowerBoundIsRigorous) {
+  const double H = 0x1p157 + 0x1p105, L = -0x1p104 * (1 - 0x1p-20), B = H - 0x1p128;
+  ASSERT_EQ(H - B, 0x1p128);  // exact
+  float f;
+  EXPECT_FALSE(oc::round_certified<float>({H, L, B, 1}, f)) << f;
+  // The same with H's sign flipped (-inf vs -FLT_MAX).
+  EXPECT_FALSE(oc::round_certified<float>({-H, -L, B, 1}, f)) << f;
+  // Intervals wholly past the threshold (by more than 2^-50 of it) still give infinities.
+  ASSERT_TRUE(oc::round_certified<float>({0x1p128, 0, 0x1p103 - 0x1p80, 1}, f));
+  EXPECT_EQ(f, std::numeric_limits<float>::infinity());
+  ASSERT_TRUE(oc::round_certified<float>({-0x1p157 - 0x1p105, 0x1p103, 0x1p157 + 0x1p105 - 0x1p128 - 0x1p105, 1}, f));
+  EXPECT_EQ(f, -std::numeric_limits<float>::infinity());
+  EXPECT_FALSE(oc::round_certified<float>({0x1p128, 0, 0x1p103, 1}, f));  // reaches the threshold itself
+}
+
 // Exact values on or near midpoints between Out values, in disguise; Out from its exponent
 // range's bottom to its top.
 template <class Out> void midpoints(tally_of& t, int cases, std::uint64_t seed, bool float_data, int elo, int ehi) {
