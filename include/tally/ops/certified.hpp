@@ -191,8 +191,14 @@ template <class Out> TALLY_HD bool round_certified(const interval& v, Out& out) 
   if constexpr (sizeof(Out) == 4) {
     // Past the float32 overflow threshold (the midpoint between FLT_MAX and 2^128; ties go
     // to 2^128, i.e. infinity) the correctly rounded value is an infinity of the sum's sign.
+    // least <= |H| - |L| - B: |H| - B = t + e exactly (TwoSum), so only the small terms
+    // |e| + |L| (rounded up by the first factor) are subtracted from t, and that one rounding
+    // is relative to the result (second factor). Subtracting |L| from |H| first would round by
+    // up to half an ulp of H, which B may then cancel down to the threshold.
     constexpr double limit = 0x1p128 - 0x1p103;
-    double least = (std::fabs(v.H) - std::fabs(v.L) * (1 + 0x1p-52) - v.B) * (1 - 0x1p-50);
+    double t, e;
+    two_sum(std::fabs(v.H), -v.B, t, e);
+    double least = (t - (std::fabs(e) + std::fabs(v.L)) * (1 + 0x1p-50)) * (1 - 0x1p-50);
     if (least >= limit) {
       out = v.H > 0 ? std::numeric_limits<Out>::infinity() : -std::numeric_limits<Out>::infinity();
       return true;
