@@ -25,6 +25,10 @@
 //  - FMA's TwoProduct error term is exact unless the product underflows; an underflowing
 //    product is off by at most 2^-1075, so dot products add n * 2^-1074 to the bound.
 //
+// The analysis assumes IEEE binary64 arithmetic with round to nearest and gradual underflow
+// (no flush-to-zero or denormals-are-zero mode on the host thread that certifies a mean, a
+// norm or a variance; the device kernels never flush float64 subnormals).
+//
 // Overflow and special values need no test per element: an infinity or NaN anywhere (input,
 // product, or an intermediate of TwoSum) reaches hi, mid, lo or bound and stays there, and
 // a state that is not finite is never certified.
@@ -55,7 +59,9 @@ TALLY_HD double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
-  return a * b;  // the host build has no FMA contraction (no -march, -ffp-contract default)
+  // fma(a, b, -0.0) is a * b rounded once (and -0.0 when a * b is -0.0), and no compiler fuses
+  // it into a later addition, whatever -ffp-contract or -march the includer compiles with.
+  return std::fma(a, b, -0.0);
 #endif
 }
 
