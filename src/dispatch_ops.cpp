@@ -99,6 +99,9 @@ void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype res
       if (!floating(x.type)) {
         auto wide = cuda::widen_to_f64(x.type, x.data, x.size, opt.stream, ax.device);
         array_ref w{wide.get(), x.size, dtype::float64, memory::device};
+        if (cuda::var_certified(dtype::float64, result_type, w.data, x.size, static_cast<std::uint64_t>(m2), take_sqrt,
+                                result, opt.stream, ax.device))
+          return;
         exact_state s1 = partial(reduce_op::sum, w, {}, opt);
         exact_state s2 = partial(reduce_op::dot, w, w, opt);
         return round_variance(s1, s2, ddof, take_sqrt, result, result_type);
