@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "certified_emulation.hpp"
 #include "tally/ops/certified.hpp"
 #include "tally/tally.hpp"
 
@@ -28,31 +29,11 @@ namespace {
 namespace oc = tally::ops::certified;
 const tally::options cpu{tally::backend::cpu};
 
-enum class kind { sum, square };
+using tt::certified::kind;
 
-// The kernel's accumulation pattern, as in test_certified.cpp (sum and square only).
+// The kernel's accumulation pattern (tests/certified_emulation.hpp), sum or squares of x.
 template <int K, class T> oc::interval emulate(const std::vector<T>& x, kind k, int threads) {
-  constexpr bool exact_products = std::is_same_v<T, float>;
-  constexpr std::int64_t V = 16 / sizeof(T);
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
-  std::vector<oc::state> per(threads);
-  for (int t = 0; t < threads; ++t) {
-    oc::state s[2];
-    int next = 0;
-    for (std::int64_t v = t; v * V < n; v += threads) {
-      for (std::int64_t i = v * V; i < std::min(n, v * V + V); ++i) {
-        double a = static_cast<double>(x[i]);
-        if (k == kind::sum) oc::add<K>(s[next], a);
-        else oc::add_product<K, exact_products>(s[next], a, a);
-      }
-      next ^= 1;
-    }
-    per[t] = oc::merge<K>(s[0], s[1]);
-  }
-  for (int w = 1; w < threads; w *= 2)
-    for (int t = 0; t + w < threads; t += 2 * w) per[t] = oc::merge<K>(per[t], per[t + w]);
-  double absolute = (k != kind::sum && !exact_products) ? static_cast<double>(n) * 0x1p-1074 : 0.0;
-  return oc::finish(per[0], absolute);
+  return tt::certified::emulate<K>(x, {}, k, threads);
 }
 
 // Short integer datasets (plus an offset, times a power of two) compared with the cpu

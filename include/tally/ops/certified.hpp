@@ -73,12 +73,10 @@ struct state {
   double hi = -0.0, mid = 0, lo = 0, bound = 0;
 };
 
-/// Adds one float64 term. K = 3: hi, mid error-free, lo inexact (tracked); K = 2: hi
-/// error-free, lo inexact.
-template <int K> TALLY_HD void add(state& s, double x) {
+/// Adds a term that belongs below hi: K = 3 into mid error-free (its error into lo), K = 2
+/// into lo; lo's addition is the inexact one, counted in bound.
+template <int K> TALLY_HD void add_below(state& s, double e) {
   static_assert(K == 2 || K == 3);
-  double e;
-  two_sum(s.hi, x, s.hi, e);
   if constexpr (K == 3) {
     double e2;
     two_sum(s.mid, e, s.mid, e2);
@@ -89,22 +87,20 @@ template <int K> TALLY_HD void add(state& s, double x) {
   s.bound += std::fabs(s.lo);
 }
 
+/// Adds one float64 term. K = 3: hi, mid error-free, lo inexact (tracked); K = 2: hi
+/// error-free, lo inexact.
+template <int K> TALLY_HD void add(state& s, double x) {
+  double e;
+  two_sum(s.hi, x, s.hi, e);
+  add_below<K>(s, e);
+}
+
 /// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
 /// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
 template <int K, bool EXACT> TALLY_HD void add_product(state& s, double x, double y) {
   double p = mul_rn(x, y);
   add<K>(s, p);
-  if constexpr (!EXACT) {
-    double e = std::fma(x, y, -p);
-    if constexpr (K == 3) {
-      double e2;
-      two_sum(s.mid, e, s.mid, e2);
-      s.lo += e2;
-    } else {
-      s.lo += e;
-    }
-    s.bound += std::fabs(s.lo);
-  }
+  if constexpr (!EXACT) add_below<K>(s, std::fma(x, y, -p));
 }
 
 /// Merges two states (associative up to the bound: the exact value of the merge is the sum
