@@ -34,15 +34,6 @@ __device__ __forceinline__ void allow_dependents() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-/// Waits until the grid this one depends on (launched before it with programmatic stream
-/// serialization) has completed and its writes are visible. No effect before sm_90, where
-/// launches on a stream are serialised anyway.
-__device__ __forceinline__ void wait_for_prerequisite() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 /// One pass over x (and y): the certified sum (DOT: dot product; SQUARE: sum of squares of
 /// x) of n elements, K levels (2 or 3; ops::certified::add), P independent states per thread
 /// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones,
