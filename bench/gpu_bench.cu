@@ -1034,6 +1034,27 @@ void bench_shapes_once(pools& P, std::int64_t n) {
   std::printf("shapes-once: done (n = %lld)\n", (long long)n);
 }
 
+// Each exact-mode sum (certified pass + gated exact kernel), the fast sum and CUB's sum once
+// per type at the issue's smallest sizes, for ncu's per-kernel device times (--only exact-once).
+template <class T> void bench_exact_once(pools& P, std::int64_t n) {
+  T* x = reinterpret_cast<T*>(P.x);
+  fill_dist<T><<<1024, 256, 0, P.s>>>(x, n, 11, 0);
+  CK(cudaStreamSynchronize(P.s));
+  tally::options ex{tally::backend::cuda, P.s};
+  tally::options fa = ex;
+  fa.accuracy = tally::accuracy::fast;
+  auto* rd = reinterpret_cast<T*>(P.dres);
+  tally::view<const T> vx{x, n, tally::memory::device};
+  for (int k = 0; k < 3; ++k) {
+    tally::sum_async<T>(vx, rd, nullptr, ex);
+    tally::sum_async<T>(vx, rd, nullptr, fa);
+    std::size_t b = P.cub_temp_bytes;
+    CK(cub::DeviceReduce::Sum(P.cub_temp, b, x, reinterpret_cast<T*>(P.dres + 1), n, P.s));
+  }
+  CK(cudaStreamSynchronize(P.s));
+  std::printf("exact-once: done (%s, n = %lld)\n", type_name<T>(), (long long)n);
+}
+
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;  // empty: every section
@@ -1124,6 +1145,10 @@ int main(int argc, char** argv) {
       for (int l = 26; l <= max_log2; l += 2) bench_exact<float>(P, std::int64_t(1) << l, d, reps);
       for (int l = 25; l <= max_log2 - 1; l += 2) bench_exact<double>(P, std::int64_t(1) << l, d, reps);
     }
+  if (want("exact-once") && !only.empty()) {
+    bench_exact_once<float>(P, std::int64_t(1) << 26);
+    bench_exact_once<double>(P, std::int64_t(1) << 25);
+  }
   if (want("int")) {
     refill(std::int32_t{});
     for (int l = 10; l <= max_log2; l += 2) bench_reduce<std::int32_t>(P, std::int64_t(1) << l, reps, false);

@@ -8,7 +8,7 @@
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS,
-#   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_TIMEOUT
+#   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -37,7 +37,7 @@ fi
 if want cli; then
   echo "== CLI tests (pytest -n 16)"
   TALLY_BIN=$PWD/$B/tools/cli/tally timeout -s INT ${CLI_TIMEOUT:-300} python3 -m pytest -q -n 16 -p no:cacheprovider \
-    -p no:benchmark -rf ${CLI_TESTS:-tests/cli} >"$OUT/cli.log" 2>&1 || rc=1
+    -p no:benchmark -rf ${CLI_K:+-k "$CLI_K"} ${CLI_TESTS:-tests/cli} >"$OUT/cli.log" 2>&1 || rc=1
   grep -E "passed|failed|FAILED|error" "$OUT/cli.log" | tail -8
 fi
 
