@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <vector>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -128,6 +129,41 @@ struct timer {
     }
     std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
     return t[t.size() / 2];
+  }
+  // Several configurations timed in turn within each repetition (so slow drifts of clocks or
+  // temperature fall on all of them alike): each one's median device time per call (us).
+  std::vector<double> per_call_interleaved(const std::vector<std::function<void()>>& fs, int reps) {
+    const std::size_t m = fs.size();
+    std::vector<int> batch(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      for (int w = 0; w < 3; ++w) fs[j]();
+      CK(cudaStreamSynchronize(s));
+      CK(cudaEventRecord(a, s));
+      for (int i = 0; i < 4; ++i) fs[j]();
+      CK(cudaEventRecord(b, s));
+      CK(cudaEventSynchronize(b));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      batch[j] = std::clamp(int(1.0 / std::max(ms / 4, 1e-4f)), 1, 2000);
+    }
+    std::vector<std::vector<double>> t(m);
+    for (int r = 0; r < reps; ++r)
+      for (std::size_t j = 0; j < m; ++j) {
+        for (int w = 0; w < 2; ++w) fs[j]();  // the previous configuration's tail is not timed
+        CK(cudaEventRecord(a, s));
+        for (int i = 0; i < batch[j]; ++i) fs[j]();
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t[j].push_back(1e3 * ms / batch[j]);
+      }
+    std::vector<double> med(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      std::nth_element(t[j].begin(), t[j].begin() + t[j].size() / 2, t[j].end());
+      med[j] = t[j][t[j].size() / 2];
+    }
+    return med;
   }
 };
 

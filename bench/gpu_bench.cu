@@ -255,46 +255,63 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   CK(cudaStreamSynchronize(P.s));
   CubOut cv;
   CK(cudaMemcpy(&cv, cd, sizeof cv, cudaMemcpyDeviceToHost));
-  double t_ex = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
-  double t_fa = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, fa); }, 1, reps);
-  double t_cub = tm.per_call([&](int) {
-    std::size_t b = P.cub_temp_bytes;
-    cub::DeviceReduce::Sum(P.cub_temp, b, x, cd, n, P.s);
-  }, 1, reps);
-  const bool sum_certified = tally::cuda::last_exact_was_certified(P.s, -1);
-  tally::cuda::tuning::set_exact_certified(false);  // v4 alone: the exact kernel, no certificate
-  double t_nc = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
-  tally::cuda::tuning::set_exact_certified(true);
-  const char* variant_names[] = {"", "tally-c1 (unroll 4, prefetch)", "tally-c2 (unroll 8)", "tally-c3 (unroll 4)"};
-  for (int v = 1; v <= 3; ++v) {  // the certified pass's other launch shapes
-    tally::cuda::tuning::set_certified_variant(v);
-    double t = tm.per_call([&](int) { tally::sum_async<T>(vx, rd, nullptr, ex); }, 1, reps);
-    rows.push_back({"sum-exact", tn, variant_names[v], n, t, gb / t, 0.0});
+  // Every configuration is timed in turn within each repetition (timer::per_call_interleaved),
+  // so a drift of the clocks over the run cannot favour whichever was measured first.
+  namespace tuning = tally::cuda::tuning;
+  const char* variant_names[] = {"tally",
+                                 "tally-c1 (unroll 4, prefetch)",
+                                 "tally-c2 (unroll 8)",
+                                 "tally-c3 (unroll 4)",
+                                 "tally-c4 (polled gate)",
+                                 "tally-c5 (max shared carveout)",
+                                 "tally-c6 (polled gate, carveout)"};
+  constexpr int kVariants = 7;
+  auto with_variant = [](int v, auto&& call) {
+    tuning::set_certified_variant(v);
+    call();
+    tuning::set_certified_variant(0);
+  };
+  auto without_certificate = [](auto&& call) {  // v4 alone: the exact kernel, no certificate
+    tuning::set_exact_certified(false);
+    call();
+    tuning::set_exact_certified(true);
+  };
+  {
+    auto exact_call = [&] { tally::sum_async<T>(vx, rd, nullptr, ex); };
+    std::vector<std::function<void()>> fs;
+    for (int v = 0; v < kVariants; ++v) fs.push_back([&, v] { with_variant(v, exact_call); });
+    fs.push_back([&] { without_certificate(exact_call); });
+    fs.push_back([&] { tally::sum_async<T>(vx, rd, nullptr, fa); });
+    fs.push_back([&] {
+      std::size_t b = P.cub_temp_bytes;
+      cub::DeviceReduce::Sum(P.cub_temp, b, x, cd, n, P.s);
+    });
+    exact_call();
+    const bool held = tally::cuda::last_exact_was_certified(P.s, -1);
+    auto t = tm.per_call_interleaved(fs, reps);
+    for (int v = 0; v < kVariants; ++v) rows.push_back({"sum-exact", tn, variant_names[v], n, t[v], gb / t[v], 0.0});
+    rows.push_back({"sum-exact", tn, held ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)", n,
+                    t[kVariants], gb / t[kVariants], 0.0});
+    rows.push_back({"sum-exact", tn, "tally-fast", n, t[kVariants + 1], gb / t[kVariants + 1], rel(vfast, vexact)});
+    rows.push_back({"sum-exact", tn, "cub", n, t[kVariants + 2], gb / t[kVariants + 2], rel(double(cv), vexact)});
   }
-  tally::cuda::tuning::set_certified_variant(0);
-  rows.push_back({"sum-exact", tn, "tally", n, t_ex, gb / t_ex, 0.0});
-  rows.push_back({"sum-exact", tn, sum_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
-                  n, t_nc, gb / t_nc, 0.0});
-  rows.push_back({"sum-exact", tn, "tally-fast", n, t_fa, gb / t_fa, rel(vfast, vexact)});
-  rows.push_back({"sum-exact", tn, "cub", n, t_cub, gb / t_cub, rel(double(cv), vexact)});
   // Dot products of the same data.
   double dexact = double(tally::dot<T>(vx, vy, ex)), dfast = double(tally::dot<T>(vx, vy, fa));
-  double t_dex = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
-  double t_dfa = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, fa); }, 1, reps);
-  const bool dot_certified = tally::cuda::last_exact_was_certified(P.s, -1);
-  tally::cuda::tuning::set_exact_certified(false);
-  double t_dnc = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
-  tally::cuda::tuning::set_exact_certified(true);
-  for (int v = 1; v <= 3; ++v) {
-    tally::cuda::tuning::set_certified_variant(v);
-    double t = tm.per_call([&](int) { tally::dot_async<T>(vx, vy, rd, nullptr, ex); }, 1, reps);
-    rows.push_back({"dot-exact", tn, variant_names[v], n, t, 2 * gb / t, 0.0});
+  {
+    auto exact_call = [&] { tally::dot_async<T>(vx, vy, rd, nullptr, ex); };
+    std::vector<std::function<void()>> fs;
+    for (int v = 0; v < kVariants; ++v) fs.push_back([&, v] { with_variant(v, exact_call); });
+    fs.push_back([&] { without_certificate(exact_call); });
+    fs.push_back([&] { tally::dot_async<T>(vx, vy, rd, nullptr, fa); });
+    exact_call();
+    const bool held = tally::cuda::last_exact_was_certified(P.s, -1);
+    auto t = tm.per_call_interleaved(fs, reps);
+    for (int v = 0; v < kVariants; ++v)
+      rows.push_back({"dot-exact", tn, variant_names[v], n, t[v], 2 * gb / t[v], 0.0});
+    rows.push_back({"dot-exact", tn, held ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)", n,
+                    t[kVariants], 2 * gb / t[kVariants], 0.0});
+    rows.push_back({"dot-exact", tn, "tally-fast", n, t[kVariants + 1], 2 * gb / t[kVariants + 1], rel(dfast, dexact)});
   }
-  tally::cuda::tuning::set_certified_variant(0);
-  rows.push_back({"dot-exact", tn, "tally", n, t_dex, 2 * gb / t_dex, 0.0});
-  rows.push_back({"dot-exact", tn, dot_certified ? "tally-v4 (certified pass: held)" : "tally-v4 (certified pass: failed)",
-                  n, t_dnc, 2 * gb / t_dnc, 0.0});
-  rows.push_back({"dot-exact", tn, "tally-fast", n, t_dfa, 2 * gb / t_dfa, rel(dfast, dexact)});
 }
 
 void bench_latency(pools& P, std::int64_t n, int reps) {

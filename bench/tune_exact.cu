@@ -41,7 +41,7 @@ void run(ctx& c, const char* name, std::int64_t n, int dist) {
   timer tm(c.s);
   double us = tm.per_call([&](int) {
     kernel<<<grid, BLOCK, smem, c.s>>>(reinterpret_cast<const T*>(c.x), reinterpret_cast<const T*>(c.y), n, 0,
-                                       c.sa, c.flags, c.counter, tc::result_sink<double>{c.res, nullptr, nullptr, 0}, nullptr);
+                                       c.sa, c.flags, c.counter, tc::result_sink<double>{c.res, nullptr, nullptr, 0}, nullptr, 0u);
   }, 1, 15);
   CK(cudaGetLastError());
   // Every variant of one operation on one data set must give the same bits (exact mode).

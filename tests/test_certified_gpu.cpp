@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "backends.hpp"
@@ -114,9 +115,9 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   auto without = run<T, Out>(x, y, offset, tally::backend::cuda);
   EXPECT_TRUE(same_results(with, want));
   EXPECT_TRUE(same_results(without, want));
-  if (n >= 65537) {  // the other launch shapes of the certified pass (tuning::certified_variant)
+  if (n >= 65537) {  // the other variants of the certified pass (tuning::certified_variant)
     tn::set_exact_certified(true);
-    for (int v = 1; v <= 3; ++v) {
+    for (int v = 1; v <= 6; ++v) {
       tn::set_certified_variant(v);
       EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "variant " << v;
     }
@@ -197,6 +198,82 @@ TEST(CertifiedGpu, TheCertificateHoldsOnEasyDataAndFailsOnHardData) {
   over[5] = 1e308;
   over[n - 1] = -1e308;  // the exact sum is finite
   check(over, false);
+}
+
+// Stream-ordered calls back to back whose verdicts alternate (held, failed, held, ...): each
+// gated exact kernel must act on its own call's verdict, never on a stale one (gate modes 1
+// and 2: variants 0, 4 and 6), and each result lands in its own slot.
+TEST(CertifiedGpu, BackToBackStreamOrderedCallsWithAlternatingVerdicts) {
+  TT_REQUIRE_BACKEND(tally::backend::cuda);
+  certified_switch restore;
+  tn::set_exact_certified(true);
+  const std::int64_t n = (1 << 18) + 3;
+  std::vector<double> easy = make<double>(n, 0, 5), tie(static_cast<std::size_t>(n), 0.0);
+  tie[0] = 1.0;
+  tie[static_cast<std::size_t>(n / 2)] = 0x1p-53;  // a tie: the certificate fails
+  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
+  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
+  cuda::device_buffer de(n * sizeof(double)), dt(n * sizeof(double));
+  de.upload(0, easy.data(), easy.size() * sizeof(double));
+  dt.upload(0, tie.data(), tie.size() * sizeof(double));
+  tally::view<const double> ve{static_cast<const double*>(de.get()), n, tally::memory::device};
+  tally::view<const double> vt{static_cast<const double*>(dt.get()), n, tally::memory::device};
+  constexpr int calls = 64;
+  for (int v : {0, 4, 6}) {
+    tn::set_certified_variant(v);
+    cuda::device_buffer dr(calls * sizeof(double));
+    auto* r = static_cast<double*>(dr.get());
+    tally::options o;
+    o.backend = tally::backend::cuda;
+    for (int k = 0; k < calls; ++k) tally::sum_async<double>(k % 3 == 1 ? vt : ve, r + k, nullptr, o);
+    std::vector<double> got(calls);
+    dr.download(got.data(), 0, calls * sizeof(double));
+    for (int k = 0; k < calls; ++k)
+      EXPECT_TRUE(same_bits(got[k], k % 3 == 1 ? want_tie : want_easy)) << "variant " << v << " call " << k;
+  }
+}
+
+// Several host threads enqueueing exact calls on one stream at once: the two kernels of one
+// call are enqueued together (the workspace lock), so no call acts on another's verdict.
+TEST(CertifiedGpu, SeveralThreadsOnOneStream) {
+  TT_REQUIRE_BACKEND(tally::backend::cuda);
+  certified_switch restore;
+  tn::set_exact_certified(true);
+  const std::int64_t n = (1 << 16) + 1;
+  std::vector<double> easy = make<double>(n, 1, 9), tie(static_cast<std::size_t>(n), 0.0);
+  tie[3] = 1.0;
+  tie[static_cast<std::size_t>(n - 2)] = -0x1p-54;  // a tie below 1: the certificate fails
+  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
+  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
+  cuda::device_buffer de(n * sizeof(double)), dt(n * sizeof(double));
+  de.upload(0, easy.data(), easy.size() * sizeof(double));
+  dt.upload(0, tie.data(), tie.size() * sizeof(double));
+  tally::view<const double> ve{static_cast<const double*>(de.get()), n, tally::memory::device};
+  tally::view<const double> vt{static_cast<const double*>(dt.get()), n, tally::memory::device};
+  tally::stream_t s = cuda::create_stream();
+  for (int v : {0, 4}) {
+    tn::set_certified_variant(v);
+    constexpr int threads = 4, calls = 32;
+    cuda::device_buffer dr(threads * calls * sizeof(double));
+    auto* r = static_cast<double*>(dr.get());
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        tally::options o;
+        o.backend = tally::backend::cuda;
+        o.stream = s;
+        for (int k = 0; k < calls; ++k) tally::sum_async<double>((k + t) % 2 ? vt : ve, r + t * calls + k, nullptr, o);
+      });
+    for (auto& th : pool) th.join();
+    cuda::synchronize(s);
+    std::vector<double> got(threads * calls);
+    dr.download(got.data(), 0, got.size() * sizeof(double));
+    for (int t = 0; t < threads; ++t)
+      for (int k = 0; k < calls; ++k)
+        EXPECT_TRUE(same_bits(got[t * calls + k], (k + t) % 2 ? want_tie : want_easy))
+            << "variant " << v << " thread " << t << " call " << k;
+  }
+  cuda::destroy_stream(s);
 }
 
 }  // namespace

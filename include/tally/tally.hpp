@@ -219,10 +219,13 @@ template <class T> void add(view<const T> x, view<const T> y, view<T> out, const
   tally::add(detail::ref(x), detail::ref(y), detail::mref(out), opt);
 }
 
-/// Asynchronous sum on the CUDA backend: enqueues one kernel on `opt.stream` and returns at
-/// once. x must be device (or managed) memory; `result_device` (one `result_t<T>`) and
-/// `status_device` (optional, one int: 0 ok, 1 integer overflow) must be device-accessible.
-/// No allocation happens per call: a small workspace is cached per (device, stream).
+/// Asynchronous sum on the CUDA backend: enqueues its kernel on `opt.stream` and returns at
+/// once (exact float32/float64 sums enqueue two: the certified pass and the exact kernel
+/// behind it, which returns at once when the pass proved the result; docs/exact.md). x must
+/// be device (or managed) memory; `result_device` (one `result_t<T>`) and `status_device`
+/// (optional, one int: 0 ok, 1 integer overflow) must be device-accessible.
+/// No allocation happens per call: a small workspace is cached per (device, stream); the
+/// enqueue holds its lock, so several host threads may call this on one stream.
 /// Errors detected on the host (bad arguments, launch failures) are thrown at once; integer
 /// overflow is reported only through `status_device`.
 template <class T, class Out = result_t<T>>

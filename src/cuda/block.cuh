@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
+#include <type_traits>
 
 #include "cuda/thread.cuh"
 
@@ -33,15 +34,67 @@ template <class R> struct combine_fn {
 /// entry and is left 0 on exit (the finishing thread resets it), so the workspace is reusable
 /// by the next launch on the same stream. The order of combination is fixed for a given grid
 /// size, so the result is deterministic for a given launch shape.
+/// Shuffle of any accumulator made of 32-bit words (lane + d's value; the lanes past the
+/// warp's end get their own).
+template <class A> __device__ __forceinline__ A shfl_down(const A& v, int d) {
+  static_assert(sizeof(A) % 4 == 0);
+  constexpr int N = sizeof(A) / 4;
+  unsigned w[N];
+  __builtin_memcpy(w, &v, sizeof v);
+#pragma unroll
+  for (int i = 0; i < N; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], d);
+  A r;
+  __builtin_memcpy(&r, w, sizeof r);
+  return r;
+}
+
+/// A block's total in thread 0 by two shuffle trees (lanes within each warp, then the warps'
+/// totals within warp 0), in a fixed order: log2(BLOCK) combines on the critical path where
+/// CUB's warp-reductions algorithm has the first thread combine the warps' totals one after
+/// another (7 more for 8 warps). For accumulators whose combine is long (the certified
+/// states' TwoSums). `temp`: BLOCK / 32 accumulators of shared memory.
 template <class R, int BLOCK>
+__device__ __forceinline__ typename R::acc_t block_tree_reduce(typename R::acc_t a, typename R::acc_t* temp) {
+  static_assert(BLOCK % 32 == 0 && BLOCK / 32 <= 32);
+  constexpr int W = BLOCK / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) {
+    auto b = shfl_down(a, d);
+    if (lane + d < 32) a = R::combine(a, b);
+  }
+  if constexpr (W > 1) {
+    if (lane == 0) temp[warp] = a;
+    __syncthreads();
+    if (warp == 0) {
+      a = lane < W ? temp[lane] : R::identity();
+#pragma unroll
+      for (int d = W / 2; d >= 1; d /= 2) {
+        auto b = shfl_down(a, d);
+        if (lane + d < W) a = R::combine(a, b);
+      }
+    }
+    __syncthreads();  // temp may be reused
+  }
+  return a;
+}
+
+/// TREE: block_tree_reduce instead of CUB's BlockReduce (for long combines).
+template <class R, int BLOCK, bool TREE = false>
 __device__ __forceinline__ bool grid_total(typename R::acc_t acc, typename R::acc_t* partials,
                                            unsigned* counter, typename R::acc_t& total) {
   using acc_t = typename R::acc_t;
   using block_reduce = cub::BlockReduce<acc_t, BLOCK, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-  __shared__ typename block_reduce::TempStorage temp;
+  // Raw storage: accumulators with default member initialisers cannot be __shared__ objects.
+  using temp_t = std::conditional_t<TREE, cub::Uninitialized<acc_t[BLOCK / 32]>, typename block_reduce::TempStorage>;
+  __shared__ temp_t temp;
   __shared__ bool is_last;
+  auto reduce = [&](const acc_t& a) {
+    if constexpr (TREE) return block_tree_reduce<R, BLOCK>(a, temp.Alias());
+    else return block_reduce(temp).Reduce(a, combine_fn<R>{});
+  };
 
-  acc_t block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
+  acc_t block_total = reduce(acc);
   if (gridDim.x > 1) {
     if (threadIdx.x == 0) {
       partials[blockIdx.x] = block_total;
@@ -63,11 +116,19 @@ __device__ __forceinline__ bool grid_total(typename R::acc_t acc, typename R::ac
         unsigned j = i + k * BLOCK;
         v[k] = j < gridDim.x ? load_cg(partials + j) : R::identity();
       }
+      if constexpr (TREE) {  // long combines: skip the identities (a first partial is taken as is)
+        if (i == threadIdx.x) acc = v[0];
+        else acc = R::combine(acc, v[0]);
 #pragma unroll
-      for (int k = 0; k < K; ++k) acc = R::combine(acc, v[k]);
+        for (int k = 1; k < K; ++k)
+          if (i + k * BLOCK < gridDim.x) acc = R::combine(acc, v[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) acc = R::combine(acc, v[k]);
+      }
     }
     __syncthreads();  // temp is reused
-    block_total = block_reduce(temp).Reduce(acc, combine_fn<R>{});
+    block_total = reduce(acc);
   }
   if (threadIdx.x != 0) return false;
   if (gridDim.x > 1) *counter = 0;

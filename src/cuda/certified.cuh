@@ -27,6 +27,13 @@ template <int K> struct merge_reducer {
   __device__ static acc_t combine(const acc_t& a, const acc_t& b) { return oc::merge<K>(a, b); }
 };
 
+/// The gate word the certified kernel's last block writes: the call's number (31 bits) and
+/// whether the exact kernel must run (bit 0). A gated exact kernel that polls waits until the
+/// word carries its own call's number, so a stale verdict is never read as this call's.
+__host__ __device__ constexpr unsigned gate_word(unsigned seq, bool run_exact) {
+  return (seq << 1) | (run_exact ? 1u : 0u);
+}
+
 /// Lets the dependent (gated exact) grid begin launching: called once a block has read all
 /// of its inputs. No effect before sm_90.
 __device__ __forceinline__ void allow_dependents() {
@@ -45,15 +52,18 @@ __device__ __forceinline__ void allow_dependents() {
 /// block writes the finished ops::certified::interval (4 doubles) to out.value and the
 /// ticket, for the host to certify a mean or a square root.
 template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
-          bool PREFETCH = false>
+          bool PREFETCH = false, bool CARVE = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
                  std::int64_t n, std::int64_t head,
                  oc::state* partials,      // (gridDim.x,) device scratch
                  unsigned* counter,        // 0 on entry, left 0
-                 unsigned* gate,           // ROUND: set to 0 (certified) or 1 (run the exact kernel)
+                 unsigned* gate,           // ROUND: set to gate_word(seq, verdict) last
+                 unsigned seq,             // ROUND: this call's number (workspace::gate_seq)
                  result_sink<Out> out) {
+  // CARVE: the same code, launched with the shared-memory carveout the exact kernel behind
+  // it uses (a measured variant, tuning::certified_variant).
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   static_assert(!SQUARE || DOT);
   constexpr bool EXACT_PRODUCTS = std::is_same_v<T, float>;  // float32 products are exact in float64
@@ -135,29 +145,36 @@ certified_kernel(const T* __restrict__ x,  // (n,)
 #pragma unroll
   for (int j = 1; j < P; ++j) s[0] = oc::merge<K>(s[0], s[j]);
   oc::state total;
-  if (!grid_total<merge_reducer<K>, BLOCK>(s[0], partials, counter, total)) return;
+  if (!grid_total<merge_reducer<K>, BLOCK, true>(s[0], partials, counter, total)) return;
   // Products of float64 inputs that underflow lose up to 2^-1075 each (FMA's error term).
   const double absolute = DOT && !EXACT_PRODUCTS ? static_cast<double>(n) * 0x1p-1074 : 0.0;
   const oc::interval v = oc::finish(total, absolute);
   if constexpr (ROUND) {
     Out r;
-    if (!oc::round_certified<Out>(v, r)) {
-      *reinterpret_cast<volatile unsigned*>(gate) = 1;
-      return;
+    const bool held = oc::round_certified<Out>(v, r);
+    if (held) {
+      *out.value = r;
+      if (out.status) *out.status = 0;
+      if (out.done) {
+        __threadfence_system();  // value and status reach the host before the ticket
+        *out.done = out.ticket;
+      }
     }
-    *gate = 0;
-    *out.value = r;
+    // The verdict goes last: a gated exact kernel that polls it (gate mode 2) may let the
+    // stream go on as soon as it reads "held", so the result is written before it.
+    __threadfence();
+    *reinterpret_cast<volatile unsigned*>(gate) = gate_word(seq, !held);
   } else {
     static_assert(std::is_same_v<Out, double>);
     out.value[0] = v.H;
     out.value[1] = v.L;
     out.value[2] = v.B;
     out.value[3] = v.finite;
-  }
-  if (out.status) *out.status = 0;
-  if (out.done) {
-    __threadfence_system();  // value and status reach the host before the ticket
-    *out.done = out.ticket;
+    if (out.status) *out.status = 0;
+    if (out.done) {
+      __threadfence_system();  // value and status reach the host before the ticket
+      *out.done = out.ticket;
+    }
   }
 }
 

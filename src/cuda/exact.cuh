@@ -485,7 +485,7 @@ template <class Out> __device__ __noinline__ Out round_span_digits(long long* sa
 /// grid's digits (see export_header) instead of rounding them. SQUARE (with DOT): y is x,
 /// read once (the sum of squares of a norm).
 template <class A, class T, bool DOT, int V, int BLOCK, int UNROLL, class Out, int MIN_BLOCKS = 2, int STAGES = 0,
-          bool EXPORT = false, bool SQUARE = false, bool ABS = false, bool GATED = false>
+          bool EXPORT = false, bool SQUARE = false, bool ABS = false, int GATE = 0>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 exact_kernel(const T* __restrict__ x,  // (n,)
              const T* __restrict__ y,  // (n,) for dot
@@ -493,14 +493,32 @@ exact_kernel(const T* __restrict__ x,  // (n,)
              long long* global_sa,     // (L::digits,) zero on entry; left zero
              unsigned* global_flags,   // zero on entry; left zero
              unsigned* counter, result_sink<Out> out,
-             const unsigned* gate) {     // GATED: run only if *gate != 0 once the grid before has completed
-  if constexpr (GATED) {
-    // Launched behind the certified kernel (src/cuda/certified.cuh) with programmatic
-    // dependent launch: wait for it to complete, then do nothing if it proved the result.
+             const unsigned* gate,       // GATE != 0: the certified kernel's verdict (certified.cuh)
+             unsigned gate_seq) {        // GATE == 2: the call's number in that word
+  // GATE 1: launched behind the certified kernel with programmatic dependent launch: wait
+  // for it to complete, then do nothing if it proved the result. GATE 2: the same, but poll
+  // the verdict word for this call's number instead of waiting for the whole grid before to
+  // complete (it wrote the result before the verdict), and wait only when the exact pass
+  // must run. Both need every block of the grid before resident, which programmatic launch
+  // gives: this grid starts only once all of them have called launch_dependents.
+  if constexpr (GATE == 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-    if (*reinterpret_cast<const volatile unsigned*>(gate) == 0) return;
+    if ((*reinterpret_cast<const volatile unsigned*>(gate) & 1u) == 0) return;
+  } else if constexpr (GATE == 2) {
+    __shared__ unsigned run;
+    if (threadIdx.x == 0) {
+      unsigned g;
+      while (((g = *reinterpret_cast<const volatile unsigned*>(gate)) >> 1) != (gate_seq & 0x7fffffffu))
+        __nanosleep(32);
+      run = g & 1u;
+    }
+    __syncthreads();
+    if (run == 0) return;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   }
   using L = typename A::layout;
   constexpr int D = L::digits;

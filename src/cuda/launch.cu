@@ -113,12 +113,13 @@ using exact_acc = std::conditional_t<std::is_same_v<T, float> || ops::is_half_v<
                                      exact::bins_acc<DOT, tuning::exact_block_threads>, f64_exact_acc<T, DOT>>;
 inline constexpr bool f64_dot_window = tuning::exact_dot_window_bits != 0;
 
-// Launches an exact kernel; GATED: behind the certified kernel, with programmatic dependent
-// launch, reading `gate` (see src/cuda/certified.cuh).
-template <bool GATED, auto kernel, class T, class Out>
+// Launches an exact kernel; GATE 1 or 2: behind the certified kernel, with programmatic
+// dependent launch, reading `gate` (see src/cuda/certified.cuh and exact_kernel).
+template <int GATE, auto kernel, class T, class Out>
 void start_exact(unsigned grid, int block, std::size_t smem, cudaStream_t stream, const T* x, const T* y,
-                 std::int64_t n, std::int64_t head, workspace& ws, result_sink<Out> res, const unsigned* gate) {
-  if constexpr (GATED) {
+                 std::int64_t n, std::int64_t head, workspace& ws, result_sink<Out> res, const unsigned* gate,
+                 unsigned seq) {
+  if constexpr (GATE != 0) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(static_cast<unsigned>(block));
@@ -129,15 +130,15 @@ void start_exact(unsigned grid, int block, std::size_t smem, cudaStream_t stream
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    TALLY_CUDA(cudaLaunchKernelEx(&cfg, kernel, x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate));
+    TALLY_CUDA(cudaLaunchKernelEx(&cfg, kernel, x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate, seq));
   } else {
-    kernel<<<grid, block, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate);
+    kernel<<<grid, block, smem, stream>>>(x, y, n, head, ws.exact_sa, ws.exact_flags, ws.counter, res, gate, seq);
   }
 }
 
-template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false, bool GATED = false>
+template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false, int GATE = 0>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
-                  workspace& ws) {
+                  workspace& ws, unsigned seq = 0) {
   using A = exact_acc<T, DOT>;
   static_assert(A::layout::digits <= tuning::max_exact_digits);
   constexpr int B = tuning::exact_block_threads;
@@ -148,7 +149,7 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                                              : tuning::exact_f64_stages;
   constexpr int V = 16 / sizeof(T);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
-  const unsigned* gate = GATED ? ws.exact_flags + 3 : nullptr;
+  const unsigned* gate = GATE != 0 ? ws.exact_flags + 3 : nullptr;
   auto blocks = [&](std::int64_t units, int max_grid) {
     std::int64_t per_block = static_cast<std::int64_t>(B) * U;
     return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, max_grid));
@@ -157,15 +158,15 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                       (!DOT || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATED>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, V, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATE>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, V, B, U, ST, SQUARE>;
     unsigned grid = blocks((n - head) / V, resident_grid<kernel, B>(ws, smem));
-    start_exact<GATED, kernel>(grid, B, smem, stream, x, y, n, head, ws, res, gate);
+    start_exact<GATE, kernel>(grid, B, smem, stream, x, y, n, head, ws, res, gate, seq);
   } else {
-    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATED>;
+    constexpr auto kernel = exact::exact_kernel<A, T, DOT, 1, B, U, Out, 2, ST, EXPORT, SQUARE, ABS, GATE>;
     constexpr std::size_t smem = exact::exact_smem_bytes<A, T, DOT, 1, B, U, ST, SQUARE>;
     unsigned grid = blocks(n, resident_grid<kernel, B>(ws, smem));
-    start_exact<GATED, kernel>(grid, B, smem, stream, x, y, n, 0, ws, res, gate);
+    start_exact<GATE, kernel>(grid, B, smem, stream, x, y, n, 0, ws, res, gate, seq);
   }
   TALLY_CUDA(cudaGetLastError());
 }
@@ -175,8 +176,9 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
 template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
 
 template <class T, bool DOT, bool SQUARE, bool ROUND, class Out, int U = tuning::certified_unroll,
-          bool PREFETCH = tuning::certified_prefetch>
-void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+          bool PREFETCH = tuning::certified_prefetch, bool CARVE = false>
+void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws,
+                      unsigned seq = 0) {
   constexpr int K = certified_levels<T>;
   constexpr int P = tuning::certified_chains;
   constexpr int V = 16 / sizeof(T);
@@ -184,32 +186,55 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
   auto* partials = static_cast<ops::certified::state*>(ws.partials);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
   unsigned* gate = ws.exact_flags + 3;
+  auto start = [&](auto kernel, unsigned grid, std::int64_t head) {
+    if constexpr (CARVE) {  // once per kernel (a function attribute)
+      static const bool set = [&] {
+        TALLY_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+        return true;
+      }();
+      (void)set;
+    }
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, seq, res);
+  };
   bool vectorisable = aligned_to(x, sizeof(T)) &&
                       (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH>;
-    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
-    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, res);
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH, CARVE>;
+    start(kernel, grid_for((n - head) / V, U, resident_grid<kernel>(ws)), head);
   } else {
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH>;
-    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
-    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, res);
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH, CARVE>;
+    start(kernel, grid_for(n, U, resident_grid<kernel>(ws)), 0);
   }
   TALLY_CUDA(cudaGetLastError());
 }
 
 // Exact sum or dot in stream order: the certified pass, then the exact kernel gated on its
-// verdict (it returns at once when the certificate held).
+// verdict (it returns at once when the certificate held). The caller holds ws.blocking, so
+// another thread's call on the same stream cannot enqueue between the two kernels.
 template <class T, bool DOT, class Out>
 void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  const unsigned seq = ++ws.gate_seq & 0x7fffffffu;
+  int gate = 1;
   switch (tuning::certified_variant()) {  // the measured variants (bench, tests); 0: the default
-    case 1: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws); break;
-    case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws); break;
-    case 3: launch_certified<T, DOT, false, true, Out, 4, false>(x, y, n, out, stream, ws); break;
-    default: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws); break;
+    case 1: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws, seq); break;
+    case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws, seq); break;
+    case 3: launch_certified<T, DOT, false, true, Out, 4, false>(x, y, n, out, stream, ws, seq); break;
+    case 4: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws, seq); gate = 2; break;
+    case 5:
+      launch_certified<T, DOT, false, true, Out, tuning::certified_unroll, tuning::certified_prefetch, true>(
+          x, y, n, out, stream, ws, seq);
+      break;
+    case 6:
+      launch_certified<T, DOT, false, true, Out, tuning::certified_unroll, tuning::certified_prefetch, true>(
+          x, y, n, out, stream, ws, seq);
+      gate = 2;
+      break;
+    default: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws, seq); break;
   }
-  launch_exact<T, DOT, Out, false, false, false, true>(x, y, n, out, stream, ws);
+  if (gate == 2) launch_exact<T, DOT, Out, false, false, false, 2>(x, y, n, out, stream, ws, seq);
+  else launch_exact<T, DOT, Out, false, false, false, 1>(x, y, n, out, stream, ws, seq);
 }
 
 // Exact float16 sums: the fixed-point kernel (src/cuda/small.cuh) when each thread's share
@@ -447,6 +472,9 @@ void reduce_async(reduce_op op, dtype t, dtype o, accuracy acc, const void* x, c
     return;
   }
   workspace& ws = get_workspace(stream);
+  // Held while enqueueing: an exact call is two kernels sharing the workspace's gate, and
+  // another thread's call on the same stream must not land between them.
+  std::lock_guard<std::mutex> lock(ws.blocking);
   reduce_any(op, t, o, acc, x, y, n, sink{result_device, status_device, nullptr, 0}, stream, ws);
 }
 
@@ -746,14 +774,14 @@ int certified_variant() noexcept {
   int v = variant_state.load(std::memory_order_relaxed);
   if (v < 0) {
     const char* e = std::getenv("TALLY_CERTIFIED_VARIANT");
-    int want = e && *e >= '0' && *e <= '3' && e[1] == 0 ? *e - '0' : 0;
+    int want = e && *e >= '0' && *e <= '6' && e[1] == 0 ? *e - '0' : 0;
     int expected = -1;
     variant_state.compare_exchange_strong(expected, want);
     v = variant_state.load(std::memory_order_relaxed);
   }
   return v;
 }
-void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 3 ? v : 0, std::memory_order_relaxed); }
+void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 6 ? v : 0, std::memory_order_relaxed); }
 }  // namespace tuning
 
 bool last_exact_was_certified(stream_t stream, int device) {
@@ -762,7 +790,7 @@ bool last_exact_was_certified(stream_t stream, int device) {
   unsigned g = 1;
   TALLY_CUDA(cudaMemcpyAsync(&g, ws.exact_flags + 3, sizeof g, cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA(cudaStreamSynchronize(stream));
-  return g == 0;
+  return (g & 1u) == 0;  // certified::gate_word
 }
 
 }  // namespace tally::cuda

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "cuda/block.cuh"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/extremes.hpp"
 #include "tally/ops/reducers.hpp"
@@ -58,19 +59,6 @@ struct geo {
     return lo;
   }
 };
-
-/// Shuffle of any accumulator made of 32-bit words.
-template <class A> __device__ __forceinline__ A shfl_down(const A& v, int d) {
-  static_assert(sizeof(A) % 4 == 0);
-  constexpr int N = sizeof(A) / 4;
-  unsigned w[N];
-  __builtin_memcpy(w, &v, sizeof v);
-#pragma unroll
-  for (int i = 0; i < N; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], d);
-  A r;
-  __builtin_memcpy(&r, w, sizeof r);
-  return r;
-}
 
 template <class Op> struct combine_op {
   __device__ __forceinline__ typename Op::acc operator()(const typename Op::acc& a, const typename Op::acc& b) const {

@@ -66,7 +66,10 @@ inline constexpr int certified_unroll = 4;
 inline constexpr bool certified_prefetch = true;
 /// The launch shape of the certified pass of exact sums and dots, for measurement: 0 the
 /// default above, 1 unroll 4 with the next tile prefetched, 2 unroll 8, 3 unroll 4 without
-/// prefetch. TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
+/// prefetch; 4 the default with the gated exact kernel polling the verdict word rather than
+/// waiting for the certified grid to complete; 5 the default with the certified kernel's
+/// shared-memory carveout at its maximum (the exact kernel's); 6 both.
+/// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
 /// Whether exact sums, dots, means and L2 norms of float32/float64 data on the GPU try the

@@ -19,7 +19,7 @@ struct workspace {
   // between launches: the last block clears them).
   long long* exact_sa = nullptr;   // tuning::max_exact_digits
   unsigned* exact_flags = nullptr;  // [0] flags, [1] ~lowest and [2] highest + 1 nonzero digit,
-                                    // [3] the certified pass's gate (1: the exact kernel must run)
+                                    // [3] the certified pass's gate (certified::gate_word)
   // Pinned, mapped host memory the kernels write the blocking result into directly, so a
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes
@@ -27,6 +27,7 @@ struct workspace {
   int* host_status = nullptr;
   volatile unsigned* host_done = nullptr;  // completion ticket of the last blocking reduction
   unsigned ticket = 0;                     // last ticket handed out (under `blocking`)
+  unsigned gate_seq = 0;                   // last exact call's number (certified::gate_word; under `blocking`)
   std::mutex blocking;  // held by a blocking call from launch to synchronise
 };
 
