@@ -51,6 +51,9 @@ void device_buffer::upload(std::size_t offset, const void* src, std::size_t n) {
   if (n == 0) return;
   if (offset + n > bytes_) throw std::out_of_range("device_buffer::upload past the end");
   check(cudaMemcpy(static_cast<char*>(p_) + offset, src, n, cudaMemcpyDefault), "cudaMemcpy (upload)");
+  // cudaMemcpy from pageable memory may return before its DMA lands, and kernels on the
+  // tests' non-blocking streams are not ordered after it: wait for it here.
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (upload)");
 }
 
 void device_buffer::download(void* dst, std::size_t offset, std::size_t n) const {

@@ -52,7 +52,7 @@ __device__ __forceinline__ void allow_dependents() {
 /// block writes the finished ops::certified::interval (4 doubles) to out.value and the
 /// ticket, for the host to certify a mean or a square root.
 template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
-          bool PREFETCH = false, bool CARVE = false>
+          bool PREFETCH = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
@@ -62,8 +62,6 @@ certified_kernel(const T* __restrict__ x,  // (n,)
                  unsigned* gate,           // ROUND: set to gate_word(seq, verdict) last
                  unsigned seq,             // ROUND: this call's number (workspace::gate_seq)
                  result_sink<Out> out) {
-  // CARVE: the same code, launched with the shared-memory carveout the exact kernel behind
-  // it uses (a measured variant, tuning::certified_variant).
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   static_assert(!SQUARE || DOT);
   constexpr bool EXACT_PRODUCTS = std::is_same_v<T, float>;  // float32 products are exact in float64

@@ -176,7 +176,7 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
 template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
 
 template <class T, bool DOT, bool SQUARE, bool ROUND, class Out, int U = tuning::certified_unroll,
-          bool PREFETCH = tuning::certified_prefetch, bool CARVE = false>
+          bool PREFETCH = tuning::certified_prefetch>
 void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws,
                       unsigned seq = 0) {
   constexpr int K = certified_levels<T>;
@@ -186,26 +186,17 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
   auto* partials = static_cast<ops::certified::state*>(ws.partials);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
   unsigned* gate = ws.exact_flags + 3;
-  auto start = [&](auto kernel, unsigned grid, std::int64_t head) {
-    if constexpr (CARVE) {  // once per kernel (a function attribute)
-      static const bool set = [&] {
-        TALLY_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
-        return true;
-      }();
-      (void)set;
-    }
-    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, seq, res);
-  };
   bool vectorisable = aligned_to(x, sizeof(T)) &&
                       (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH, CARVE>;
-    start(kernel, grid_for((n - head) / V, U, resident_grid<kernel>(ws)), head);
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH>;
+    unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, seq, res);
   } else {
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH, CARVE>;
-    start(kernel, grid_for(n, U, resident_grid<kernel>(ws)), 0);
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH>;
+    unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
+    kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, seq, res);
   }
   TALLY_CUDA(cudaGetLastError());
 }
@@ -216,25 +207,16 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
 template <class T, bool DOT, class Out>
 void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
   const unsigned seq = ++ws.gate_seq & 0x7fffffffu;
-  int gate = 1;
-  switch (tuning::certified_variant()) {  // the measured variants (bench, tests); 0: the default
-    case 1: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws, seq); break;
+  constexpr int kPolled = 2, kWaits = 1;  // exact_kernel's GATE modes
+  const int variant = tuning::certified_variant();  // the measured variants (bench, tests); 0: the default
+  switch (variant) {
     case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws, seq); break;
     case 3: launch_certified<T, DOT, false, true, Out, 4, false>(x, y, n, out, stream, ws, seq); break;
-    case 4: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws, seq); gate = 2; break;
-    case 5:
-      launch_certified<T, DOT, false, true, Out, tuning::certified_unroll, tuning::certified_prefetch, true>(
-          x, y, n, out, stream, ws, seq);
-      break;
-    case 6:
-      launch_certified<T, DOT, false, true, Out, tuning::certified_unroll, tuning::certified_prefetch, true>(
-          x, y, n, out, stream, ws, seq);
-      gate = 2;
-      break;
     default: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws, seq); break;
   }
-  if (gate == 2) launch_exact<T, DOT, Out, false, false, false, 2>(x, y, n, out, stream, ws, seq);
-  else launch_exact<T, DOT, Out, false, false, false, 1>(x, y, n, out, stream, ws, seq);
+  const bool polled = variant == 1 ? false : tuning::certified_gate_polled;
+  if (polled) launch_exact<T, DOT, Out, false, false, false, kPolled>(x, y, n, out, stream, ws, seq);
+  else launch_exact<T, DOT, Out, false, false, false, kWaits>(x, y, n, out, stream, ws, seq);
 }
 
 // Exact float16 sums: the fixed-point kernel (src/cuda/small.cuh) when each thread's share
@@ -774,14 +756,14 @@ int certified_variant() noexcept {
   int v = variant_state.load(std::memory_order_relaxed);
   if (v < 0) {
     const char* e = std::getenv("TALLY_CERTIFIED_VARIANT");
-    int want = e && *e >= '0' && *e <= '6' && e[1] == 0 ? *e - '0' : 0;
+    int want = e && *e >= '0' && *e <= '3' && e[1] == 0 ? *e - '0' : 0;
     int expected = -1;
     variant_state.compare_exchange_strong(expected, want);
     v = variant_state.load(std::memory_order_relaxed);
   }
   return v;
 }
-void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 6 ? v : 0, std::memory_order_relaxed); }
+void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 3 ? v : 0, std::memory_order_relaxed); }
 }  // namespace tuning
 
 bool last_exact_was_certified(stream_t stream, int device) {
