@@ -209,10 +209,13 @@ void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cu
   const unsigned seq = ++ws.gate_seq & 0x7fffffffu;
   constexpr int kPolled = 2, kWaits = 1;  // exact_kernel's GATE modes
   const int variant = tuning::certified_variant();  // the measured variants (bench, tests); 0: the default
+  constexpr bool f64_sum = std::is_same_v<T, double> && !DOT;  // tuning::certified_f64_sum_unroll
+  constexpr int U = f64_sum ? tuning::certified_f64_sum_unroll : tuning::certified_unroll;
+  constexpr bool PF = f64_sum ? tuning::certified_f64_sum_prefetch : tuning::certified_prefetch;
   switch (variant) {
     case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws, seq); break;
-    case 3: launch_certified<T, DOT, false, true, Out, 4, false>(x, y, n, out, stream, ws, seq); break;
-    default: launch_certified<T, DOT, false, true, Out>(x, y, n, out, stream, ws, seq); break;
+    case 3: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws, seq); break;
+    default: launch_certified<T, DOT, false, true, Out, U, PF>(x, y, n, out, stream, ws, seq); break;
   }
   const bool polled = variant == 1 ? false : tuning::certified_gate_polled;
   if (polled) launch_exact<T, DOT, Out, false, false, false, kPolled>(x, y, n, out, stream, ws, seq);

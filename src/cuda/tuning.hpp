@@ -71,9 +71,14 @@ inline constexpr bool certified_prefetch = true;
 /// +0.3-0.8% on dots; a maximum shared-memory carveout for the pass (the exact kernel's)
 /// lost 1.5-3.5% and was dropped.
 inline constexpr bool certified_gate_polled = true;
+/// float64 sums (not dots): unroll 8 without prefetch. With the polled gate it beat unroll 4
+/// with prefetch by 1-5% at 2^25-2^29 on all three distributions (run 32, interleaved); on
+/// float32 sums and on dots it lost 0-3%, so they keep the shape above.
+inline constexpr int certified_f64_sum_unroll = 8;
+inline constexpr bool certified_f64_sum_prefetch = false;
 /// The certified pass's variants, for measurement: 0 the defaults above, 1 the same pass with
 /// the exact kernel waiting for the certified grid to complete (the first v5 form), 2 unroll
-/// 8 without prefetch, 3 unroll 4 without prefetch.
+/// 8 without prefetch, 3 unroll 4 with prefetch.
 /// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
