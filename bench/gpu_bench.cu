@@ -579,8 +579,13 @@ template <class T> void bench_ops(pools& P, std::int64_t n, int reps) {
   {  // exact (floating data: the GPU's exact sum x and sum x^2, rounded together) and fast (Welford)
     double t_ex = tm.per_call([&](int k) { sink = double(tally::var<T>(vx(k), 0, opt)); }, slots, reps);
     double t_fa = tm.per_call([&](int k) { sink = double(tally::var<T>(vx(k), 0, fast)); }, slots, reps);
+    tally::cuda::tuning::set_var_one_pass(!tally::cuda::tuning::var_one_pass());  // the other form
+    double t_other = tm.per_call([&](int k) { sink = double(tally::var<T>(vx(k), 0, opt)); }, slots, reps);
+    tally::cuda::tuning::set_var_one_pass(!tally::cuda::tuning::var_one_pass());
+    const bool one = tally::cuda::tuning::var_one_pass();
     rows.push_back({"var", tn, "read-kernel", n, t_read, gb / t_read, NAN});
     rows.push_back({"var", tn, "tally", n, t_ex, gb / t_ex, 0.0});
+    rows.push_back({"var", tn, one ? "tally-2pass" : "tally-1pass", n, t_other, gb / t_other, 0.0});
     rows.push_back({"var", tn, "tally-fast", n, t_fa, gb / t_fa, rel(f_var, x_var)});
   }
   anchor_rows("var", "cub-2pass", cub_var, with_fetch(cub_var, sizeof(T)), rel(c_var, x_var));

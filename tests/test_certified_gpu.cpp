@@ -28,6 +28,7 @@ struct certified_switch {  // restores the defaults when the test ends
   ~certified_switch() {
     tn::set_exact_certified(true);
     tn::set_certified_variant(0);
+    tn::set_var_one_pass(false);
   }
 };
 
@@ -115,6 +116,10 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   auto without = run<T, Out>(x, y, offset, tally::backend::cuda);
   EXPECT_TRUE(same_results(with, want));
   EXPECT_TRUE(same_results(without, want));
+  tn::set_exact_certified(true);
+  tn::set_var_one_pass(true);  // var/std from one pass over x (sum x and sum x^2 together)
+  EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "one-pass variance";
+  tn::set_var_one_pass(false);
   if (n >= 65537) {  // the other variants of the certified pass (tuning::certified_variant)
     tn::set_exact_certified(true);
     for (int v = 1; v <= 3; ++v) {

@@ -34,6 +34,18 @@ __host__ __device__ constexpr unsigned gate_word(unsigned seq, bool run_exact) {
   return (seq << 1) | (run_exact ? 1u : 0u);
 }
 
+/// MOMENTS: the states of sum x and sum x^2 together (one read of x for a variance).
+struct moments {
+  oc::state s, q;
+};
+template <int K> struct moments_reducer {
+  using acc_t = moments;
+  __device__ static acc_t identity() { return acc_t{}; }
+  __device__ static acc_t combine(const acc_t& a, const acc_t& b) {
+    return acc_t{oc::merge<K>(a.s, b.s), oc::merge<K>(a.q, b.q)};
+  }
+};
+
 /// Lets the dependent (gated exact) grid begin launching: called once a block has read all
 /// of its inputs. No effect before sm_90.
 __device__ __forceinline__ void allow_dependents() {
@@ -50,28 +62,37 @@ __device__ __forceinline__ void allow_dependents() {
 /// writes value, status 0 and the ticket to `out` and 0 to *gate, otherwise 1 to *gate and
 /// nothing to `out` (the gated exact kernel then writes it). !ROUND (Out = double): the last
 /// block writes the finished ops::certified::interval (4 doubles) to out.value and the
-/// ticket, for the host to certify a mean or a square root.
+/// ticket, for the host to certify a mean or a square root. MOMENTS (!DOT, !ROUND): sum x and
+/// sum x^2 in one pass (P states of each per thread); the last block writes both finished
+/// intervals (8 doubles: sum x's, then sum x^2's) for the host's variance certificate.
 template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
-          bool PREFETCH = false>
+          bool PREFETCH = false, bool MOMENTS = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
                  std::int64_t n, std::int64_t head,
-                 oc::state* partials,      // (gridDim.x,) device scratch
+                 oc::state* partials,      // (gridDim.x,) device scratch (MOMENTS: pairs of states)
                  unsigned* counter,        // 0 on entry, left 0
                  unsigned* gate,           // ROUND: set to gate_word(seq, verdict) last
                  unsigned seq,             // ROUND: this call's number (workspace::gate_seq)
                  result_sink<Out> out) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   static_assert(!SQUARE || DOT);
+  static_assert(!MOMENTS || (!DOT && !ROUND && std::is_same_v<Out, double>));
   constexpr bool EXACT_PRODUCTS = std::is_same_v<T, float>;  // float32 products are exact in float64
   constexpr bool LOAD_Y = DOT && !SQUARE;
   using vec_t = vec<T, V>;
   oc::state s[P];
-  auto put = [&](T a, T b) {  // the few elements outside the main loop: all to state 0
-    if constexpr (DOT) oc::add_product<K, EXACT_PRODUCTS>(s[0], double(a), double(b));
-    else oc::add<K>(s[0], double(a));
+  oc::state q[MOMENTS ? P : 1];  // MOMENTS: sum x^2
+  auto accumulate = [&](int j, T a, T b) {
+    if constexpr (DOT) {
+      oc::add_product<K, EXACT_PRODUCTS>(s[j], double(a), double(b));
+    } else {
+      oc::add<K>(s[j], double(a));
+      if constexpr (MOMENTS) oc::add_product<K, EXACT_PRODUCTS>(q[j], double(a), double(a));
+    }
   };
+  auto put = [&](T a, T b) { accumulate(0, a, b); };  // the few elements outside the main loop
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * BLOCK + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * BLOCK;
   if (tid < head) put(x[tid], LOAD_Y ? y[tid] : x[tid]);
@@ -95,9 +116,7 @@ certified_kernel(const T* __restrict__ x,  // (n,)
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        const int j = u % P;
-        if constexpr (DOT) oc::add_product<K, EXACT_PRODUCTS>(s[j], double(a[u].v[k]), double(b[u].v[k]));
-        else oc::add<K>(s[j], double(a[u].v[k]));
+        accumulate(u % P, a[u].v[k], b[u].v[k]);
       }
   };
   auto full = [&](std::int64_t at) { return at + (UNROLL - 1) * stride < nvec; };
@@ -141,7 +160,28 @@ certified_kernel(const T* __restrict__ x,  // (n,)
   allow_dependents();
 
 #pragma unroll
-  for (int j = 1; j < P; ++j) s[0] = oc::merge<K>(s[0], s[j]);
+  for (int j = 1; j < P; ++j) {
+    s[0] = oc::merge<K>(s[0], s[j]);
+    if constexpr (MOMENTS) q[0] = oc::merge<K>(q[0], q[j]);
+  }
+  if constexpr (MOMENTS) {
+    moments both;
+    if (!grid_total<moments_reducer<K>, BLOCK, true>(moments{s[0], q[0]}, reinterpret_cast<moments*>(partials),
+                                                      counter, both))
+      return;
+    // Squares of float64 inputs that underflow lose up to 2^-1075 each (FMA's error term).
+    const double absolute = EXACT_PRODUCTS ? 0.0 : static_cast<double>(n) * 0x1p-1074;
+    const oc::interval v = oc::finish(both.s, 0.0), w = oc::finish(both.q, absolute);
+    const double words[8] = {v.H, v.L, v.B, v.finite, w.H, w.L, w.B, w.finite};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) out.value[k] = words[k];
+    if (out.status) *out.status = 0;
+    if (out.done) {
+      __threadfence_system();  // value and status reach the host before the ticket
+      *out.done = out.ticket;
+    }
+    return;
+  }
   oc::state total;
   if (!grid_total<merge_reducer<K>, BLOCK, true>(s[0], partials, counter, total)) return;
   // Products of float64 inputs that underflow lose up to 2^-1075 each (FMA's error term).

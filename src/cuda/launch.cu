@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <tuple>
+#include <utility>
 
 #include "backends.hpp"
 #include "state_backends.hpp"
@@ -176,13 +178,13 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
 template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
 
 template <class T, bool DOT, bool SQUARE, bool ROUND, class Out, int U = tuning::certified_unroll,
-          bool PREFETCH = tuning::certified_prefetch>
+          bool PREFETCH = tuning::certified_prefetch, bool MOMENTS = false>
 void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws,
                       unsigned seq = 0) {
   constexpr int K = certified_levels<T>;
-  constexpr int P = tuning::certified_chains;
+  constexpr int P = MOMENTS ? tuning::certified_moments_chains : tuning::certified_chains;
   constexpr int V = 16 / sizeof(T);
-  static_assert(sizeof(ops::certified::state) <= tuning::max_acc_bytes);
+  static_assert(sizeof(certified::moments) <= tuning::max_acc_bytes);
   auto* partials = static_cast<ops::certified::state*>(ws.partials);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
   unsigned* gate = ws.exact_flags + 3;
@@ -190,11 +192,11 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
                       (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH, MOMENTS>;
     unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, seq, res);
   } else {
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH, MOMENTS>;
     unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, seq, res);
   }
@@ -544,6 +546,20 @@ ops::certified::interval certified_interval(const T* x, std::int64_t n, stream_t
   const double* w = static_cast<const double*>(ws.host_result);
   return ops::certified::interval{w[0], w[1], w[2], w[3]};
 }
+// sum x and sum x^2 in one certified pass (tuning::var_one_pass): both intervals.
+template <class T>
+std::pair<ops::certified::interval, ops::certified::interval> certified_moments(const T* x, std::int64_t n,
+                                                                                stream_t stream, workspace& ws) {
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  // 8 doubles: into the exported-state area of the mapped host block (host_result holds 4)
+  launch_certified<T, false, false, false, double, tuning::certified_unroll, tuning::certified_prefetch, true>(
+      x, x, n, sink{ws.host_state, ws.host_status, ws.host_done, ticket}, stream, ws);
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const double* w = static_cast<const double*>(ws.host_state);
+  return {ops::certified::interval{w[0], w[1], w[2], w[3]}, ops::certified::interval{w[4], w[5], w[6], w[7]}};
+}
 template <class T> inline constexpr bool certifiable = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 template <class T, class Out> void mean_float(const void* x, std::int64_t n, void* result, stream_t s, workspace& ws) {
@@ -615,8 +631,13 @@ bool var_certified(dtype t, dtype out, const void* x, std::int64_t n, std::uint6
   auto go = [&](auto* xt, auto out_tag) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(xt)>>;
     using Out = decltype(out_tag);
-    const ops::certified::interval s1 = certified_interval<T, false>(xt, n, stream, ws);
-    const ops::certified::interval s2 = certified_interval<T, true>(xt, n, stream, ws);
+    ops::certified::interval s1, s2;
+    if (tuning::var_one_pass()) {
+      std::tie(s1, s2) = certified_moments<T>(xt, n, stream, ws);
+    } else {
+      s1 = certified_interval<T, false>(xt, n, stream, ws);
+      s2 = certified_interval<T, true>(xt, n, stream, ws);
+    }
     Out r;
     if (!ops::certified::variance_certified<Out>(s1, s2, static_cast<std::uint64_t>(n), m2, take_sqrt, r)) return false;
     std::memcpy(result, &r, sizeof r);
@@ -767,6 +788,24 @@ int certified_variant() noexcept {
   return v;
 }
 void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 3 ? v : 0, std::memory_order_relaxed); }
+}  // namespace tuning
+
+namespace tuning {
+namespace {
+std::atomic<int> one_pass_state{-1};
+}
+bool var_one_pass() noexcept {
+  int v = one_pass_state.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("TALLY_VAR_ONE_PASS");
+    int want = e && e[0] == '1' && e[1] == 0 ? 1 : 0;
+    int expected = -1;
+    one_pass_state.compare_exchange_strong(expected, want);
+    v = one_pass_state.load(std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+void set_var_one_pass(bool on) noexcept { one_pass_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 }  // namespace tuning
 
 bool last_exact_was_certified(stream_t stream, int device) {

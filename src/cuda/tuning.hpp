@@ -28,7 +28,7 @@ inline constexpr int add_max_grid = 2147483647;
 inline constexpr int spin_us = 200;
 /// Largest accumulator the partials buffer must hold (the 192-bit int64-dot accumulator,
 /// padded).
-inline constexpr int max_acc_bytes = 32;
+inline constexpr int max_acc_bytes = 64;
 /// Anchored levels of the float64 exact kernels (40 bits each below the warp's anchor): 5
 /// cover data spanning 2^-60..2^60 in sums; products of such data span twice that, and their
 /// TwoProduct errors 53 bits more.
@@ -82,6 +82,15 @@ inline constexpr bool certified_f64_sum_prefetch = false;
 /// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
+/// Exact var/std of float32/float64 data on the GPU: sum x and sum x^2 in one certified pass
+/// (states of both per thread, certified_moments_chains of each) instead of two passes.
+/// Predicted (not yet measured): compute-bound for float64 data (38 float64 operations per
+/// element against 8 bytes), about 1.2x the two passes; float32 about 1.4x. Off by default
+/// until measured on the GPU; on with TALLY_VAR_ONE_PASS=1 (read once) or set_var_one_pass.
+/// Either way the results are the same bits. Thread-safe.
+inline constexpr int certified_moments_chains = 1;
+bool var_one_pass() noexcept;
+void set_var_one_pass(bool on) noexcept;
 /// Whether exact sums, dots, means and L2 norms of float32/float64 data on the GPU try the
 /// certified pass first (ops/certified.hpp; the exact kernels run only when it cannot prove
 /// the correctly rounded result). On by default; off with TALLY_EXACT_CERTIFIED=0 (read
