@@ -4,6 +4,7 @@
 // overflow, specials: the gated exact kernel then writes the result), for blocking and
 // stream-ordered calls, sums, dots, means, L2 norms, variances and standard deviations.
 // CUDA builds only; skipped without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -280,6 +281,55 @@ TEST(CertifiedGpu, SeveralThreadsOnOneStream) {
             << "variant " << v << " thread " << t << " call " << k;
   }
   cuda::destroy_stream(s);
+}
+
+// One exact sum captured in a CUDA graph and replayed while the input changes between
+// certifying data and a tie (the certificate fails): the call's number is baked into the
+// graph, so only the gate's reset keeps a replay from acting on the previous replay's
+// verdict (the polled gate, variant 0, and the waiting one, variant 1).
+TEST(CertifiedGpu, ReplayedGraphNeverReadsAStaleVerdict) {
+  TT_REQUIRE_BACKEND(tally::backend::cuda);
+  certified_switch restore;
+  tn::set_exact_certified(true);
+  const std::int64_t n = (1 << 18) + 3;
+  std::vector<double> easy = make<double>(n, 0, 21), tie(static_cast<std::size_t>(n), 0.0);
+  tie[7] = 1.0;
+  tie[static_cast<std::size_t>(n - 1)] = 0x1p-53;  // a tie: the certificate fails
+  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
+  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
+  for (int v : {0, 1}) {
+    tn::set_certified_variant(v);
+    cuda::device_buffer dx(n * sizeof(double)), dr(sizeof(double));
+    dx.upload(0, easy.data(), easy.size() * sizeof(double));
+    tally::view<const double> vx{static_cast<const double*>(dx.get()), n, tally::memory::device};
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    tally::options o;
+    o.backend = tally::backend::cuda;
+    o.stream = s;
+    auto* r = static_cast<double*>(dr.get());
+    tally::sum_async<double>(vx, r, nullptr, o);  // the workspace exists before the capture
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    tally::sum_async<double>(vx, r, nullptr, o);
+    ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int k = 0; k < 12; ++k) {
+      const bool hard = k % 3 == 1 || k == 5;  // easy, tie, easy, easy, tie, tie, easy, tie, ...
+      dx.upload(0, hard ? tie.data() : easy.data(), easy.size() * sizeof(double));
+      ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      double got = 0;
+      dr.download(&got, 0, sizeof got);
+      EXPECT_TRUE(same_bits(got, hard ? want_tie : want_easy)) << "variant " << v << " replay " << k;
+      EXPECT_EQ(tally::cuda::last_exact_was_certified(s, -1), !hard) << "variant " << v << " replay " << k;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(s);
+  }
 }
 
 }  // namespace

@@ -27,9 +27,11 @@ template <int K> struct merge_reducer {
   __device__ static acc_t combine(const acc_t& a, const acc_t& b) { return oc::merge<K>(a, b); }
 };
 
-/// The gate word the certified kernel's last block writes: the call's number (31 bits) and
-/// whether the exact kernel must run (bit 0). A gated exact kernel that polls waits until the
-/// word carries its own call's number, so a stale verdict is never read as this call's.
+/// The gate word the certified kernel's last block writes: the call's number (31 bits, from 1)
+/// and whether the exact kernel must run (bit 0). A gated exact kernel that polls waits until
+/// the word carries its own call's number; its last block to read the word resets it to 0
+/// (pending), so neither an earlier call's verdict nor an earlier execution of the same call
+/// (a replayed CUDA graph) is ever read as this one's.
 __host__ __device__ constexpr unsigned gate_word(unsigned seq, bool run_exact) {
   return (seq << 1) | (run_exact ? 1u : 0u);
 }

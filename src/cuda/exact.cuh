@@ -493,31 +493,42 @@ exact_kernel(const T* __restrict__ x,  // (n,)
              long long* global_sa,     // (L::digits,) zero on entry; left zero
              unsigned* global_flags,   // zero on entry; left zero
              unsigned* counter, result_sink<Out> out,
-             const unsigned* gate,       // GATE != 0: the certified kernel's verdict (certified.cuh)
+             unsigned* gate,             // GATE != 0: the certified kernel's verdict word, then the
+                                         // blocks' read count and the last verdict (certified.cuh)
              unsigned gate_seq) {        // GATE == 2: the call's number in that word
   // GATE 1: launched behind the certified kernel with programmatic dependent launch: wait
   // for it to complete, then do nothing if it proved the result. GATE 2: the same, but poll
   // the verdict word for this call's number instead of waiting for the whole grid before to
   // complete (it wrote the result before the verdict), and wait only when the exact pass
-  // must run. Both need every block of the grid before resident, which programmatic launch
-  // gives: this grid starts only once all of them have called launch_dependents.
-  if constexpr (GATE == 1) {
+  // must run. Polling needs every block of the grid before resident, which programmatic
+  // launch gives: this grid starts only once all of them have called launch_dependents.
+  // The last block to read the verdict records it in gate[2] (last_exact_was_certified) and
+  // resets gate[0] to 0 ("pending"; call numbers start at 1), so a later execution carrying
+  // the same number (a replayed CUDA graph) never reads a stale verdict.
+  if constexpr (GATE != 0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if constexpr (GATE == 1) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-    if ((*reinterpret_cast<const volatile unsigned*>(gate) & 1u) == 0) return;
-  } else if constexpr (GATE == 2) {
     __shared__ unsigned run;
     if (threadIdx.x == 0) {
-      unsigned g;
-      while (((g = *reinterpret_cast<const volatile unsigned*>(gate)) >> 1) != (gate_seq & 0x7fffffffu))
-        __nanosleep(32);
+      volatile unsigned* word = gate;
+      unsigned g = *word;
+      if constexpr (GATE == 2)
+        while ((g >> 1) != gate_seq) {
+          __nanosleep(32);
+          g = *word;
+        }
       run = g & 1u;
+      if (atomicAdd(gate + 1, 1u) == gridDim.x - 1) {  // every block has read it
+        gate[2] = g;
+        gate[1] = 0;
+        *word = 0;
+      }
     }
     __syncthreads();
     if (run == 0) return;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if constexpr (GATE == 2) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
   }
   using L = typename A::layout;

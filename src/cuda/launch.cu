@@ -119,7 +119,7 @@ inline constexpr bool f64_dot_window = tuning::exact_dot_window_bits != 0;
 // dependent launch, reading `gate` (see src/cuda/certified.cuh and exact_kernel).
 template <int GATE, auto kernel, class T, class Out>
 void start_exact(unsigned grid, int block, std::size_t smem, cudaStream_t stream, const T* x, const T* y,
-                 std::int64_t n, std::int64_t head, workspace& ws, result_sink<Out> res, const unsigned* gate,
+                 std::int64_t n, std::int64_t head, workspace& ws, result_sink<Out> res, unsigned* gate,
                  unsigned seq) {
   if constexpr (GATE != 0) {
     cudaLaunchConfig_t cfg{};
@@ -151,7 +151,7 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
                                              : tuning::exact_f64_stages;
   constexpr int V = 16 / sizeof(T);
   result_sink<Out> res{static_cast<Out*>(out.value), out.status, out.done, out.ticket};
-  const unsigned* gate = GATE != 0 ? ws.exact_flags + 3 : nullptr;
+  unsigned* gate = GATE != 0 ? ws.exact_flags + 3 : nullptr;
   auto blocks = [&](std::int64_t units, int max_grid) {
     std::int64_t per_block = static_cast<std::int64_t>(B) * U;
     return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, max_grid));
@@ -208,7 +208,8 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
 // another thread's call on the same stream cannot enqueue between the two kernels.
 template <class T, bool DOT, class Out>
 void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
-  const unsigned seq = ++ws.gate_seq & 0x7fffffffu;
+  if ((++ws.gate_seq & 0x7fffffffu) == 0) ws.gate_seq = 1;  // 0 is the reset gate's "pending"
+  const unsigned seq = ws.gate_seq & 0x7fffffffu;
   constexpr int kPolled = 2, kWaits = 1;  // exact_kernel's GATE modes
   const int variant = tuning::certified_variant();  // the measured variants (bench, tests); 0: the default
   constexpr bool f64_sum = std::is_same_v<T, double> && !DOT;  // tuning::certified_f64_sum_unroll
@@ -812,7 +813,7 @@ bool last_exact_was_certified(stream_t stream, int device) {
   device_guard guard(device);
   workspace& ws = get_workspace(stream);
   unsigned g = 1;
-  TALLY_CUDA(cudaMemcpyAsync(&g, ws.exact_flags + 3, sizeof g, cudaMemcpyDeviceToHost, stream));
+  TALLY_CUDA(cudaMemcpyAsync(&g, ws.exact_flags + 5, sizeof g, cudaMemcpyDeviceToHost, stream));
   TALLY_CUDA(cudaStreamSynchronize(stream));
   return (g & 1u) == 0;  // certified::gate_word
 }

@@ -62,8 +62,8 @@ workspace& get_workspace(cudaStream_t stream) {
     TALLY_CUDA(cudaMemset(ws->counter, 0, sizeof(unsigned)));
     TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_sa), tuning::max_exact_digits * sizeof(long long)));
     TALLY_CUDA(cudaMemset(ws->exact_sa, 0, tuning::max_exact_digits * sizeof(long long)));
-    TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_flags), 4 * sizeof(unsigned)));
-    TALLY_CUDA(cudaMemset(ws->exact_flags, 0, 4 * sizeof(unsigned)));
+    TALLY_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws->exact_flags), 6 * sizeof(unsigned)));
+    TALLY_CUDA(cudaMemset(ws->exact_flags, 0, 6 * sizeof(unsigned)));
     void* host = nullptr;
     // [0, 32) result, 32 status, 36 done ticket, [64, ...) an exported exact state.
     constexpr std::size_t state_bytes = (3 + tuning::max_exact_digits + 4) * sizeof(long long);

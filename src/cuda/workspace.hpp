@@ -19,7 +19,8 @@ struct workspace {
   // between launches: the last block clears them).
   long long* exact_sa = nullptr;   // tuning::max_exact_digits
   unsigned* exact_flags = nullptr;  // [0] flags, [1] ~lowest and [2] highest + 1 nonzero digit,
-                                    // [3] the certified pass's gate (certified::gate_word)
+                                    // [3] the certified pass's gate (certified::gate_word; 0 between calls),
+                                    // [4] the gated blocks' read count, [5] the last verdict
   // Pinned, mapped host memory the kernels write the blocking result into directly, so a
   // blocking call needs no separate device-to-host copy.
   void* host_result = nullptr;  // 32 bytes
