@@ -68,8 +68,11 @@ __device__ __forceinline__ typename R::acc_t block_tree_reduce(typename R::acc_t
     __syncthreads();
     if (warp == 0) {
       a = lane < W ? temp[lane] : R::identity();
+      // The tree spans W rounded up to a power of two (W / 2 would drop warps' totals when
+      // W is not a power of two: for W = 3 lane 2 was never merged); lanes from W on are absent.
+      constexpr int P = W <= 2 ? 2 : W <= 4 ? 4 : W <= 8 ? 8 : W <= 16 ? 16 : 32;
 #pragma unroll
-      for (int d = W / 2; d >= 1; d /= 2) {
+      for (int d = P / 2; d >= 1; d /= 2) {
         auto b = shfl_down(a, d);
         if (lane + d < W) a = R::combine(a, b);
       }

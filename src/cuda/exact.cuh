@@ -495,7 +495,7 @@ exact_kernel(const T* __restrict__ x,  // (n,)
              unsigned* counter, result_sink<Out> out,
              unsigned* gate,             // GATE != 0: the certified kernel's verdict word, then the
                                          // blocks' read count and the last verdict (certified.cuh)
-             unsigned gate_seq) {        // GATE == 2: the call's number in that word
+             unsigned gate_seq) {        // GATE != 0: the call's number in that word
   // GATE 1: launched behind the certified kernel with programmatic dependent launch: wait
   // for it to complete, then do nothing if it proved the result. GATE 2: the same, but poll
   // the verdict word for this call's number instead of waiting for the whole grid before to
@@ -505,28 +505,45 @@ exact_kernel(const T* __restrict__ x,  // (n,)
   // The last block to read the verdict records it in gate[2] (last_exact_was_certified) and
   // resets gate[0] to 0 ("pending"; call numbers start at 1), so a later execution carrying
   // the same number (a replayed CUDA graph) never reads a stale verdict.
+  //
+  // Both modes take only a word carrying this call's number: in GATE 1 too, where
+  // griddepcontrol.wait is compiled out (PTX below sm_90 JIT-compiled for a newer GPU, whose
+  // driver still honours the launch attribute) and one read could see the reset 0 and skip
+  // the exact pass. The fence after the read makes it an acquire (PTX fence-based pattern).
+  // On "held" the last reader still waits for the certified grid (griddepcontrol.wait: the
+  // PTX ISA requires a dependent of launch_dependents to use it), so this grid completes only
+  // after that one has completed and flushed, and the stream's later work (a kernel or copy
+  // reading the result) follows both without relying on undocumented ordering.
   if constexpr (GATE != 0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (GATE == 1) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
     __shared__ unsigned run;
+    __shared__ bool last_reader;
     if (threadIdx.x == 0) {
       volatile unsigned* word = gate;
       unsigned g = *word;
-      if constexpr (GATE == 2)
-        while ((g >> 1) != gate_seq) {
-          __nanosleep(32);
-          g = *word;
-        }
+      while ((g >> 1) != gate_seq) {
+        __nanosleep(32);
+        g = *word;
+      }
+      __threadfence();
       run = g & 1u;
-      if (atomicAdd(gate + 1, 1u) == gridDim.x - 1) {  // every block has read it
+      last_reader = atomicAdd(gate + 1, 1u) == gridDim.x - 1;
+      if (last_reader) {  // every block has read it
         gate[2] = g;
         gate[1] = 0;
         *word = 0;
       }
     }
     __syncthreads();
-    if (run == 0) return;
+    if (run == 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (GATE == 2)
+        if (threadIdx.x == 0 && last_reader) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+      return;
+    }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (GATE == 2) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
