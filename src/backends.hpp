@@ -50,6 +50,8 @@ void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result_host,
 /// `out`, to host memory: the exact kernel reading each element as its absolute value.
 void norm1_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
 /// Tests and benchmarks (CUDA builds only): whether the last exact sum or dot enqueued on
-/// `stream` was proved by the certified pass (false: the exact kernel ran). Synchronises.
+/// `stream` with the certified pass on was proved by it (false: the exact kernel ran).
+/// True before any such call; calls made with the certified pass off leave it unchanged.
+/// Synchronises.
 bool last_exact_was_certified(stream_t stream, int device);
 }  // namespace tally::cuda

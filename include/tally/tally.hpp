@@ -225,7 +225,10 @@ template <class T> void add(view<const T> x, view<const T> y, view<T> out, const
 /// be device (or managed) memory; `result_device` (one `result_t<T>`) and `status_device`
 /// (optional, one int: 0 ok, 1 integer overflow) must be device-accessible.
 /// No allocation happens per call: a small workspace is cached per (device, stream); the
-/// enqueue holds its lock, so several host threads may call this on one stream.
+/// enqueue holds its lock, so several host threads may call this on one stream. The call may
+/// be captured in a CUDA graph (make one call on the stream first, so the workspace exists);
+/// the graph uses the capture stream's workspace, so do not run it concurrently with other
+/// calls on that stream or with another launch of itself.
 /// Errors detected on the host (bad arguments, launch failures) are thrown at once; integer
 /// overflow is reported only through `status_device`.
 template <class T, class Out = result_t<T>>
