@@ -123,7 +123,7 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   tn::set_var_one_pass(false);
   if (n >= 65537) {  // the other variants of the certified pass (tuning::certified_variant)
     tn::set_exact_certified(true);
-    for (int v = 1; v <= 3; ++v) {
+    for (int v = 1; v <= 4; ++v) {
       tn::set_certified_variant(v);
       EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "variant " << v;
     }

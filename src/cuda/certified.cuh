@@ -58,7 +58,9 @@ __device__ __forceinline__ void allow_dependents() {
 /// One pass over x (and y): the certified sum (DOT: dot product; SQUARE: sum of squares of
 /// x) of n elements, K levels (2 or 3; ops::certified::add), P independent states per thread
 /// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones,
-/// UNROLL vectors per input per tile, PREFETCH: the next tile loaded during this one's work.
+/// UNROLL vectors per input per tile, PREFETCH: the next tile loaded during this one's work,
+/// TAIL: the vectors left after the last full tile loaded together as one partial tile (else
+/// one at a time).
 ///
 /// ROUND: the last block certifies the rounding to Out on the device; when it holds it
 /// writes value, status 0 and the ticket to `out` and 0 to *gate, otherwise 1 to *gate and
@@ -68,7 +70,7 @@ __device__ __forceinline__ void allow_dependents() {
 /// sum x^2 in one pass (P states of each per thread); the last block writes both finished
 /// intervals (8 doubles: sum x's, then sum x^2's) for the host's variance certificate.
 template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
-          bool PREFETCH = false, bool MOMENTS = false>
+          bool PREFETCH = false, bool MOMENTS = false, bool TAIL = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
@@ -150,12 +152,32 @@ certified_kernel(const T* __restrict__ x,  // (n,)
       work(a, b);
     }
   }
-  for (; i < nvec; i += stride) {
-    vec_t a = load(xv + i), b;
-    if constexpr (LOAD_Y) b = load(yv + i);
-    else b = a;
+  if constexpr (TAIL) {
+    // What is left (fewer than UNROLL vectors) as one partial tile: its loads go out
+    // together, so the thread waits for one memory round trip, not one per vector.
+    if (i < nvec) {
+      vec_t a[UNROLL], b[UNROLL];
 #pragma unroll
-    for (int k = 0; k < V; ++k) put(a.v[k], b.v[k]);
+      for (int u = 0; u < UNROLL; ++u)
+        if (i + u * stride < nvec) {
+          a[u] = load(xv + i + u * stride);
+          if constexpr (LOAD_Y) b[u] = load(yv + i + u * stride);
+          else b[u] = a[u];
+        }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+        if (i + u * stride < nvec)
+#pragma unroll
+          for (int k = 0; k < V; ++k) accumulate(u % P, a[u].v[k], b[u].v[k]);
+    }
+  } else {
+    for (; i < nvec; i += stride) {
+      vec_t a = load(xv + i), b;
+      if constexpr (LOAD_Y) b = load(yv + i);
+      else b = a;
+#pragma unroll
+      for (int k = 0; k < V; ++k) put(a.v[k], b.v[k]);
+    }
   }
   const std::int64_t tail = head + nvec * V;
   if (tid < n - tail) put(x[tail + tid], LOAD_Y ? y[tail + tid] : x[tail + tid]);

@@ -78,7 +78,9 @@ inline constexpr int certified_f64_sum_unroll = 8;
 inline constexpr bool certified_f64_sum_prefetch = false;
 /// The certified pass's variants, for measurement: 0 the defaults above, 1 the same pass with
 /// the exact kernel waiting for the certified grid to complete (the first v5 form), 2 unroll
-/// 8 without prefetch, 3 unroll 4 with prefetch.
+/// 8 without prefetch, 3 unroll 4 with prefetch, 4 the defaults with the vectors left after
+/// the last full tile loaded together as one partial tile (not yet measured: with unroll 8,
+/// float64 sums at 2^25 leave 4-5 vectors per thread, each a memory round trip of its own).
 /// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
