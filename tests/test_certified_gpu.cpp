@@ -206,6 +206,32 @@ TEST(CertifiedGpu, TheCertificateHoldsOnEasyDataAndFailsOnHardData) {
   check(over, false);
 }
 
+// Two float64 inputs of n elements on the device: `easy` (the certificate holds) and `tie`
+// (1 and a value half an ulp of 1 from it, at the given places: the exact sum is a tie, the
+// certificate fails), with their correctly rounded sums from the cpu backend.
+struct easy_and_tie {
+  std::int64_t n;
+  std::vector<double> easy, tie;
+  double want_easy, want_tie;
+  cuda::device_buffer de, dt;
+  easy_and_tie(std::int64_t n_, int kind, std::uint64_t seed, std::size_t one_at, std::size_t half_at, double half)
+      : n(n_), easy(make<double>(n_, kind, seed)), tie(static_cast<std::size_t>(n_), 0.0),
+        de(static_cast<std::size_t>(n_) * sizeof(double)), dt(static_cast<std::size_t>(n_) * sizeof(double)) {
+    tie[one_at] = 1.0;
+    tie[half_at] = half;
+    want_easy = tally::sum<double>(host(easy), cpu_backend());
+    want_tie = tally::sum<double>(host(tie), cpu_backend());
+    de.upload(0, easy.data(), easy.size() * sizeof(double));
+    dt.upload(0, tie.data(), tie.size() * sizeof(double));
+  }
+  tally::view<const double> host(const std::vector<double>& v) const { return {v.data(), n, tally::memory::host}; }
+  tally::view<const double> on_device(const cuda::device_buffer& b) const {
+    return {static_cast<const double*>(b.get()), n, tally::memory::device};
+  }
+  tally::view<const double> easy_view() const { return on_device(de); }
+  tally::view<const double> tie_view() const { return on_device(dt); }
+};
+
 // Stream-ordered calls back to back whose verdicts alternate (held, failed, held, ...): each
 // gated exact kernel must act on its own call's verdict, never on a stale one (the polled
 // gate of the default, variant 0, and the waiting one of variant 1), and each result lands
@@ -214,17 +240,9 @@ TEST(CertifiedGpu, BackToBackStreamOrderedCallsWithAlternatingVerdicts) {
   TT_REQUIRE_BACKEND(tally::backend::cuda);
   certified_switch restore;
   tn::set_exact_certified(true);
-  const std::int64_t n = (1 << 18) + 3;
-  std::vector<double> easy = make<double>(n, 0, 5), tie(static_cast<std::size_t>(n), 0.0);
-  tie[0] = 1.0;
-  tie[static_cast<std::size_t>(n / 2)] = 0x1p-53;  // a tie: the certificate fails
-  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
-  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
-  cuda::device_buffer de(n * sizeof(double)), dt(n * sizeof(double));
-  de.upload(0, easy.data(), easy.size() * sizeof(double));
-  dt.upload(0, tie.data(), tie.size() * sizeof(double));
-  tally::view<const double> ve{static_cast<const double*>(de.get()), n, tally::memory::device};
-  tally::view<const double> vt{static_cast<const double*>(dt.get()), n, tally::memory::device};
+  const easy_and_tie d((1 << 18) + 3, 0, 5, 0, ((1 << 18) + 3) / 2, 0x1p-53);
+  const auto ve = d.easy_view(), vt = d.tie_view();
+  const double want_easy = d.want_easy, want_tie = d.want_tie;
   constexpr int calls = 64;
   for (int v : {0, 1}) {
     tn::set_certified_variant(v);
@@ -246,17 +264,9 @@ TEST(CertifiedGpu, SeveralThreadsOnOneStream) {
   TT_REQUIRE_BACKEND(tally::backend::cuda);
   certified_switch restore;
   tn::set_exact_certified(true);
-  const std::int64_t n = (1 << 16) + 1;
-  std::vector<double> easy = make<double>(n, 1, 9), tie(static_cast<std::size_t>(n), 0.0);
-  tie[3] = 1.0;
-  tie[static_cast<std::size_t>(n - 2)] = -0x1p-54;  // a tie below 1: the certificate fails
-  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
-  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
-  cuda::device_buffer de(n * sizeof(double)), dt(n * sizeof(double));
-  de.upload(0, easy.data(), easy.size() * sizeof(double));
-  dt.upload(0, tie.data(), tie.size() * sizeof(double));
-  tally::view<const double> ve{static_cast<const double*>(de.get()), n, tally::memory::device};
-  tally::view<const double> vt{static_cast<const double*>(dt.get()), n, tally::memory::device};
+  const easy_and_tie d((1 << 16) + 1, 1, 9, 3, (1 << 16) - 1, -0x1p-54);  // a tie below 1
+  const auto ve = d.easy_view(), vt = d.tie_view();
+  const double want_easy = d.want_easy, want_tie = d.want_tie;
   tally::stream_t s = cuda::create_stream();
   for (int v : {0, 1}) {
     tn::set_certified_variant(v);
@@ -292,11 +302,9 @@ TEST(CertifiedGpu, ReplayedGraphNeverReadsAStaleVerdict) {
   certified_switch restore;
   tn::set_exact_certified(true);
   const std::int64_t n = (1 << 18) + 3;
-  std::vector<double> easy = make<double>(n, 0, 21), tie(static_cast<std::size_t>(n), 0.0);
-  tie[7] = 1.0;
-  tie[static_cast<std::size_t>(n - 1)] = 0x1p-53;  // a tie: the certificate fails
-  const double want_easy = tally::sum<double>(tally::view<const double>{easy.data(), n, tally::memory::host}, cpu_backend());
-  const double want_tie = tally::sum<double>(tally::view<const double>{tie.data(), n, tally::memory::host}, cpu_backend());
+  const easy_and_tie d(n, 0, 21, 7, static_cast<std::size_t>(n - 1), 0x1p-53);
+  const std::vector<double>&easy = d.easy, &tie = d.tie;
+  const double want_easy = d.want_easy, want_tie = d.want_tie;
   for (int v : {0, 1}) {
     tn::set_certified_variant(v);
     cuda::device_buffer dx(n * sizeof(double)), dr(sizeof(double));
