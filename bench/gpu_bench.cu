@@ -936,6 +936,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"split32k", with([](auto& p) { p.seg_split = 32768; })},
       {"seglanes4", with([](auto& p) { p.seg_lanes = 4; })},
       {"seglanes8", with([](auto& p) { p.seg_lanes = 8; })},
+      {"groupsfirst", with([](auto& p) { p.groups_first = 1; })},
+      {"groupsfirst+seglanes4", with([](auto& p) { p.groups_first = 1; p.seg_lanes = 4; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},

@@ -14,7 +14,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.groups_first == b.groups_first;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -35,6 +35,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = 0; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
+      {"groups_first", [](tn::shapes_v3_plan& p) { p.groups_first = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -60,6 +61,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.block_row_len = 1;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
+  p.groups_first = 1;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);

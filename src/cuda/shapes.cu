@@ -115,7 +115,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items, f);
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
+                                                                 plan.groups_first != 0, f);
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (lanes_len >= 512) go.template operator()<32>();
