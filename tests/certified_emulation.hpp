@@ -14,10 +14,13 @@ namespace tt::certified {
 enum class kind { sum, dot, square };
 
 /// `threads` threads taking 16-byte vectors of V elements in grid-stride order, each thread's
-/// vectors going to its P = 2 states in turn, then merged pairwise as a tree; K levels. y is
-/// read only for kind::dot. Returns the finished interval, with the kernel's absolute term.
+/// vectors going to its `chains` states (1 or 2: tuning::certified_chains, or
+/// certified_moments_chains for the one-pass variance) in turn, then merged pairwise as a
+/// tree; K levels. y is read only for kind::dot. Returns the finished interval, with the
+/// kernel's absolute term.
 template <int K, class T>
-tally::ops::certified::interval emulate(const std::vector<T>& x, const std::vector<T>& y, kind k, int threads) {
+tally::ops::certified::interval emulate(const std::vector<T>& x, const std::vector<T>& y, kind k, int threads,
+                                        int chains = 2) {
   namespace oc = tally::ops::certified;
   constexpr bool exact_products = std::is_same_v<T, float>;
   constexpr std::int64_t V = 16 / sizeof(T);
@@ -32,7 +35,7 @@ tally::ops::certified::interval emulate(const std::vector<T>& x, const std::vect
         if (k == kind::sum) oc::add<K>(s[next], a);
         else oc::add_product<K, exact_products>(s[next], a, static_cast<double>(k == kind::square ? x[i] : y[i]));
       }
-      next ^= 1;
+      next = (next + 1) % chains;
     }
     per[t] = oc::merge<K>(s[0], s[1]);
   }

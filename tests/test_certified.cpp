@@ -115,9 +115,11 @@ TEST(Certified, IllConditionedPairsCertifiedWithThreeLevels) {
 }
 
 // Variance and standard deviation from the intervals of sum x and sum x^2 (two passes, as
-// the CUDA backend runs them): right whenever certified, and certified for ordinary data,
-// including data whose mean dwarfs its spread (n S2 and S1^2 cancel to ~2^-40 of each).
-template <class T, class Out> void check_variance(int dist, int min_percent) {
+// the CUDA backend runs them by default: 2 chains per thread; or one pass carrying both,
+// tuning::set_var_one_pass: 1 chain of each): right whenever certified, and certified for
+// ordinary data, including data whose mean dwarfs its spread (n S2 and S1^2 cancel to ~2^-40
+// of each).
+template <class T, class Out> void check_variance(int dist, int min_percent, int chains = 2) {
   constexpr int K = std::is_same_v<T, double> ? 3 : 2;
   int cases = 0, certified = 0;
   for (std::int64_t n : {2, 3, 17, 1000, 4099, 65537}) {
@@ -126,7 +128,7 @@ template <class T, class Out> void check_variance(int dist, int min_percent) {
       if (dist == 3)  // 1e6 + uniform [0, 1): float32 keeps ~4 bits of the spread, float64 ~33
         for (auto& v : x) v = static_cast<T>(1e6 + static_cast<double>(v));
       tally::view<const T> vx{x.data(), n, tally::memory::host};
-      const oc::interval s1 = emulate<K>(x, {}, kind::sum, 7), s2 = emulate<K>(x, {}, kind::square, 7);
+      const oc::interval s1 = emulate<K>(x, {}, kind::sum, 7, chains), s2 = emulate<K>(x, {}, kind::square, 7, chains);
       for (std::int64_t ddof : {0, 1}) {
         for (bool take_sqrt : {false, true}) {
           SCOPED_TRACE(::testing::Message() << "n=" << n << " dist=" << dist << " ddof=" << ddof << " sqrt=" << take_sqrt);
@@ -144,8 +146,8 @@ template <class T, class Out> void check_variance(int dist, int min_percent) {
       }
     }
   }
-  std::printf("variance, dist %d, %zu-byte data, %zu-byte result: certified %d of %d\n", dist, sizeof(T), sizeof(Out),
-              certified, cases);
+  std::printf("variance, dist %d, %zu-byte data, %zu-byte result, %d chain(s): certified %d of %d\n", dist, sizeof(T),
+              sizeof(Out), chains, certified, cases);
   EXPECT_GE(certified * 100, cases * min_percent);
 }
 
@@ -155,6 +157,11 @@ TEST(Certified, VarianceAndStandardDeviation) {
     check_variance<float, float>(dist, dist == 3 ? 0 : 90);  // constant-ish float32 data: often exact zeros
     check_variance<float, double>(dist, dist == 3 ? 0 : 90);
     check_variance<double, float>(dist, 90);
+    // the one-pass kernel's pattern (tuning::certified_moments_chains = 1)
+    check_variance<double, double>(dist, 90, 1);
+    check_variance<float, float>(dist, dist == 3 ? 0 : 90, 1);
+    check_variance<float, double>(dist, dist == 3 ? 0 : 90, 1);
+    check_variance<double, float>(dist, 90, 1);
   }
   // Constant data (exact variance 0) and a single pair are refused, never wrong.
   std::vector<double> c(100, 3.25);
