@@ -63,8 +63,8 @@ __device__ __forceinline__ void allow_dependents() {
 /// one at a time).
 ///
 /// ROUND: the last block certifies the rounding to Out on the device; when it holds it
-/// writes value, status 0 and the ticket to `out` and 0 to *gate, otherwise 1 to *gate and
-/// nothing to `out` (the gated exact kernel then writes it). !ROUND (Out = double): the last
+/// writes value, status 0 and the ticket to `out` (else nothing: the gated exact kernel
+/// writes them), then, last, gate_word(seq, failed) to *gate. !ROUND (Out = double): the last
 /// block writes the finished ops::certified::interval (4 doubles) to out.value and the
 /// ticket, for the host to certify a mean or a square root. MOMENTS (!DOT, !ROUND): sum x and
 /// sum x^2 in one pass (P states of each per thread); the last block writes both finished
