@@ -16,6 +16,7 @@
 #include "state_backends.hpp"
 #include "state_grid.hpp"
 #include "cuda/check.hpp"
+#include "cuda/env_setting.hpp"
 #include "cuda/certified.cuh"
 #include "cuda/exact.cuh"
 #include "cuda/exact_window.cuh"
@@ -762,50 +763,17 @@ void exact_state_async(reduce_op op, dtype t, const void* x, const void* y, std:
 
 namespace tuning {
 namespace {
-std::atomic<int> certified_state{-1};
+std::atomic<int> certified_state{-1}, variant_state{-1}, one_pass_state{-1};
 }
-bool exact_certified() noexcept {
-  int v = certified_state.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* e = std::getenv("TALLY_EXACT_CERTIFIED");
-    int expected = -1;
-    certified_state.compare_exchange_strong(expected, (e && std::strcmp(e, "0") == 0) ? 0 : 1);
-    v = certified_state.load(std::memory_order_relaxed);
-  }
-  return v == 1;
-}
+bool exact_certified() noexcept { return env_switch(certified_state, "TALLY_EXACT_CERTIFIED"); }
 void set_exact_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
-namespace {
-std::atomic<int> variant_state{-1};
-}
 int certified_variant() noexcept {
-  int v = variant_state.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* e = std::getenv("TALLY_CERTIFIED_VARIANT");
-    int want = e && *e >= '0' && *e <= '4' && e[1] == 0 ? *e - '0' : 0;
-    int expected = -1;
-    variant_state.compare_exchange_strong(expected, want);
-    v = variant_state.load(std::memory_order_relaxed);
-  }
-  return v;
+  return env_setting(variant_state, "TALLY_CERTIFIED_VARIANT",
+                     [](const char* e) { return e && *e >= '0' && *e <= '4' && e[1] == 0 ? *e - '0' : 0; });
 }
 void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 4 ? v : 0, std::memory_order_relaxed); }
-}  // namespace tuning
-
-namespace tuning {
-namespace {
-std::atomic<int> one_pass_state{-1};
-}
 bool var_one_pass() noexcept {
-  int v = one_pass_state.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* e = std::getenv("TALLY_VAR_ONE_PASS");
-    int want = e && e[0] == '1' && e[1] == 0 ? 1 : 0;
-    int expected = -1;
-    one_pass_state.compare_exchange_strong(expected, want);
-    v = one_pass_state.load(std::memory_order_relaxed);
-  }
-  return v == 1;
+  return env_setting(one_pass_state, "TALLY_VAR_ONE_PASS", [](const char* e) { return e && e[0] == '1' && e[1] == 0 ? 1 : 0; }) == 1;
 }
 void set_var_one_pass(bool on) noexcept { one_pass_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 }  // namespace tuning

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "cuda/check.hpp"
+#include "cuda/env_setting.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "cuda/workspace.hpp"
 
@@ -76,17 +77,6 @@ scratch_lease::~scratch_lease() {
 
 namespace tuning {
 namespace {
-// -1: not read yet; 0 / 1: off / on. Read from `env` once (on unless it is "0").
-bool env_switch(std::atomic<int>& state, const char* env) noexcept {
-  int s = state.load(std::memory_order_relaxed);
-  if (s < 0) {
-    const char* e = std::getenv(env);
-    int expected = -1;
-    state.compare_exchange_strong(expected, (e && std::strcmp(e, "0") == 0) ? 0 : 1);
-    s = state.load(std::memory_order_relaxed);
-  }
-  return s == 1;
-}
 std::atomic<int> v2_state{-1};
 std::atomic<int> v3_state{-1};
 std::mutex plan_mutex;
