@@ -105,30 +105,11 @@ struct timer {
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
   }
-  // Median device time per call (us) of f(slot) over batches of back-to-back calls.
+  // Median device time per call (us) of f(slot) over batches of back-to-back calls, the
+  // slots taken in turn (inputs rotated through so small ones do not stay in L2).
   double per_call(const std::function<void(int)>& f, int slots, int reps) {
     int k = 0;
-    for (int w = 0; w < 3; ++w) f(k++ % slots);
-    CK(cudaStreamSynchronize(s));
-    // Size a batch to ~1 ms.
-    CK(cudaEventRecord(a, s));
-    for (int i = 0; i < 4; ++i) f(k++ % slots);
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    int batch = std::clamp(int(1.0 / std::max(ms / 4, 1e-4f)), 1, 2000);
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-      CK(cudaEventRecord(a, s));
-      for (int i = 0; i < batch; ++i) f(k++ % slots);
-      CK(cudaEventRecord(b, s));
-      CK(cudaEventSynchronize(b));
-      CK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(1e3 * ms / batch);
-    }
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    return t[t.size() / 2];
+    return per_call_interleaved({[&] { f(k++ % slots); }}, reps)[0];
   }
   // Several configurations timed in turn within each repetition (so slow drifts of clocks or
   // temperature fall on all of them alike): each one's median device time per call (us).
