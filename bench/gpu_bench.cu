@@ -259,8 +259,9 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   // so a drift of the clocks over the run cannot favour whichever was measured first.
   namespace tuning = tally::cuda::tuning;
   const char* variant_names[] = {"tally", "tally-c1 (gate waits for the grid)", "tally-c2 (unroll 8)",
-                                 "tally-c3 (unroll 4 prefetch)", "tally-c4 (partial last tile)"};
-  constexpr int kVariants = 5;
+                                 "tally-c3 (unroll 4 prefetch)", "tally-c4 (partial last tile)",
+                                 "tally-c5 (ordered Fast2Sum)"};
+  constexpr int kVariants = 6;
   auto with_variant = [](int v, auto&& call) {
     tuning::set_certified_variant(v);
     call();

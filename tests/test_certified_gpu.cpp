@@ -29,7 +29,7 @@ struct certified_switch {  // restores the defaults when the test ends
   ~certified_switch() {
     tn::set_exact_certified(true);
     tn::set_certified_variant(0);
-    tn::set_var_one_pass(false);
+    tn::set_var_one_pass(true);
   }
 };
 
@@ -118,12 +118,12 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   EXPECT_TRUE(same_results(with, want));
   EXPECT_TRUE(same_results(without, want));
   tn::set_exact_certified(true);
-  tn::set_var_one_pass(true);  // var/std from one pass over x (sum x and sum x^2 together)
-  EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "one-pass variance";
-  tn::set_var_one_pass(false);
+  tn::set_var_one_pass(false);  // var/std from two passes over x (sum x, then sum x^2; the default is one)
+  EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "two-pass variance";
+  tn::set_var_one_pass(true);
   if (n >= 65537) {  // the other variants of the certified pass (tuning::certified_variant)
     tn::set_exact_certified(true);
-    for (int v = 1; v <= 4; ++v) {
+    for (int v = 1; v <= 5; ++v) {
       tn::set_certified_variant(v);
       EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "variant " << v;
     }

@@ -60,7 +60,9 @@ __device__ __forceinline__ void allow_dependents() {
 /// (shorter dependency chains), 16-byte vectors of V elements after `head` leading ones,
 /// UNROLL vectors per input per tile, PREFETCH: the next tile loaded during this one's work,
 /// TAIL: the vectors left after the last full tile loaded together as one partial tile (else
-/// one at a time).
+/// one at a time). ORDERED: the error-free additions by Fast2Sum on the operands ordered by
+/// magnitude (ops::certified::two_sum_ordered: 3 float64 additions and a compare where TwoSum
+/// takes 6), the same states.
 ///
 /// ROUND: the last block certifies the rounding to Out on the device; when it holds it
 /// writes value, status 0 and the ticket to `out` (else nothing: the gated exact kernel
@@ -70,7 +72,7 @@ __device__ __forceinline__ void allow_dependents() {
 /// sum x^2 in one pass (P states of each per thread); the last block writes both finished
 /// intervals (8 doubles: sum x's, then sum x^2's) for the host's variance certificate.
 template <class T, bool DOT, bool SQUARE, int K, int P, int V, int BLOCK, int UNROLL, bool ROUND, class Out,
-          bool PREFETCH = false, bool MOMENTS = false, bool TAIL = false>
+          bool PREFETCH = false, bool MOMENTS = false, bool TAIL = false, bool ORDERED = false>
 __global__ void __launch_bounds__(BLOCK)
 certified_kernel(const T* __restrict__ x,  // (n,)
                  const T* __restrict__ y,  // (n,) for DOT && !SQUARE
@@ -90,10 +92,10 @@ certified_kernel(const T* __restrict__ x,  // (n,)
   oc::state q[MOMENTS ? P : 1];  // MOMENTS: sum x^2
   auto accumulate = [&](int j, T a, T b) {
     if constexpr (DOT) {
-      oc::add_product<K, EXACT_PRODUCTS>(s[j], double(a), double(b));
+      oc::add_product<K, EXACT_PRODUCTS, ORDERED>(s[j], double(a), double(b));
     } else {
-      oc::add<K>(s[j], double(a));
-      if constexpr (MOMENTS) oc::add_product<K, EXACT_PRODUCTS>(q[j], double(a), double(a));
+      oc::add<K, ORDERED>(s[j], double(a));
+      if constexpr (MOMENTS) oc::add_product<K, EXACT_PRODUCTS, ORDERED>(q[j], double(a), double(a));
     }
   };
   auto put = [&](T a, T b) { accumulate(0, a, b); };  // the few elements outside the main loop

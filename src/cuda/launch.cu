@@ -179,7 +179,8 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
 template <class T> inline constexpr int certified_levels = std::is_same_v<T, double> ? 3 : 2;
 
 template <class T, bool DOT, bool SQUARE, bool ROUND, class Out, int U = tuning::certified_unroll,
-          bool PREFETCH = tuning::certified_prefetch, bool MOMENTS = false, bool TAIL = false>
+          bool PREFETCH = tuning::certified_prefetch, bool MOMENTS = false, bool TAIL = false,
+          bool ORDERED = false>
 void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream, workspace& ws,
                       unsigned seq = 0) {
   constexpr int K = certified_levels<T>;
@@ -193,11 +194,11 @@ void launch_certified(const T* x, const T* y, std::int64_t n, sink out, cudaStre
                       (!DOT || SQUARE || (aligned_to(y, sizeof(T)) && head_count<T, V>(x) == head_count<T, V>(y)));
   if (vectorisable) {
     std::int64_t head = std::min<std::int64_t>(head_count<T, V>(x), n);
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH, MOMENTS, TAIL>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, V, kBlock, U, ROUND, Out, PREFETCH, MOMENTS, TAIL, ORDERED>;
     unsigned grid = grid_for((n - head) / V, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, head, partials, ws.counter, gate, seq, res);
   } else {
-    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH, MOMENTS, TAIL>;
+    constexpr auto kernel = certified::certified_kernel<T, DOT, SQUARE, K, P, 1, kBlock, U, ROUND, Out, PREFETCH, MOMENTS, TAIL, ORDERED>;
     unsigned grid = grid_for(n, U, resident_grid<kernel>(ws));
     kernel<<<grid, kBlock, 0, stream>>>(x, y, n, 0, partials, ws.counter, gate, seq, res);
   }
@@ -220,6 +221,7 @@ void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cu
     case 2: launch_certified<T, DOT, false, true, Out, 8, false>(x, y, n, out, stream, ws, seq); break;
     case 3: launch_certified<T, DOT, false, true, Out, 4, true>(x, y, n, out, stream, ws, seq); break;
     case 4: launch_certified<T, DOT, false, true, Out, U, PF, false, true>(x, y, n, out, stream, ws, seq); break;
+    case 5: launch_certified<T, DOT, false, true, Out, U, PF, false, false, true>(x, y, n, out, stream, ws, seq); break;
     default: launch_certified<T, DOT, false, true, Out, U, PF>(x, y, n, out, stream, ws, seq); break;
   }
   const bool polled = variant == 1 ? false : tuning::certified_gate_polled;
@@ -769,11 +771,11 @@ bool exact_certified() noexcept { return env_switch(certified_state, "TALLY_EXAC
 void set_exact_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 int certified_variant() noexcept {
   return env_setting(variant_state, "TALLY_CERTIFIED_VARIANT",
-                     [](const char* e) { return e && *e >= '0' && *e <= '4' && e[1] == 0 ? *e - '0' : 0; });
+                     [](const char* e) { return e && *e >= '0' && *e <= '5' && e[1] == 0 ? *e - '0' : 0; });
 }
-void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 4 ? v : 0, std::memory_order_relaxed); }
+void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 5 ? v : 0, std::memory_order_relaxed); }
 bool var_one_pass() noexcept {
-  return env_setting(one_pass_state, "TALLY_VAR_ONE_PASS", [](const char* e) { return e && e[0] == '1' && e[1] == 0 ? 1 : 0; }) == 1;
+  return env_setting(one_pass_state, "TALLY_VAR_ONE_PASS", [](const char* e) { return e && e[0] == '0' && e[1] == 0 ? 0 : 1; }) == 1;
 }
 void set_var_one_pass(bool on) noexcept { one_pass_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 }  // namespace tuning

@@ -79,17 +79,24 @@ inline constexpr bool certified_f64_sum_prefetch = false;
 /// The certified pass's variants, for measurement: 0 the defaults above, 1 the same pass with
 /// the exact kernel waiting for the certified grid to complete (the first v5 form), 2 unroll
 /// 8 without prefetch, 3 unroll 4 with prefetch, 4 the defaults with the vectors left after
-/// the last full tile loaded together as one partial tile (not yet measured: with unroll 8,
-/// float64 sums at 2^25 leave 4-5 vectors per thread, each a memory round trip of its own).
+/// the last full tile loaded together as one partial tile (run 34: within 0.3% of the
+/// default, so the remainder was not the gap), 5 the defaults with every error-free addition
+/// by Fast2Sum on operands ordered by magnitude (ops::certified::two_sum_ordered: float64
+/// sums take 8 float64 additions and 2 compares per element instead of 14 additions; the
+/// pass keeps the float64 pipe ~44% busy at full bandwidth, so its tail and its overlap with
+/// the loads should shrink; not yet measured).
 /// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
 /// Exact var/std of float32/float64 data on the GPU: sum x and sum x^2 in one certified pass
 /// (states of both per thread, certified_moments_chains of each) instead of two passes.
-/// Predicted (not yet measured): compute-bound for float64 data (38 float64 operations per
-/// element against 8 bytes), about 1.2x the two passes; float32 about 1.4x. Off by default
-/// until measured on the GPU; on with TALLY_VAR_ONE_PASS=1 (read once) or set_var_one_pass.
-/// Either way the results are the same bits. Thread-safe.
+/// Predicted: compute-bound for float64 data (38 float64 operations per element against 8
+/// bytes), about 1.2x the two passes; float32 about 1.4x. Measured (H200, run 34): float32
+/// 2^26 2700 GB/s against 1780 for two passes (1.52x; 1.51x cub-2pass+memcpy), float64 2^25
+/// 2261 against 1681 (1.34x; 1.29x cub-2pass+memcpy), and ahead of both at every size from
+/// 2^19. On by default; off with TALLY_VAR_ONE_PASS=0 (read once) or set_var_one_pass(false).
+/// Either way the results are the same bits (when neither certifies, the exact pass runs).
+/// Thread-safe.
 inline constexpr int certified_moments_chains = 1;
 bool var_one_pass() noexcept;
 void set_var_one_pass(bool on) noexcept;

@@ -54,6 +54,25 @@ TALLY_HD void two_sum(double a, double b, double& s, double& e) {
   e = (a - ap) + (b - bp);
 }
 
+/// Fast2Sum (Dekker 1971, "A floating-point technique for extending the available
+/// precision", Numer. Math. 18) on the operands taken in order of magnitude: the same s and
+/// the same exact error e as TwoSum (up to the sign of a zero e), in three additions and one
+/// compare instead of six additions (the compare and the two selects run beside the float64
+/// pipe on a GPU). Exact because |big| >= |small| (round to nearest, no overflow; an
+/// overflow or a NaN leaves s or e not finite, as TwoSum does).
+TALLY_HD void two_sum_ordered(double a, double b, double& s, double& e) {
+  const bool swap = std::fabs(a) < std::fabs(b);
+  const double big = swap ? b : a, small = swap ? a : b;
+  s = big + small;
+  e = small - (s - big);
+}
+
+/// TwoSum, or (ORDERED) the same transformation by two_sum_ordered.
+template <bool ORDERED> TALLY_HD void two_sum_as(double a, double b, double& s, double& e) {
+  if constexpr (ORDERED) two_sum_ordered(a, b, s, e);
+  else two_sum(a, b, s, e);
+}
+
 /// fl(a * b), never contracted into a later addition (TwoSum needs the rounded product).
 TALLY_HD double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
@@ -74,12 +93,13 @@ struct state {
 };
 
 /// Adds a term that belongs below hi: K = 3 into mid error-free (its error into lo), K = 2
-/// into lo; lo's addition is the inexact one, counted in bound.
-template <int K> TALLY_HD void add_below(state& s, double e) {
+/// into lo; lo's addition is the inexact one, counted in bound. ORDERED: the error-free
+/// additions by two_sum_ordered (the same state, up to the signs of zero error terms).
+template <int K, bool ORDERED = false> TALLY_HD void add_below(state& s, double e) {
   static_assert(K == 2 || K == 3);
   if constexpr (K == 3) {
     double e2;
-    two_sum(s.mid, e, s.mid, e2);
+    two_sum_as<ORDERED>(s.mid, e, s.mid, e2);
     s.lo += e2;
   } else {
     s.lo += e;
@@ -89,18 +109,18 @@ template <int K> TALLY_HD void add_below(state& s, double e) {
 
 /// Adds one float64 term. K = 3: hi, mid error-free, lo inexact (tracked); K = 2: hi
 /// error-free, lo inexact.
-template <int K> TALLY_HD void add(state& s, double x) {
+template <int K, bool ORDERED = false> TALLY_HD void add(state& s, double x) {
   double e;
-  two_sum(s.hi, x, s.hi, e);
-  add_below<K>(s, e);
+  two_sum_as<ORDERED>(s.hi, x, s.hi, e);
+  add_below<K, ORDERED>(s, e);
 }
 
 /// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
 /// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
-template <int K, bool EXACT> TALLY_HD void add_product(state& s, double x, double y) {
+template <int K, bool EXACT, bool ORDERED = false> TALLY_HD void add_product(state& s, double x, double y) {
   double p = mul_rn(x, y);
-  add<K>(s, p);
-  if constexpr (!EXACT) add_below<K>(s, std::fma(x, y, -p));
+  add<K, ORDERED>(s, p);
+  if constexpr (!EXACT) add_below<K, ORDERED>(s, std::fma(x, y, -p));
 }
 
 /// Merges two states (associative up to the bound: the exact value of the merge is the sum
