@@ -10,7 +10,7 @@
 // count_nonzero (bench_ops) time blocking tally calls beside each anchor both device only and
 // with its value copied to host memory ("+memcpy" in the library name).
 //
-//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--csv FILE] [--json FILE]
+//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--csv FILE] [--json FILE]
 //   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -232,6 +232,9 @@ template <class T> void bench_add(pools& P, std::int64_t n, int reps) {
 // and each result's relative error against the exact (correctly rounded) value.
 const char* dist_name(int d) { return d == 0 ? "uniform" : d == 1 ? "wide" : "illcond"; }
 
+// --exact-variants N: rows for the default and the first N - 1 certified-pass variants (1..6).
+int g_exact_variants = 6;
+
 template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps) {
   using CubOut = T;
   T* x = reinterpret_cast<T*>(P.x);
@@ -261,7 +264,7 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   const char* variant_names[] = {"tally", "tally-c1 (gate waits for the grid)", "tally-c2 (unroll 8)",
                                  "tally-c3 (unroll 4 prefetch)", "tally-c4 (partial last tile)",
                                  "tally-c5 (ordered Fast2Sum)"};
-  constexpr int kVariants = 6;
+  const int kVariants = g_exact_variants;  // --exact-variants: the default and the first N-1 variants
   auto with_variant = [](int v, auto&& call) {
     tuning::set_certified_variant(v);
     call();
@@ -1087,10 +1090,11 @@ int main(int argc, char** argv) {
     else if (a == "--exact-only") only = "exact";
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
+    else if (a == "--exact-variants" && i + 1 < argc) g_exact_variants = std::clamp(std::atoi(argv[++i]), 1, 6);
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--csv FILE] [--json FILE]\n");
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--csv FILE] [--json FILE]\n");
       return 2;
     }
   }
