@@ -996,9 +996,16 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                            {out, segs, tally::dtype::float32, tally::memory::device}, fast);
   }});
+  int* dstatus = nullptr;  // the stream-ordered form: status in device memory, nothing waits
+  CK(cudaMalloc(&dstatus, sizeof(int)));
+  jobs.push_back({"tune-segments-uneven-async", segs, [&](int k) {
+    tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                                 {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
+  }});
   for (const job& j : jobs) {
     auto outputs = [&]() {
       j.call(0);
+      CK(cudaStreamSynchronize(P.s));
       std::vector<T> h(static_cast<std::size_t>(j.outputs));
       CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
       return h;
@@ -1017,6 +1024,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   tn::set_shapes_v3_params(base);
   CK(cudaFree(doff));
   CK(cudaFree(doff64));
+  CK(cudaFree(dstatus));
 }
 
 // Each shape of bench_shapes once, for a profiler (scripts/device-check.sh ncu: the kernels'
