@@ -997,7 +997,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
                            {out, segs, tally::dtype::float32, tally::memory::device}, fast);
   }});
   std::int64_t* dstatus = nullptr;  // the stream-ordered form: status in device memory, nothing waits
-  CK(cudaMalloc(&dstatus, sizeof(std::int64_t)));
+  CK(cudaMalloc(&dstatus, 2 * sizeof(std::int64_t)));
   jobs.push_back({"tune-segments-uneven-async", segs, [&](int k) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                  {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
