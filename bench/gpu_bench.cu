@@ -10,7 +10,7 @@
 // count_nonzero (bench_ops) time blocking tally calls beside each anchor both device only and
 // with its value copied to host memory ("+memcpy" in the library name).
 //
-//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--csv FILE] [--json FILE]
+//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter STR] [--csv FILE] [--json FILE]
 //   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -234,6 +234,8 @@ const char* dist_name(int d) { return d == 0 ? "uniform" : d == 1 ? "wide" : "il
 
 // --exact-variants N: rows for the default and the first N - 1 certified-pass variants (1..6).
 int g_exact_variants = 6;
+// --tune-filter STR: the shapes-tune jobs whose names contain STR (all when empty).
+std::string g_tune_filter;
 
 template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps) {
   using CubOut = T;
@@ -940,6 +942,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"split32k", with([](auto& p) { p.seg_split = 32768; })},
       {"seglanes4", with([](auto& p) { p.seg_lanes = 4; })},
       {"seglanes8", with([](auto& p) { p.seg_lanes = 8; })},
+      {"seglanes16", with([](auto& p) { p.seg_lanes = 16; })},
+      {"seglanes-auto", with([](auto& p) { p.seg_lanes = 0; })},
       {"groupsfirst", with([](auto& p) { p.groups_first = 1; })},
       {"groupsfirst+seglanes4", with([](auto& p) { p.groups_first = 1; p.seg_lanes = 4; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
@@ -1002,6 +1006,24 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                  {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
   }});
+  // equal segments (the lanes per short segment come from their mean length, 200 and 1024 here)
+  std::vector<std::int64_t*> doff_eq;
+  for (std::int64_t len : {std::int64_t(200), std::int64_t(1024)}) {
+    const std::int64_t count = n / len;
+    std::vector<std::int64_t> o(static_cast<std::size_t>(count + 1));
+    for (std::int64_t i = 0; i <= count; ++i) o[static_cast<std::size_t>(i)] = i * len;
+    std::int64_t* d = nullptr;
+    CK(cudaMalloc(&d, sizeof(std::int64_t) * o.size()));
+    CK(cudaMemcpy(d, o.data(), o.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    doff_eq.push_back(d);
+    jobs.push_back({"tune-segments-equal" + std::to_string(len) + "-async", count, [&, d, count, len](int k) {
+      tally::reduce_segments_async(tally::reduce_op::sum, {X(k), count * len, tally::dtype::float32, tally::memory::device}, d,
+                                   count, {out, count, tally::dtype::float32, tally::memory::device}, dstatus, fast);
+    }});
+  }
+  if (!g_tune_filter.empty())  // --tune-filter: only the jobs whose names contain it
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [](const job& j) { return j.name.find(g_tune_filter) == std::string::npos; }),
+               jobs.end());
   for (const job& j : jobs) {
     auto outputs = [&]() {
       j.call(0);
@@ -1025,6 +1047,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(doff));
   CK(cudaFree(doff64));
   CK(cudaFree(dstatus));
+  for (std::int64_t* d : doff_eq) CK(cudaFree(d));
 }
 
 // Each shape of bench_shapes once, for a profiler (scripts/device-check.sh ncu: the kernels'
@@ -1098,11 +1121,12 @@ int main(int argc, char** argv) {
     else if (a == "--exact-only") only = "exact";
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
+    else if (a == "--tune-filter" && i + 1 < argc) g_tune_filter = argv[++i];
     else if (a == "--exact-variants" && i + 1 < argc) g_exact_variants = std::clamp(std::atoi(argv[++i]), 1, 6);
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--csv FILE] [--json FILE]\n");
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter STR] [--csv FILE] [--json FILE]\n");
       return 2;
     }
   }
