@@ -44,7 +44,7 @@ struct shapes_v3_plan {
   std::int64_t tile = 65536;          // rows: flat elements per tile item; rows longer than this are split
   std::int64_t seg_tile = 65536;      // CSR segments: flat elements per tile item
   std::int64_t seg_split = 16384;     // CSR segments longer than this go to the tile items (shorter: 4..32 lanes each)
-  int seg_lanes = 0;                  // lanes per short segment: 0 from the mean length n / segments, else 4, 8, 16 or 32
+  int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, else 4, 8, 16 or 32
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
