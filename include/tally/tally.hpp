@@ -299,8 +299,9 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   squares of |x| > ~1e154 overflow there.
 /// - n - ddof <= 0 (so empty x with ddof = 0): NaN (NumPy returns NaN or inf with a
 ///   warning). NaN or an infinity in x: NaN.
-/// - Blocking. CUDA backend: exact mode for float and double (the GPU's exact states, the
-///   cpu backend's bits); exact mode of float16, bfloat16, integers and bool throws
+/// - Blocking. CUDA backend: exact mode for float and double (one certified pass reads x
+///   once for sum x and sum x^2 and the host proves the rounding, ops/certified.hpp; when the
+///   proof fails, the GPU's exact states: the cpu backend's bits either way); exact mode of float16, bfloat16, integers and bool throws
 ///   errc::invalid_argument (fast mode takes every type). Other errors as `sum`.
 template <class T, class Out = mean_t<T>>
 Out var(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
