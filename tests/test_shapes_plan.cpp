@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "cuda/shapes_items.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "tally/types.hpp"
 
@@ -14,7 +16,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.groups_first == b.groups_first;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -35,7 +37,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = 0; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
-      {"groups_first", [](tn::shapes_v3_plan& p) { p.groups_first = 2; }},
+      {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
+      {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -61,7 +64,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.block_row_len = 1;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
-  p.groups_first = 1;
+  p.item_order = 2;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);
@@ -69,3 +72,41 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
 }
 
 }  // namespace
+
+// The rows kernel's item orders (cuda/shapes_items.hpp): each a bijection of [0, items), so
+// every item is taken once; interleaved puts tile j at floor(j items / tiles) (evenly spread,
+// the first at 0), tiles in increasing order, group items in increasing order.
+TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
+  namespace sk = tally::cuda::shapes_k;
+  const std::int64_t cases[][2] = {{0, 0}, {0, 5}, {5, 5}, {1, 1}, {1, 2}, {2, 1000}, {1024, 6267}, {1024, 1181},
+                                   {7, 8}, {999, 1000}, {1000, 1001}, {3, 10}, {4096, 4096 + 157}, {65536, 65537}};
+  for (const auto& c : cases) {
+    const std::int64_t tiles = c[0], items = c[1];
+    for (int order : {0, 1, 2}) {
+      std::vector<int> seen(static_cast<std::size_t>(items), 0);
+      std::int64_t last_tile = -1, last_group = tiles - 1, last_pos = -1;
+      for (std::int64_t k = 0; k < items; ++k) {
+        const std::int64_t it = sk::item_at(k, tiles, items, order);
+        ASSERT_TRUE(it >= 0 && it < items) << tiles << " " << items << " " << order << " " << k;
+        ++seen[static_cast<std::size_t>(it)];
+        if (it < tiles) {
+          EXPECT_EQ(it, last_tile + 1) << "tiles in order";
+          last_tile = it;
+          if (order == 2) {
+            EXPECT_EQ(k, it * items / tiles) << tiles << " " << items;
+            if (last_pos >= 0) EXPECT_LE(k - last_pos, (items + tiles - 1) / tiles) << "evenly spread";
+            last_pos = k;
+          }
+        } else {
+          EXPECT_EQ(it, last_group + 1) << "group items in order";
+          last_group = it;
+        }
+      }
+      for (std::int64_t i = 0; i < items; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], 1) << "item " << i << " order " << order;
+    }
+  }
+  EXPECT_EQ(sk::item_at(0, 2, 10, 1), 2);  // groups first: the 8 group items (items 2..9), then tile 0
+  EXPECT_EQ(sk::item_at(8, 2, 10, 1), 0);
+  EXPECT_EQ(sk::item_at(5, 2, 10, 2), 1);  // interleaved: tiles at 0 and 5
+  EXPECT_EQ(sk::item_at(1, 2, 10, 2), 2);
+}

@@ -120,7 +120,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
-                                                                 plan.groups_first != 0, f);
+                                                                 plan.item_order, f);
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (lanes_len >= 512) go.template operator()<32>();

@@ -98,8 +98,9 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
-  if (p.groups_first != 0 && p.groups_first != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.groups_first must be 0 or 1");
+  if (p.item_order < 0 || p.item_order > 2)
+    throw error(errc::invalid_argument,
+                "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
 }
 
 // TALLY_SHAPES_PLAN="tile=1024,blocks_per_sm=1,...": the plan's fields by name (tests run
@@ -126,7 +127,7 @@ shapes_v3_plan plan_from_env(const char* e) {
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);
     else if (key == "col_blocks") p.col_blocks = v;
-    else if (key == "groups_first") p.groups_first = static_cast<int>(v);
+    else if (key == "item_order") p.item_order = static_cast<int>(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -48,8 +48,9 @@ struct shapes_v3_plan {
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
-  int groups_first = 0;               // rows kernel: 1 takes the group items (short outputs) before the tiles
-                                      // (latency-bound items early, beside the tiles' streaming; not the bits)
+  int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
+                                      // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
+                                      // evenly among the group items (never the bits)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -60,7 +61,7 @@ shapes_v3_plan shapes_v3_params();
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or groups_first not 0 or 1. Thread-safe.
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

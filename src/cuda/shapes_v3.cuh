@@ -43,6 +43,7 @@
 #include <cstdint>
 
 #include "cuda/shapes.cuh"
+#include "cuda/shapes_items.hpp"
 #include "cuda/shapes_v2.cuh"
 
 namespace tally::cuda::shapes_k::v3 {
@@ -153,12 +154,13 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// of outputs longer than `split` elements that meet them), the rest groups of kBlock / G
 /// outputs of at most `split` elements (G = kBlock: one output per block). What an item
 /// computes does not depend on the block that takes it, so the bits do not depend on the
-/// grid. groups_first: the blocks take the group items first, then the tiles. Registers for 4
+/// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
+/// evenly among the group items. Registers for 4
 /// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
 template <class Op, int G>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
-                                                      std::int64_t items, bool groups_first, finish f) {
+                                                      std::int64_t items, int order, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
@@ -178,9 +180,9 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   }
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   for (std::int64_t taken = blockIdx.x; taken < items; taken += gridDim.x) {
-    // groups_first: the order items are taken in puts the group items first (what each item
-    // computes, and so the bits, is the same either way)
-    const std::int64_t it = !groups_first ? taken : taken < items - tiles ? tiles + taken : taken - (items - tiles);
+    // the order items are taken in (what each item computes, and so the bits, is the same
+    // whatever the order)
+    const std::int64_t it = item_at(taken, tiles, items, order);
     if (it < tiles) {
       // The outputs of more than `split` elements meeting this tile: the ones holding f0 and
       // f1 - 1, and any between (each holds a point f0 + k split: an output longer than split
