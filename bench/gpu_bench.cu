@@ -948,6 +948,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"groupsfirst+seglanes4", with([](auto& p) { p.item_order = 1; p.seg_lanes = 4; })},
       {"interleave", with([](auto& p) { p.item_order = 2; })},
       {"interleave+split32k", with([](auto& p) { p.item_order = 2; p.seg_split = 32768; })},
+      {"tilescan", with([](auto& p) { p.tile_scan = 1; })},
+      {"tilescan+interleave", with([](auto& p) { p.tile_scan = 1; p.item_order = 2; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},

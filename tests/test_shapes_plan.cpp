@@ -16,7 +16,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_scan == b.tile_scan;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -39,6 +39,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
+      {"tile_scan", [](tn::shapes_v3_plan& p) { p.tile_scan = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -65,6 +66,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
   p.item_order = 2;
+  p.tile_scan = 1;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);

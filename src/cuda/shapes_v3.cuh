@@ -52,6 +52,8 @@ inline constexpr int kUnroll3 = 4;
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
+inline constexpr std::int64_t kScanMax = 8 * kBlock;  // tile scan: at most this many outputs meeting a tile
+inline constexpr int kMaxLong = 72;  // tile scan: outputs longer than split meeting one tile (<= 64 + 2 points)
 
 /// Completion of a fused launch.
 struct finish {
@@ -130,6 +132,39 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
   return lo;
 }
 
+/// The outputs holding flat elements fa and fb (< n), found together by the whole block: each
+/// half runs a (kBlock / 2)-ary search for one of them, so the two searches share their rounds
+/// of dependent loads (three for up to 2^21 segments). The same answers as block_output_of.
+__device__ __forceinline__ void block_outputs_of2(const geo& g, std::int64_t fa, std::int64_t fb, std::int64_t& oa,
+                                                  std::int64_t& ob) {
+  if (!g.off) {
+    oa = fa / g.len;
+    ob = fb / g.len;
+    return;
+  }
+  constexpr int H = kBlock / 2;
+  const bool second = threadIdx.x >= H;
+  const std::int64_t lane = threadIdx.x % H, f = second ? fb : fa;
+  std::int64_t lo0 = 0, hi0 = g.outputs - 1, lo1 = 0, hi1 = g.outputs - 1;  // the same in every thread
+  while (lo0 < hi0 || lo1 < hi1) {
+    const std::int64_t step0 = (hi0 - lo0 + H) / H, step1 = (hi1 - lo1 + H) / H;
+    const std::int64_t lo = second ? lo1 : lo0, hi = second ? hi1 : hi0, step = second ? step1 : step0;
+    const std::int64_t i = lo + lane * step;
+    const bool below = lo < hi && i <= hi && __ldg(g.off + i) <= f;
+    const int c0 = __syncthreads_count(!second && below), c1 = __syncthreads_count(second && below);
+    if (lo0 < hi0) {
+      lo0 += static_cast<std::int64_t>(c0 > 0 ? c0 - 1 : 0) * step0;
+      hi0 = lo0 + step0 - 1 < hi0 ? lo0 + step0 - 1 : hi0;
+    }
+    if (lo1 < hi1) {
+      lo1 += static_cast<std::int64_t>(c1 > 0 ? c1 - 1 : 0) * step1;
+      hi1 = lo1 + step1 - 1 < hi1 ? lo1 + step1 - 1 : hi1;
+    }
+  }
+  oa = lo0;
+  ob = lo1;
+}
+
 /// Output o's flat elements [b, e) and where its elements start in x (rows: o * outer). For
 /// segments, safe for any offsets: clamped into [0, n] with e >= b, so offsets that break the
 /// rules (found by the blocks' own checks, reported, and the outputs then unspecified) never
@@ -157,7 +192,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. Registers for 4
 /// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
-template <class Op, int G>
+template <class Op, int G, bool SCAN = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, finish f) {
@@ -184,23 +219,16 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
     // whatever the order)
     const std::int64_t it = item_at(taken, tiles, items, order);
     if (it < tiles) {
-      // The outputs of more than `split` elements meeting this tile: the ones holding f0 and
-      // f1 - 1, and any between (each holds a point f0 + k split: an output longer than split
-      // inside the tile cannot fit between two of them), visited in order; each point inside
-      // an output already found needs no search.
+      // The outputs of more than `split` elements meeting this tile.
       const std::int64_t t = it;
       const std::int64_t f0 = t * tile, f1 = f0 + tile < g.n ? f0 + tile : g.n;
-      std::int64_t p = f0;
-      while (true) {
-        if (!(known >= 0 && known_b <= p && p < known_e)) {
-          known = block_output_of(g, p);
-          std::int64_t at;
-          span_of(g, known, known_b, known_e, at);
-          if (!(known_b <= p && p < known_e)) break;  // (only with offsets that break the rules)
-        }
-        const std::int64_t s = known, b = known_b, len = known_e - known_b;
-        if (len > split) {
-          const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (known_e < f1 ? known_e : f1) - b;
+      // Output s, of flat elements [b, e) with e - b > split, meeting this tile: its part here
+      // reduced by the whole block and written, or left as this tile's partial (the last of
+      // its tiles to finish combines them). Every thread calls it with the same arguments.
+      auto tile_part = [&](std::int64_t s, std::int64_t b, std::int64_t e) {
+        const std::int64_t len = e - b;
+        {
+          const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
           v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
@@ -239,10 +267,56 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           }
           __syncthreads();  // temp and `last` are reused
         }
-        if (known_e >= f1) break;  // s reaches the tile's end
-        // the next point at or after s's end: f0 + k split, or the tile's last element
-        const std::int64_t k = (known_e - f0 + split - 1) / split;
-        p = f0 + k * split < f1 - 1 ? f0 + k * split : f1 - 1;
+      };
+      std::int64_t s0 = 0, s1 = -1;
+      // SCAN (segments, plan.tile_scan; a kernel of its own, so the default one keeps its
+      // registers): the outputs holding f0 and f1 - 1, found together, and every output
+      // between them read from the offsets, kBlock at a time (when there are at most
+      // kScanMax): a few rounds of loads where the walk below searches at every point.
+      if constexpr (SCAN) block_outputs_of2(g, f0, f1 - 1, s0, s1);
+      if (SCAN && s0 <= s1 && s1 - s0 < kScanMax) {
+        __shared__ std::int64_t long_list[kMaxLong];
+        __shared__ int long_count;
+        for (std::int64_t base = s0; base <= s1; base += kBlock) {
+          if (threadIdx.x == 0) long_count = 0;
+          __syncthreads();
+          const std::int64_t o = base + threadIdx.x;
+          if (o <= s1) {
+            std::int64_t b, e, at;
+            span_of(g, o, b, e, at);
+            if (e - b > split && b < f1 && e > f0) {
+              const int k = atomicAdd(&long_count, 1);
+              if (k < kMaxLong) long_list[k] = o;  // (more only with offsets that break the rules)
+            }
+          }
+          __syncthreads();
+          const int count = long_count < kMaxLong ? long_count : kMaxLong;
+          for (int k = 0; k < count; ++k) {  // in any order: each output's part and slot are its own
+            const std::int64_t s = long_list[k];
+            std::int64_t b, e, at;
+            span_of(g, s, b, e, at);
+            tile_part(s, b, e);
+          }
+          __syncthreads();  // long_list and long_count are reused
+        }
+      } else {
+        // The walk: the outputs holding f0 and f1 - 1, and any between (each holds a point
+        // f0 + k split: an output longer than split inside the tile cannot fit between two of
+        // them), visited in order; each point inside an output already found needs no search.
+        std::int64_t p = f0;
+        while (true) {
+          if (!(known >= 0 && known_b <= p && p < known_e)) {
+            known = block_output_of(g, p);
+            std::int64_t at;
+            span_of(g, known, known_b, known_e, at);
+            if (!(known_b <= p && p < known_e)) break;  // (only with offsets that break the rules)
+          }
+          if (known_e - known_b > split) tile_part(known, known_b, known_e);
+          if (known_e >= f1) break;  // s reaches the tile's end
+          // the next point at or after s's end: f0 + k split, or the tile's last element
+          const std::int64_t k = (known_e - f0 + split - 1) / split;
+          p = f0 + k * split < f1 - 1 ? f0 + k * split : f1 - 1;
+        }
       }
     } else if constexpr (G == kBlock) {  // one output, the whole block
       const std::int64_t o = it - tiles;
