@@ -268,16 +268,18 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           __syncthreads();  // temp and `last` are reused
         }
       };
-      std::int64_t s0 = 0, s1 = -1;
       // SCAN (segments, plan.tile_scan; a kernel of its own, so the default one keeps its
-      // registers): the outputs holding f0 and f1 - 1, found together, and every output
-      // between them read from the offsets, kBlock at a time (when there are at most
-      // kScanMax): a few rounds of loads where the walk below searches at every point.
-      if constexpr (SCAN) block_outputs_of2(g, f0, f1 - 1, s0, s1);
-      if (SCAN && s0 <= s1 && s1 - s0 < kScanMax) {
+      // registers and shared memory): the outputs holding f0 and f1 - 1, found together, and
+      // every output between them read from the offsets, kBlock at a time (when there are at
+      // most kScanMax): a few rounds of loads where the walk below searches at every point.
+      bool scanned = false;
+      if constexpr (SCAN) {
+        std::int64_t s0, s1;
+        block_outputs_of2(g, f0, f1 - 1, s0, s1);
+        scanned = s0 <= s1 && s1 - s0 < kScanMax;  // (the same in every thread)
         __shared__ std::int64_t long_list[kMaxLong];
         __shared__ int long_count;
-        for (std::int64_t base = s0; base <= s1; base += kBlock) {
+        for (std::int64_t base = s0; scanned && base <= s1; base += kBlock) {
           if (threadIdx.x == 0) long_count = 0;
           __syncthreads();
           const std::int64_t o = base + threadIdx.x;
@@ -299,7 +301,8 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           }
           __syncthreads();  // long_list and long_count are reused
         }
-      } else {
+      }
+      if (!scanned) {
         // The walk: the outputs holding f0 and f1 - 1, and any between (each holds a point
         // f0 + k split: an output longer than split inside the tile cannot fit between two of
         // them), visited in order; each point inside an output already found needs no search.
