@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/shapes_items.hpp"
@@ -111,4 +112,34 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
   EXPECT_EQ(sk::item_at(8, 2, 10, 1), 0);
   EXPECT_EQ(sk::item_at(5, 2, 10, 2), 1);  // interleaved: tiles at 0 and 5
   EXPECT_EQ(sk::item_at(1, 2, 10, 2), 2);
+}
+
+// TALLY_SHAPES_PLAN's form (tests run the GPU shape suite under other plans with it): named
+// fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
+TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
+  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_scan=1");
+  EXPECT_EQ(p.tile, 1024);
+  EXPECT_EQ(p.seg_lanes, 4);
+  EXPECT_EQ(p.item_order, 2);
+  EXPECT_EQ(p.tile_scan, 1);
+  EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
+  const std::pair<const char*, const char*> bad[] = {
+      {"tile=abc", "not name=integer"},
+      {"tile", "not name=integer"},
+      {"tiles=1024", "no field 'tiles'"},
+      {"item_order=4294967298", "out of range"},  // would wrap to 2 as an int
+      {"tile_scan=-4294967295", "out of range"},
+      {"item_order=3", "item_order"},
+      {"tile_scan=2", "tile_scan"},
+      {"seg_lanes=6", "seg_lanes"},
+  };
+  for (const auto& [text, why] : bad) {
+    try {
+      tn::parse_shapes_plan(text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const tally::error& e) {
+      EXPECT_EQ(e.code(), tally::errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
+    }
+  }
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -104,9 +105,11 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.tile_scan != 0 && p.tile_scan != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_scan must be 0 or 1");
 }
 
+}  // namespace
+
 // TALLY_SHAPES_PLAN="tile=1024,blocks_per_sm=1,...": the plan's fields by name (tests run
 // the shape suite under other plans with it).
-shapes_v3_plan plan_from_env(const char* e) {
+shapes_v3_plan parse_shapes_plan(const char* e) {
   shapes_v3_plan p;
   std::string s(e);
   std::size_t at = 0;
@@ -121,22 +124,27 @@ shapes_v3_plan plan_from_env(const char* e) {
     const char* last = item.c_str() + item.size();
     if (!first || first == last || std::from_chars(first, last, v).ptr != last)
       throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN item '" + item + "' is not name=integer");
+    // the int fields: a value past int's range is refused, not wrapped into a valid one
+    auto small = [&](long long w) {
+      if (w < std::numeric_limits<int>::min() || w > std::numeric_limits<int>::max())
+        throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN item '" + item + "' is out of range");
+      return static_cast<int>(w);
+    };
     if (key == "tile") p.tile = v;
     else if (key == "seg_tile") p.seg_tile = v;
     else if (key == "seg_split") p.seg_split = v;
-    else if (key == "seg_lanes") p.seg_lanes = static_cast<int>(v);
+    else if (key == "seg_lanes") p.seg_lanes = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
-    else if (key == "blocks_per_sm") p.blocks_per_sm = static_cast<int>(v);
+    else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);
     else if (key == "col_blocks") p.col_blocks = v;
-    else if (key == "item_order") p.item_order = static_cast<int>(v);
-    else if (key == "tile_scan") p.tile_scan = static_cast<int>(v);
+    else if (key == "item_order") p.item_order = small(v);
+    else if (key == "tile_scan") p.tile_scan = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }
   check_plan(p);
   return p;
 }
-}  // namespace
 
 bool shapes_vector_loads() noexcept { return env_switch(v2_state, "TALLY_SHAPES_V2"); }
 void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
@@ -146,7 +154,7 @@ void set_shapes_fused(bool on) noexcept { v3_state.store(on ? 1 : 0, std::memory
 shapes_v3_plan shapes_v3_params() {
   std::lock_guard<std::mutex> lock(plan_mutex);
   if (!plan_read) {
-    if (const char* e = std::getenv("TALLY_SHAPES_PLAN"); e && *e) plan = plan_from_env(e);
+    if (const char* e = std::getenv("TALLY_SHAPES_PLAN"); e && *e) plan = parse_shapes_plan(e);
     plan_read = true;
   }
   return plan;

@@ -62,6 +62,12 @@ struct shapes_v3_plan {
 /// Thread-safe.
 shapes_v3_plan shapes_v3_params();
 
+/// A plan from TALLY_SHAPES_PLAN's form, "name=integer" items separated by commas (the
+/// fields not named keep their defaults). Throws tally::error (invalid_argument) naming the
+/// item that is not name=integer, names no field or is out of range, or the field that
+/// set_shapes_v3_params would refuse.
+shapes_v3_plan parse_shapes_plan(const char* text);
+
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_scan not 0 or 1. Thread-safe.

@@ -134,7 +134,8 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
 
 /// The outputs holding flat elements fa and fb (< n), found together by the whole block: each
 /// half runs a (kBlock / 2)-ary search for one of them, so the two searches share their rounds
-/// of dependent loads (three for up to 2^21 segments). The same answers as block_output_of.
+/// of dependent loads (three for up to 2^21 segments). The same answers as block_output_of for
+/// valid offsets (with others, some outputs in [0, outputs); the caller checks what it uses).
 __device__ __forceinline__ void block_outputs_of2(const geo& g, std::int64_t fa, std::int64_t fb, std::int64_t& oa,
                                                   std::int64_t& ob) {
   if (!g.off) {
