@@ -232,8 +232,8 @@ template <class T> void bench_add(pools& P, std::int64_t n, int reps) {
 // and each result's relative error against the exact (correctly rounded) value.
 const char* dist_name(int d) { return d == 0 ? "uniform" : d == 1 ? "wide" : "illcond"; }
 
-// --exact-variants N: rows for the default and the first N - 1 certified-pass variants (1..6).
-int g_exact_variants = 6;
+// --exact-variants N: rows for the default and the first N - 1 certified-pass variants (1..7).
+int g_exact_variants = 7;
 // --tune-filter STR: the shapes-tune jobs whose names contain STR (all when empty).
 std::string g_tune_filter;
 
@@ -265,8 +265,8 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
   namespace tuning = tally::cuda::tuning;
   const char* variant_names[] = {"tally", "tally-c1 (gate waits for the grid)", "tally-c2 (unroll 8)",
                                  "tally-c3 (unroll 4 prefetch)", "tally-c4 (partial last tile)",
-                                 "tally-c5 (ordered Fast2Sum)"};
-  const int kVariants = g_exact_variants;  // --exact-variants: the default and the first N-1 variants
+                                 "tally-c5 (ordered Fast2Sum)", "tally-c6 (gated grid: a block per SM)"};
+  const int kVariants = g_exact_variants;  // --exact-variants: the default and the first N-1 variants (7 names)
   auto with_variant = [](int v, auto&& call) {
     tuning::set_certified_variant(v);
     call();
@@ -1126,7 +1126,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--max-log2" && i + 1 < argc) max_log2 = std::atoi(argv[++i]);
     else if (a == "--tune-filter" && i + 1 < argc) g_tune_filter = argv[++i];
-    else if (a == "--exact-variants" && i + 1 < argc) g_exact_variants = std::clamp(std::atoi(argv[++i]), 1, 6);
+    else if (a == "--exact-variants" && i + 1 < argc) g_exact_variants = std::clamp(std::atoi(argv[++i]), 1, 7);
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {

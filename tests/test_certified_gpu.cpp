@@ -123,7 +123,7 @@ template <class T, class Out> void compare_everywhere(int kind, std::int64_t n, 
   tn::set_var_one_pass(true);
   if (n >= 65537) {  // the other variants of the certified pass (tuning::certified_variant)
     tn::set_exact_certified(true);
-    for (int v = 1; v <= 5; ++v) {
+    for (int v = 1; v <= 6; ++v) {
       tn::set_certified_variant(v);
       EXPECT_TRUE(same_results(run<T, Out>(x, y, offset, tally::backend::cuda), want)) << "variant " << v;
     }
@@ -234,8 +234,8 @@ struct easy_and_tie {
 
 // Stream-ordered calls back to back whose verdicts alternate (held, failed, held, ...): each
 // gated exact kernel must act on its own call's verdict, never on a stale one (the polled
-// gate of the default, variant 0, and the waiting one of variant 1), and each result lands
-// in its own slot.
+// gate of the default, variant 0, the waiting one of variant 1, and variant 6's smaller gated
+// grid), and each result lands in its own slot.
 TEST(CertifiedGpu, BackToBackStreamOrderedCallsWithAlternatingVerdicts) {
   TT_REQUIRE_BACKEND(tally::backend::cuda);
   certified_switch restore;
@@ -244,7 +244,7 @@ TEST(CertifiedGpu, BackToBackStreamOrderedCallsWithAlternatingVerdicts) {
   const auto ve = d.easy_view(), vt = d.tie_view();
   const double want_easy = d.want_easy, want_tie = d.want_tie;
   constexpr int calls = 64;
-  for (int v : {0, 1}) {
+  for (int v : {0, 1, 6}) {  // 6: the gated grid of a block per SM
     tn::set_certified_variant(v);
     cuda::device_buffer dr(calls * sizeof(double));
     auto* r = static_cast<double*>(dr.get());

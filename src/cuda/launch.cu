@@ -141,7 +141,7 @@ void start_exact(unsigned grid, int block, std::size_t smem, cudaStream_t stream
 
 template <class T, bool DOT, class Out, bool EXPORT = false, bool SQUARE = false, bool ABS = false, int GATE = 0>
 void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t stream,
-                  workspace& ws, unsigned seq = 0) {
+                  workspace& ws, unsigned seq = 0, int grid_cap = 0) {
   using A = exact_acc<T, DOT>;
   static_assert(A::layout::digits <= tuning::max_exact_digits);
   constexpr int B = tuning::exact_block_threads;
@@ -155,6 +155,7 @@ void launch_exact(const T* x, const T* y, std::int64_t n, sink out, cudaStream_t
   unsigned* gate = GATE != 0 ? ws.exact_flags + 3 : nullptr;
   auto blocks = [&](std::int64_t units, int max_grid) {
     std::int64_t per_block = static_cast<std::int64_t>(B) * U;
+    if (grid_cap > 0) max_grid = std::min(max_grid, grid_cap);  // (certified variant 6: a smaller gated grid)
     return static_cast<unsigned>(std::clamp<std::int64_t>((units + per_block - 1) / per_block, 1, max_grid));
   };
   bool vectorisable = aligned_to(x, sizeof(T)) &&
@@ -225,7 +226,8 @@ void launch_exact_certified(const T* x, const T* y, std::int64_t n, sink out, cu
     default: launch_certified<T, DOT, false, true, Out, U, PF>(x, y, n, out, stream, ws, seq); break;
   }
   const bool polled = variant == 1 ? false : tuning::certified_gate_polled;
-  if (polled) launch_exact<T, DOT, Out, false, false, false, kPolled>(x, y, n, out, stream, ws, seq);
+  const int grid_cap = variant == 6 ? ws.sm_count : 0;
+  if (polled) launch_exact<T, DOT, Out, false, false, false, kPolled>(x, y, n, out, stream, ws, seq, grid_cap);
   else launch_exact<T, DOT, Out, false, false, false, kWaits>(x, y, n, out, stream, ws, seq);
 }
 
@@ -771,9 +773,9 @@ bool exact_certified() noexcept { return env_switch(certified_state, "TALLY_EXAC
 void set_exact_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 int certified_variant() noexcept {
   return env_setting(variant_state, "TALLY_CERTIFIED_VARIANT",
-                     [](const char* e) { return e && *e >= '0' && *e <= '5' && e[1] == 0 ? *e - '0' : 0; });
+                     [](const char* e) { return e && *e >= '0' && *e <= '6' && e[1] == 0 ? *e - '0' : 0; });
 }
-void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 5 ? v : 0, std::memory_order_relaxed); }
+void set_certified_variant(int v) noexcept { variant_state.store(v >= 0 && v <= 6 ? v : 0, std::memory_order_relaxed); }
 bool var_one_pass() noexcept {
   return env_setting(one_pass_state, "TALLY_VAR_ONE_PASS", [](const char* e) { return e && e[0] == '0' && e[1] == 0 ? 0 : 1; }) == 1;
 }

@@ -84,7 +84,10 @@ inline constexpr bool certified_f64_sum_prefetch = false;
 /// by Fast2Sum on operands ordered by magnitude (ops::certified::two_sum_ordered: float64
 /// sums take 8 float64 additions and 2 compares per element instead of 14 additions; the
 /// pass keeps the float64 pipe ~44% busy at full bandwidth, so its tail and its overlap with
-/// the loads should shrink; not yet measured).
+/// the loads should shrink; run 35: within 0.3% of the default, the float64 pipe is not the
+/// limit), 6 the defaults with the gated exact kernel launched with one block per SM instead
+/// of a full wave (fewer blocks to start, poll the verdict and retire behind a proof that
+/// held; an exact pass after a failed proof then runs on that smaller grid; not yet measured).
 /// TALLY_CERTIFIED_VARIANT (read once) or set_certified_variant. Thread-safe.
 int certified_variant() noexcept;
 void set_certified_variant(int v) noexcept;
