@@ -31,6 +31,7 @@
 #include <thrust/transform.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -295,6 +296,28 @@ template <class T> void bench_exact(pools& P, std::int64_t n, int dist, int reps
                     t[kVariants], gb / t[kVariants], 0.0});
     rows.push_back({"sum-exact", tn, "tally-fast", n, t[kVariants + 1], gb / t[kVariants + 1], rel(vfast, vexact)});
     rows.push_back({"sum-exact", tn, "cub", n, t[kVariants + 2], gb / t[kVariants + 2], rel(double(cv), vexact)});
+  }
+  {  // The price of a failed proof: one NaN in x. The certified pass proves nothing that is not
+     // finite, so the exact kernel reads x again (the sum is NaN either way). Timed interleaved
+     // with fast mode on the same data; the error column is 0 when the result is NaN.
+    T saved;
+    const std::size_t mid = static_cast<std::size_t>(n / 2);
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaMemcpy(&saved, x + mid, sizeof(T), cudaMemcpyDeviceToHost));
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    CK(cudaMemcpy(x + mid, &nan, sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());  // (a copy from pageable memory may return before it lands)
+    auto exact_call = [&] { tally::sum_async<T>(vx, rd, nullptr, ex); };
+    exact_call();
+    const bool held = tally::cuda::last_exact_was_certified(P.s, -1);
+    T got;
+    CK(cudaMemcpy(&got, rd, sizeof(T), cudaMemcpyDeviceToHost));
+    auto t = tm.per_call_interleaved({exact_call, [&] { tally::sum_async<T>(vx, rd, nullptr, fa); }}, reps);
+    rows.push_back({"sum-exact", tn, held ? "tally (one NaN: proof held?!)" : "tally (one NaN: proof fails)", n, t[0],
+                    gb / t[0], std::isnan(double(got)) ? 0.0 : 1.0});
+    CK(cudaStreamSynchronize(P.s));
+    CK(cudaMemcpy(x + mid, &saved, sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
   }
   // Dot products of the same data.
   double dexact = double(tally::dot<T>(vx, vy, ex)), dfast = double(tally::dot<T>(vx, vy, fa));
