@@ -5,7 +5,8 @@
 //
 //  - fold_contig: elements [k0, k1) of one contiguous output, read from its first 16-byte
 //    boundary in 16-byte vectors (uint4: 4 float/int32 or 2 double/int64 elements), lanes
-//    strided by vectors, kUnroll2 vectors in flight per lane; the head before the boundary and
+//    strided by vectors, kUnroll2 vectors in flight per lane (the lane's last < U vectors
+//    too: one predicated round, not one load at a time); the head before the boundary and
 //    the tail after the last whole vector are read scalarly. Each lane meets its elements in
 //    increasing index order (as in v1), so the first-index rules of min/max/arg hold.
 //  - tile_kernel<TILE>: as shapes_tile_kernel (outputs longer than TILE, two partial slots per
@@ -66,12 +67,22 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
       for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kb + e);
     }
   }
-  for (; j < nv; j += step) {
-    uint4 w = __ldg(pv + j);
-    T v[V];
-    __builtin_memcpy(v, &w, 16);
+  if (j < nv) {  // this lane's last (< U) vectors: all in flight together, in the same order
+    uint4 w[U];
 #pragma unroll
-    for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kh + j * V + e);
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t ju = j + static_cast<std::int64_t>(u) * step;
+      w[u] = ju < nv ? __ldg(pv + ju) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t ju = j + static_cast<std::int64_t>(u) * step;
+      if (ju >= nv) break;
+      T v[V];
+      __builtin_memcpy(v, &w[u], 16);
+#pragma unroll
+      for (int e = 0; e < V; ++e) Op::accumulate(a, v[e], kh + ju * V + e);
+    }
   }
   for (std::int64_t k = kh + nv * V + first; k < k1; k += step) Op::accumulate(a, __ldg(p + k), k);
 }

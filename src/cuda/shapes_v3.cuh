@@ -48,7 +48,8 @@
 
 namespace tally::cuda::shapes_k::v3 {
 
-inline constexpr int kUnroll3 = 4;
+inline constexpr int kUnroll3 = 4;       // vectors in flight per thread: tiles and block rows
+inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups of 4..32 lanes per output
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
@@ -113,7 +114,8 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
 }
 
 /// The output holding flat element f (< n), found by the whole block (every thread calls it
-/// and gets the same answer). CSR segments: a kBlock-ary search over the offsets (one round of
+/// and gets the same answer). CSR segments: a probe of kBlock offsets where f would be with
+/// equal segments, then a kBlock-ary search over the range left (one round of
 /// kBlock parallel loads per factor of kBlock: two rounds for up to 65,536 segments) instead of
 /// a binary search's chain of log2(segments) dependent loads. With valid offsets (nondecreasing
 /// from 0 to n) the answer is the last o < outputs with off[o] <= f, never an empty segment;
@@ -121,6 +123,18 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
 __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64_t f) {
   if (!g.off) return f / g.len;
   std::int64_t lo = 0, hi = g.outputs - 1;  // off[lo] <= f always (lo, hi: the same in every thread)
+  if (hi >= kBlock && g.n > 0) {
+    // A first probe: the kBlock offsets around where f would sit were the segments equal
+    // (one round instead of log_kBlock(segments) when they nearly are; else the range it
+    // leaves). The answer is the same whatever the probe (the last o with off[o] <= f).
+    const auto guess = static_cast<std::int64_t>(static_cast<double>(f) * static_cast<double>(g.outputs) / static_cast<double>(g.n));
+    std::int64_t start = guess - kBlock / 2;
+    start = start < 0 ? 0 : start > hi - kBlock + 1 ? hi - kBlock + 1 : start;
+    const int c = __syncthreads_count(__ldg(g.off + start + threadIdx.x) <= f);
+    if (c == 0) hi = start > 0 ? start - 1 : 0;  // (start = 0 and c = 0 only with offsets that break the rules)
+    else if (c == kBlock) lo = start + kBlock - 1;
+    else lo = hi = start + c - 1;
+  }
   while (lo < hi) {
     const std::int64_t step = (hi - lo + kBlock) / kBlock;  // ceil((hi - lo + 1) / kBlock) >= 1
     const std::int64_t i = lo + static_cast<std::int64_t>(threadIdx.x) * step;
@@ -166,6 +180,15 @@ __device__ __forceinline__ void block_outputs_of2(const geo& g, std::int64_t fa,
   ob = lo1;
 }
 
+/// A segment's flat elements [b, e) from its two offsets lo, hi, clamped into [0, n] with
+/// e >= b (see span_of), and where they start in x.
+__device__ __forceinline__ void span_from(const geo& g, std::int64_t lo, std::int64_t hi, std::int64_t& b,
+                                          std::int64_t& e, std::int64_t& at) {
+  b = lo < 0 ? 0 : lo > g.n ? g.n : lo;
+  e = hi < b ? b : hi > g.n ? g.n : hi;
+  at = b;
+}
+
 /// Output o's flat elements [b, e) and where its elements start in x (rows: o * outer). For
 /// segments, safe for any offsets: clamped into [0, n] with e >= b, so offsets that break the
 /// rules (found by the blocks' own checks, reported, and the outputs then unspecified) never
@@ -178,10 +201,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
     at = o * g.outer;
     return;
   }
-  const std::int64_t lo = __ldg(g.off + o), hi = __ldg(g.off + o + 1);
-  b = lo < 0 ? 0 : lo > g.n ? g.n : lo;
-  e = hi < b ? b : hi > g.n ? g.n : hi;
-  at = b;
+  span_from(g, __ldg(g.off + o), __ldg(g.off + o + 1), b, e, at);
 }
 
 /// Rows and segments (contiguous outputs), one launch over `items` work items, taken by the
@@ -215,6 +235,8 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
     }
   }
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
+  bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
+  std::int64_t next_lo = 0, next_hi = 0;
   for (std::int64_t taken = blockIdx.x; taken < items; taken += gridDim.x) {
     // the order items are taken in (what each item computes, and so the bits, is the same
     // whatever the order)
@@ -339,10 +361,25 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
       const bool live = o < g.outputs;  // every lane stays for the shuffles
       std::int64_t b = 0, e = 0, at = 0;
-      if (live) span_of(g, o, b, e, at);
+      if (live) {
+        if (have_next) span_from(g, next_lo, next_hi, b, e, at);  // (o: the output they were loaded for)
+        else span_of(g, o, b, e, at);
+      }
+      // segments: this thread's offsets for the block's next item, loaded now so that their
+      // latency hides behind this item's reads (the next item then starts its reads at once)
+      have_next = false;
+      if (g.off && taken + gridDim.x < items) {
+        const std::int64_t nit = item_at(taken + gridDim.x, tiles, items, order);
+        const std::int64_t no = (nit - tiles) * (kBlock / G) + threadIdx.x / G;
+        if (nit >= tiles && no < g.outputs) {
+          next_lo = __ldg(g.off + no);
+          next_hi = __ldg(g.off + no + 1);
+          have_next = true;
+        }
+      }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
