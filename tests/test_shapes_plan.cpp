@@ -17,7 +17,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_scan == b.tile_scan;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -40,7 +40,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
-      {"tile_scan", [](tn::shapes_v3_plan& p) { p.tile_scan = 2; }},
+      {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -67,7 +67,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
   p.item_order = 2;
-  p.tile_scan = 1;
+  p.tile_probe = 0;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);
@@ -117,20 +117,20 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
 // TALLY_SHAPES_PLAN's form (tests run the GPU shape suite under other plans with it): named
 // fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
 TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
-  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_scan=1");
+  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0");
   EXPECT_EQ(p.tile, 1024);
   EXPECT_EQ(p.seg_lanes, 4);
   EXPECT_EQ(p.item_order, 2);
-  EXPECT_EQ(p.tile_scan, 1);
+  EXPECT_EQ(p.tile_probe, 0);
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
       {"tiles=1024", "no field 'tiles'"},
       {"item_order=4294967298", "out of range"},  // would wrap to 2 as an int
-      {"tile_scan=-4294967295", "out of range"},
+      {"tile_probe=-4294967295", "out of range"},
       {"item_order=3", "item_order"},
-      {"tile_scan=2", "tile_scan"},
+      {"tile_probe=2", "tile_probe"},
       {"seg_lanes=6", "seg_lanes"},
   };
   for (const auto& [text, why] : bad) {

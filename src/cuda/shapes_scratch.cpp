@@ -102,7 +102,7 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.item_order < 0 || p.item_order > 2)
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
-  if (p.tile_scan != 0 && p.tile_scan != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_scan must be 0 or 1");
+  if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
 }
 
 }  // namespace
@@ -138,7 +138,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);
     else if (key == "col_blocks") p.col_blocks = v;
     else if (key == "item_order") p.item_order = small(v);
-    else if (key == "tile_scan") p.tile_scan = small(v);
+    else if (key == "tile_probe") p.tile_probe = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -51,9 +51,9 @@ struct shapes_v3_plan {
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits)
-  int tile_scan = 0;                  // segments: 1 finds the long outputs meeting a tile from two searches
-                                      // (tile ends, together) and a scan of the offsets between, instead of a
-                                      // search at every seg_split elements (never the bits)
+  int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
+                                      // (a warp each, where they would sit were the segments equal) before the
+                                      // searches, 0 searches point by point (never the bits)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -70,7 +70,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_scan not 0 or 1. Thread-safe.
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

@@ -53,8 +53,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
-inline constexpr std::int64_t kScanMax = 8 * kBlock;  // tile scan: at most this many outputs meeting a tile
-inline constexpr int kMaxLong = 72;  // tile scan: outputs longer than split meeting one tile (<= 64 + 2 points)
+inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
 
 /// Completion of a fused launch.
 struct finish {
@@ -146,40 +145,6 @@ __device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64
   return lo;
 }
 
-/// The outputs holding flat elements fa and fb (< n), found together by the whole block: each
-/// half runs a (kBlock / 2)-ary search for one of them, so the two searches share their rounds
-/// of dependent loads (three for up to 2^21 segments). The same answers as block_output_of for
-/// valid offsets (with others, some outputs in [0, outputs); the caller checks what it uses).
-__device__ __forceinline__ void block_outputs_of2(const geo& g, std::int64_t fa, std::int64_t fb, std::int64_t& oa,
-                                                  std::int64_t& ob) {
-  if (!g.off) {
-    oa = fa / g.len;
-    ob = fb / g.len;
-    return;
-  }
-  constexpr int H = kBlock / 2;
-  const bool second = threadIdx.x >= H;
-  const std::int64_t lane = threadIdx.x % H, f = second ? fb : fa;
-  std::int64_t lo0 = 0, hi0 = g.outputs - 1, lo1 = 0, hi1 = g.outputs - 1;  // the same in every thread
-  while (lo0 < hi0 || lo1 < hi1) {
-    const std::int64_t step0 = (hi0 - lo0 + H) / H, step1 = (hi1 - lo1 + H) / H;
-    const std::int64_t lo = second ? lo1 : lo0, hi = second ? hi1 : hi0, step = second ? step1 : step0;
-    const std::int64_t i = lo + lane * step;
-    const bool below = lo < hi && i <= hi && __ldg(g.off + i) <= f;
-    const int c0 = __syncthreads_count(!second && below), c1 = __syncthreads_count(second && below);
-    if (lo0 < hi0) {
-      lo0 += static_cast<std::int64_t>(c0 > 0 ? c0 - 1 : 0) * step0;
-      hi0 = lo0 + step0 - 1 < hi0 ? lo0 + step0 - 1 : hi0;
-    }
-    if (lo1 < hi1) {
-      lo1 += static_cast<std::int64_t>(c1 > 0 ? c1 - 1 : 0) * step1;
-      hi1 = lo1 + step1 - 1 < hi1 ? lo1 + step1 - 1 : hi1;
-    }
-  }
-  oa = lo0;
-  ob = lo1;
-}
-
 /// A segment's flat elements [b, e) from its two offsets lo, hi, clamped into [0, n] with
 /// e >= b (see span_of), and where they start in x.
 __device__ __forceinline__ void span_from(const geo& g, std::int64_t lo, std::int64_t hi, std::int64_t& b,
@@ -213,16 +178,17 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. Registers for 4
 /// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
-template <class Op, int G, bool SCAN = false>
+template <class Op, int G>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
-                                                      std::int64_t items, int order, finish f) {
+                                                      std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % G) == 0));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
+  __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   const T* x = static_cast<const T*>(g.x);
   if (g.off) {  // this block's share of the offsets check (first bad index to status[0]); see span_of
     const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
@@ -291,48 +257,38 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           __syncthreads();  // temp and `last` are reused
         }
       };
-      // SCAN (segments, plan.tile_scan; a kernel of its own, so the default one keeps its
-      // registers and shared memory): the outputs holding f0 and f1 - 1, found together, and
-      // every output between them read from the offsets, kBlock at a time (when there are at
-      // most kScanMax): a few rounds of loads where the walk below searches at every point.
-      bool scanned = false;
-      if constexpr (SCAN) {
-        std::int64_t s0, s1;
-        block_outputs_of2(g, f0, f1 - 1, s0, s1);
-        scanned = s0 <= s1 && s1 - s0 < kScanMax;  // (the same in every thread)
-        __shared__ std::int64_t long_list[kMaxLong];
-        __shared__ int long_count;
-        for (std::int64_t base = s0; scanned && base <= s1; base += kBlock) {
-          if (threadIdx.x == 0) long_count = 0;
-          __syncthreads();
-          const std::int64_t o = base + threadIdx.x;
-          if (o <= s1) {
-            std::int64_t b, e, at;
-            span_of(g, o, b, e, at);
-            if (e - b > split && b < f1 && e > f0) {
-              const int k = atomicAdd(&long_count, 1);
-              if (k < kMaxLong) long_list[k] = o;  // (more only with offsets that break the rules)
-            }
-          }
-          __syncthreads();
-          const int count = long_count < kMaxLong ? long_count : kMaxLong;
-          for (int k = 0; k < count; ++k) {  // in any order: each output's part and slot are its own
-            const std::int64_t s = long_list[k];
-            std::int64_t b, e, at;
-            span_of(g, s, b, e, at);
-            tile_part(s, b, e);
-          }
-          __syncthreads();  // long_list and long_count are reused
+      // The points the walk below may search: f0 + k split (k < K - 1) and f1 - 1 (k = K - 1).
+      // Probe (segments, plan.tile_probe, up to kProbePoints points): warp k reads the 32
+      // offsets around where point k would sit were the segments equal, all in one round; a
+      // point whose window brackets it needs no search. Skipped when the output already found
+      // covers the tile (a long segment's inner tiles). The walk's answers are the same
+      // either way.
+      const std::int64_t K = (f1 - 1 - f0 + split - 1) / split + 1;
+      auto point = [&](std::int64_t k) { return f0 + k * split < f1 - 1 ? f0 + k * split : f1 - 1; };
+      const bool probing = g.off && probe && K <= kProbePoints && g.outputs >= 32 &&
+                           !(known >= 0 && known_b <= f0 && f1 <= known_e);  // (the same in every thread)
+      if (probing) {
+        __syncthreads();  // every thread has read the last tile's probe_at
+        const int w = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+        if (w < K) {
+          const std::int64_t q = point(w);
+          const auto guess = static_cast<std::int64_t>(static_cast<double>(q) * static_cast<double>(g.outputs) / static_cast<double>(g.n));
+          const std::int64_t st = guess - 16 < 0 ? 0 : guess - 16 > g.outputs - 32 ? g.outputs - 32 : guess - 16;
+          const int c = __popc(__ballot_sync(0xffffffffu, __ldg(g.off + st + lane) <= q));
+          // the last o with off[o] <= q, when the window shows it: c > 0 and off[st + c] > q (or the window ends at the last output)
+          if (lane == 0) probe_at[w] = c > 0 && (c < 32 || st + 32 == g.outputs) ? st + c - 1 : -1;
         }
+        __syncthreads();
       }
-      if (!scanned) {
+      {
         // The walk: the outputs holding f0 and f1 - 1, and any between (each holds a point
         // f0 + k split: an output longer than split inside the tile cannot fit between two of
         // them), visited in order; each point inside an output already found needs no search.
         std::int64_t p = f0;
         while (true) {
           if (!(known >= 0 && known_b <= p && p < known_e)) {
-            known = block_output_of(g, p);
+            const std::int64_t hit = probing ? probe_at[p == f1 - 1 ? K - 1 : (p - f0) / split] : -1;
+            known = hit >= 0 ? hit : block_output_of(g, p);
             std::int64_t at;
             span_of(g, known, known_b, known_e, at);
             if (!(known_b <= p && p < known_e)) break;  // (only with offsets that break the rules)
@@ -340,8 +296,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           if (known_e - known_b > split) tile_part(known, known_b, known_e);
           if (known_e >= f1) break;  // s reaches the tile's end
           // the next point at or after s's end: f0 + k split, or the tile's last element
-          const std::int64_t k = (known_e - f0 + split - 1) / split;
-          p = f0 + k * split < f1 - 1 ? f0 + k * split : f1 - 1;
+          p = point((known_e - f0 + split - 1) / split);
         }
       }
     } else if constexpr (G == kBlock) {  // one output, the whole block
