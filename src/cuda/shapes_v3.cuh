@@ -7,9 +7,11 @@
 //    and so the bits, depend only on the shape and the plan, tuning::shapes_v3_plan):
 //    items [0, tiles) are tiles of `tile` flat elements, the rest groups of outputs.
 //      * A tile item reduces the parts of the outputs longer than `split` (rows: `tile`;
-//        segments: seg_split) that meet its flat elements, found by block-wide kBlock-ary
-//        searches of the offsets at the tile's ends and at every `split` elements between (a
-//        long output inside the tile holds one of those points). An output inside the tile
+//        segments: seg_split) that meet its flat elements, found at the tile's ends and at
+//        every `split` elements between (a long output inside the tile holds one of those
+//        points): first a probe of the offsets where all those points would sit with equal
+//        segments (a warp each, one round), then block-wide kBlock-ary searches for the
+//        points it missed. An output inside the tile
 //        is written at once; the first and last ones may reach other tiles and get one
 //        partial per tile. The last tile to finish an output (a ticket per output)
 //        combines that output's partials with the whole block, in tile order (thread i:
@@ -18,7 +20,8 @@
 //        partials.
 //      * A group item gives G lanes (4..32, or the whole block for rows of block_row_len to
 //        `tile` elements) to each output of at most `split` elements, 16-byte vector loads
-//        (v2's fold_contig, kUnroll3 vectors in flight per lane).
+//        (v2's fold_contig, kGroupUnroll vectors in flight per lane); with segments, each
+//        thread loads its offsets for the block's next item before reading this one.
 //  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
 //    row-major matrix): block (bx, by) owns 32 * V adjacent outputs and a chunk of rows; lane
 //    j of every warp owns outputs [(32 bx + j) V, +V) and reads them as one 16-byte vector per
