@@ -1,14 +1,21 @@
 // The shape layer's plan (src/cuda/shapes_tuning.hpp, a private header: tally is a static
-// library): bad plans are refused by name and leave the plan in force unchanged. No GPU needed.
+// library): bad plans are refused by name and leave the plan in force unchanged (no GPU
+// needed); on a GPU, the plan fields documented as never changing the bits do not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cuda/shapes_items.hpp"
 #include "cuda/shapes_tuning.hpp"
+#include "device_buffer.hpp"
+#include "tally/tally.hpp"
 #include "tally/types.hpp"
 
 namespace {
@@ -17,7 +24,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe;
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe && a.seg_stage == b.seg_stage;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -41,6 +48,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
+      {"seg_stage", [](tn::shapes_v3_plan& p) { p.seg_stage = -1; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -68,6 +76,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.col_blocks = 1;
   p.item_order = 2;
   p.tile_probe = 0;
+  p.seg_stage = 1;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);
@@ -117,11 +126,12 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
 // TALLY_SHAPES_PLAN's form (tests run the GPU shape suite under other plans with it): named
 // fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
 TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
-  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0");
+  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0,seg_stage=1");
   EXPECT_EQ(p.tile, 1024);
   EXPECT_EQ(p.seg_lanes, 4);
   EXPECT_EQ(p.item_order, 2);
   EXPECT_EQ(p.tile_probe, 0);
+  EXPECT_EQ(p.seg_stage, 1);
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
@@ -131,6 +141,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"tile_probe=-4294967295", "out of range"},
       {"item_order=3", "item_order"},
       {"tile_probe=2", "tile_probe"},
+      {"seg_stage=2", "seg_stage"},
       {"seg_lanes=6", "seg_lanes"},
   };
   for (const auto& [text, why] : bad) {
@@ -142,4 +153,101 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
     }
   }
+}
+
+// The fields that only change who takes which item and how it is read (item_order,
+// tile_probe, seg_stage, blocks_per_sm) give the same bits as the default plan: fast float32
+// and float64 segment sums and argmax (value and index), over equal, uneven and random
+// segments with empty ones, from an element-aligned base and from one element past a 16-byte
+// boundary (so the staged copies start mid-vector).
+TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::vector<std::pair<const char*, tn::shapes_v3_plan>> plans;
+  auto with = [&](const char* name, auto change) {
+    tn::shapes_v3_plan p = base;
+    change(p);
+    plans.emplace_back(name, p);
+  };
+  with("groups first", [](auto& p) { p.item_order = 1; });
+  with("interleaved", [](auto& p) { p.item_order = 2; });
+  with("no probe", [](auto& p) { p.tile_probe = 0; });
+  with("staged", [](auto& p) { p.seg_stage = 1; });
+  with("staged, a block per SM", [](auto& p) { p.seg_stage = 1; p.blocks_per_sm = 1; });
+  with("staged, groups first, no probe", [](auto& p) { p.seg_stage = 1; p.item_order = 1; p.tile_probe = 0; });
+
+  std::mt19937_64 gen(7);
+  std::vector<std::vector<std::int64_t>> sets;
+  for (std::int64_t len : {1, 3, 200, 1023, 5000}) {  // equal segments
+    std::vector<std::int64_t> o{0};
+    while (o.back() < 600000) o.push_back(o.back() + len);
+    sets.push_back(o);
+  }
+  {  // one huge among tiny ones, empty ones included
+    std::vector<std::int64_t> o{0};
+    for (int s = 0; s < 4001; ++s) o.push_back(o.back() + (s == 2000 ? 900000 : s % 4));
+    sets.push_back(o);
+  }
+  {  // random lengths 0..300 with runs of empty ones, and a few of 20,000-70,000
+    std::vector<std::int64_t> o{0};
+    for (int s = 0; s < 6000; ++s)
+      o.push_back(o.back() + (s % 97 == 5 ? 20000 + static_cast<std::int64_t>(gen() % 50000)
+                              : s % 13 < 3 ? 0 : static_cast<std::int64_t>(gen() % 301)));
+    sets.push_back(o);
+  }
+  // the sums' bits, then argmax's values and indices, of every segment
+  auto run = [&](dtype t, std::size_t esz, const tt::cuda::device_buffer& x, std::size_t shift,
+                 const std::vector<std::int64_t>& off) {
+    const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1, n = off.back();
+    const std::size_t s = static_cast<std::size_t>(segs);
+    tt::cuda::device_buffer doff(off.size() * sizeof(std::int64_t)), sum(s * esz + 8), val(s * esz + 8),
+        idx(s * sizeof(std::int64_t) + 8);
+    doff.upload(0, off.data(), off.size() * sizeof(std::int64_t));
+    const void* xp = static_cast<const char*>(x.get()) + shift;
+    const auto* dof = static_cast<const std::int64_t*>(doff.get());
+    tally::options fast{tally::backend::cuda, nullptr, tally::accuracy::fast};
+    tally::reduce_segments(tally::reduce_op::sum, {xp, n, t, tally::memory::device}, dof, segs,
+                           {sum.get(), segs, t, tally::memory::device}, fast);
+    tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {xp, n, t, tally::memory::device}, dof,
+                            segs, {val.get(), segs, t, tally::memory::device},
+                            {idx.get(), segs, dtype::int64, tally::memory::device}, fast);
+    std::vector<unsigned char> h(s * (2 * esz + sizeof(std::int64_t)));
+    sum.download(h.data(), 0, s * esz);
+    val.download(h.data() + s * esz, 0, s * esz);
+    idx.download(h.data() + 2 * s * esz, 0, s * sizeof(std::int64_t));
+    return h;
+  };
+  for (dtype t : {dtype::float32, dtype::float64}) {
+    const std::size_t esz = t == dtype::float32 ? 4 : 8;
+    std::int64_t most = 0;
+    for (const auto& o : sets) most = std::max(most, o.back());
+    std::vector<unsigned char> hx(static_cast<std::size_t>(most + 4) * esz);
+    for (std::size_t i = 0; i < hx.size() / esz; ++i) {  // many magnitudes and both signs, no NaN
+      const double v = std::ldexp(static_cast<double>(static_cast<std::int64_t>(gen() % 2000001) - 1000000),
+                                  -static_cast<int>(gen() % 40));
+      if (esz == 4) {
+        const float f = static_cast<float>(v);
+        std::memcpy(&hx[i * 4], &f, 4);
+      } else {
+        std::memcpy(&hx[i * 8], &v, 8);
+      }
+    }
+    tt::cuda::device_buffer x(hx.size());
+    x.upload(0, hx.data(), hx.size());
+    for (const auto& off : sets) {
+      for (std::size_t shift : {std::size_t(0), esz}) {
+        SCOPED_TRACE(std::string(esz == 4 ? "float32" : "float64") + ", segments " + std::to_string(off.size() - 1) +
+                     ", elements " + std::to_string(off.back()) + ", base shifted by " + std::to_string(shift) + " bytes");
+        tn::set_shapes_v3_params(base);
+        const std::vector<unsigned char> want = run(t, esz, x, shift, off);
+        for (const auto& [name, p] : plans) {
+          SCOPED_TRACE(name);
+          tn::set_shapes_v3_params(p);
+          EXPECT_TRUE(run(t, esz, x, shift, off) == want);
+        }
+      }
+    }
+  }
+  tn::set_shapes_v3_params(base);
 }

@@ -105,10 +105,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
-    auto go = [&]<int G>() {
+    auto go = [&]<int G, bool STAGE = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G>;
+      auto kernel = v3::rows_kernel<Op, G, STAGE>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -122,11 +122,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, f);
     };
+    // segments under plan.seg_stage: the rows kernel whose group items stage their elements
+    // in shared memory (shapes_stage.cuh)
+    auto lanes = [&]<int G>() {
+      if (segmented && plan.seg_stage != 0) go.template operator()<G, true>();
+      else go.template operator()<G>();
+    };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
-    else if (lanes_len >= 512) go.template operator()<32>();
-    else if (lanes_len >= 256) go.template operator()<16>();
-    else if (lanes_len >= 128) go.template operator()<8>();
-    else go.template operator()<4>();
+    else if (lanes_len >= 512) lanes.template operator()<32>();
+    else if (lanes_len >= 256) lanes.template operator()<16>();
+    else if (lanes_len >= 128) lanes.template operator()<8>();
+    else lanes.template operator()<4>();
   }
   TALLY_CUDA(cudaGetLastError());
   if (r.stream_ordered) return;  // (dispatch refuses host outputs for these)

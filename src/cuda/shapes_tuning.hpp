@@ -54,6 +54,9 @@ struct shapes_v3_plan {
   int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
                                       // (a warp each, where they would sit were the segments equal) before the
                                       // searches, 0 searches point by point (never the bits)
+  int seg_stage = 0;                  // segments: 1 copies each group item's elements into shared memory with
+                                      // cp.async, double buffered, before its lanes reduce them (shapes_stage.cuh;
+                                      // never the bits; not yet measured)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -70,7 +73,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe not 0 or 1. Thread-safe.
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe or seg_stage not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

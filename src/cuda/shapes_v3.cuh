@@ -47,6 +47,7 @@
 
 #include "cuda/shapes.cuh"
 #include "cuda/shapes_items.hpp"
+#include "cuda/shapes_stage.cuh"
 #include "cuda/shapes_v2.cuh"
 
 namespace tally::cuda::shapes_k::v3 {
@@ -181,7 +182,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. Registers for 4
 /// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
-template <class Op, int G>
+template <class Op, int G, bool STAGE = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
@@ -337,7 +338,16 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
+      bool staged = false;
+      if constexpr (STAGE) {  // (segments, plan.seg_stage: shapes_stage.cuh; the same bits)
+        __shared__ stage_buffers stage;
+        const std::int64_t o_first = (it - tiles) * (kBlock / G);
+        const std::int64_t o_end = o_first + kBlock / G < g.outputs ? o_first + kBlock / G : g.outputs;
+        std::int64_t F0, F1, at0;
+        span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
+        staged = staged_fold<Op, G>(a, x, F0, F1, b, e, live && len <= split, lane, stage);
+      }
+      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
