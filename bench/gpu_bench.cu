@@ -981,6 +981,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"stage", with([](auto& p) { p.seg_stage = 1; })},
       {"stage+split32k", with([](auto& p) { p.seg_stage = 1; p.seg_split = 32768; })},
       {"stage+seglanes4", with([](auto& p) { p.seg_stage = 1; p.seg_lanes = 4; })},
+      {"lanes-per-item", with([](auto& p) { p.seg_lanes = -1; })},
+      {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},

@@ -49,6 +49,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
       {"seg_stage", [](tn::shapes_v3_plan& p) { p.seg_stage = -1; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
+      {"seg_stage needs seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -1; p.seg_stage = 1; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -142,6 +144,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"item_order=3", "item_order"},
       {"tile_probe=2", "tile_probe"},
       {"seg_stage=2", "seg_stage"},
+      {"seg_lanes=-1,seg_stage=1", "seg_stage needs seg_lanes"},
       {"seg_lanes=6", "seg_lanes"},
   };
   for (const auto& [text, why] : bad) {

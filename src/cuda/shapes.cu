@@ -105,10 +105,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
-    auto go = [&]<int G, bool STAGE = false>() {
+    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, STAGE>;
+      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -129,6 +129,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       else go.template operator()<G>();
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
+    else if (segmented && plan.seg_lanes < 0) go.template operator()<4, false, true>();  // lanes per item
     else if (lanes_len >= 512) lanes.template operator()<32>();
     else if (lanes_len >= 256) lanes.template operator()<16>();
     else if (lanes_len >= 128) lanes.template operator()<8>();

@@ -44,7 +44,9 @@ struct shapes_v3_plan {
   std::int64_t tile = 65536;          // rows: flat elements per tile item; rows longer than this are split
   std::int64_t seg_tile = 65536;      // CSR segments: flat elements per tile item
   std::int64_t seg_split = 16384;     // CSR segments longer than this go to the tile items (shorter: 4..32 lanes each)
-  int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, else 4, 8, 16 or 32
+  int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, -1 the same rule
+                                      // applied to each group item's own segments (on the device; not yet measured),
+                                      // else 4, 8, 16 or 32
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
@@ -72,7 +74,7 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32 (or -1 with seg_stage), block_row_len < 1, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe or seg_stage not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 

@@ -182,7 +182,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. Registers for 4
 /// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
-template <class Op, int G, bool STAGE = false>
+template <class Op, int G, bool STAGE = false, bool ADAPT = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
@@ -314,6 +314,30 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
+      }
+    } else if constexpr (ADAPT) {
+      // (segments, plan.seg_lanes = -1; launched with G = 4) The lanes per segment from this
+      // item's own mean length, by the rule launch_v3 applies to a whole call's mean: so one
+      // huge segment no longer gives 32 lanes to every tiny one. An item is kBlock / G
+      // segments, taken kBlock / lanes at a time. Each output gets the bits it would get from
+      // the kernel of that many lanes.
+      const std::int64_t o_first = (it - tiles) * (kBlock / G);
+      const std::int64_t o_end = o_first + kBlock / G < g.outputs ? o_first + kBlock / G : g.outputs;
+      std::int64_t F0, F1, at0;
+      span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
+      const std::int64_t lanes_len = (F1 - F0) / (o_end - o_first) / 4;  // (the same in every thread)
+      const int gl = lanes_len >= 512 ? 32 : lanes_len >= 256 ? 16 : lanes_len >= 128 ? 8 : 4;
+      const int lane = static_cast<int>(threadIdx.x) % gl, per = kBlock / gl;
+      for (int r = 0; r < gl / G; ++r) {
+        const std::int64_t o = o_first + static_cast<std::int64_t>(r) * per + threadIdx.x / gl;
+        const bool live = o < o_end;  // every lane stays for the shuffles
+        std::int64_t b = 0, e = 0, at = 0;
+        if (live) span_of(g, o, b, e, at);
+        const std::int64_t len = e - b;
+        A a = Op::identity();
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
+        for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
+        if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
     } else {
       const int lane = threadIdx.x % G;
