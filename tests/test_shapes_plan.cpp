@@ -108,7 +108,9 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
           last_tile = it;
           if (order == 2) {
             EXPECT_EQ(k, it * items / tiles) << tiles << " " << items;
-            if (last_pos >= 0) EXPECT_LE(k - last_pos, (items + tiles - 1) / tiles) << "evenly spread";
+            if (last_pos >= 0) {
+              EXPECT_LE(k - last_pos, (items + tiles - 1) / tiles) << "evenly spread";
+            }
             last_pos = k;
           }
         } else {
