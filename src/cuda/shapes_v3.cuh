@@ -180,8 +180,11 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// outputs of at most `split` elements (G = kBlock: one output per block). What an item
 /// computes does not depend on the block that takes it, so the bits do not depend on the
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
-/// evenly among the group items. Registers for 4
-/// blocks per SM (64; a 5-block cap at 48 measured slower, run 19).
+/// evenly among the group items. probe (plan tile_probe): the tile items probe their search
+/// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
+/// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
+/// segment per item. Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
+/// run 19).
 template <class Op, int G, bool STAGE = false, bool ADAPT = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
