@@ -983,6 +983,12 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"stage+seglanes4", with([](auto& p) { p.seg_stage = 1; p.seg_lanes = 4; })},
       {"lanes-per-item", with([](auto& p) { p.seg_lanes = -1; })},
       {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
+      {"wide", with([](auto& p) { p.seg_wide = 1; })},
+      {"wide+seglanes4", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 4; })},
+      {"wide+seglanes8", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 8; })},
+      {"wide+seglanes16", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 16; })},
+      {"wide+split32k", with([](auto& p) { p.seg_wide = 1; p.seg_split = 32768; })},
+      {"wide+seg16k", with([](auto& p) { p.seg_wide = 1; p.seg_tile = 16384; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},
@@ -1043,9 +1049,10 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                  {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
   }});
-  // equal segments (the lanes per short segment come from their mean length, 200 and 1024 here)
+  // equal segments (the lanes per short segment come from their mean length, 200 and 1024 here;
+  // 16Ki-32Ki: around seg_split, where a plan moves them between the group and the tile items)
   std::vector<std::int64_t*> doff_eq;
-  for (std::int64_t len : {std::int64_t(200), std::int64_t(1024)}) {
+  for (std::int64_t len : {std::int64_t(200), std::int64_t(1024), std::int64_t(16384), std::int64_t(24576), std::int64_t(32768)}) {
     const std::int64_t count = n / len;
     std::vector<std::int64_t> o(static_cast<std::size_t>(count + 1));
     for (std::int64_t i = 0; i <= count; ++i) o[static_cast<std::size_t>(i)] = i * len;
@@ -1126,6 +1133,24 @@ void bench_shapes_once(pools& P, std::int64_t n) {
   CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
                          {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+  CK(cudaDeviceSynchronize());
+  // equal segments of 200 (the slowest segment shape), under the default plan and seg_wide
+  {
+    const std::int64_t len = 200, count = std::min<std::int64_t>(n / len, std::max<std::int64_t>(65536, n / 1024));
+    std::vector<std::int64_t> o(static_cast<std::size_t>(count + 1));
+    for (std::int64_t i = 0; i <= count; ++i) o[static_cast<std::size_t>(i)] = i * len;
+    CK(cudaMemcpy(doff, o.data(), o.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    namespace tn = tally::cuda::tuning;
+    const tn::shapes_v3_plan base = tn::shapes_v3_params();
+    for (int wide : {0, 1}) {
+      tn::shapes_v3_plan p = base;
+      p.seg_wide = wide;
+      tn::set_shapes_v3_params(p);
+      tally::reduce_segments(tally::reduce_op::sum, {x, count * len, tally::dtype::float32, tally::memory::device}, doff,
+                             count, {out, count, tally::dtype::float32, tally::memory::device}, fast);
+    }
+    tn::set_shapes_v3_params(base);
+  }
   CK(cudaDeviceSynchronize());
   CK(cudaFree(doff));
   std::printf("shapes-once: done (n = %lld)\n", (long long)n);

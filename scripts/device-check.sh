@@ -103,11 +103,13 @@ fi
 
 if [[ " $steps " == *" ncu "* ]]; then  # not in "all": the shape kernels' own device time (no launch or completion around them)
   echo "== ncu: shape kernels once each (2^26 float32)"
-  ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum \
-    -k regex:"rows_kernel|cols_kernel|read_kernel|check_offsets|DeviceSegmentedReduceKernel" \
+  # NCU_ARGS (e.g. "--section WarpStateStats --section Occupancy") replaces the two metrics;
+  # NCU_KERNELS the kernel regex
+  ncu --clock-control none ${NCU_ARGS:---metrics gpu__time_duration.sum,dram__bytes_read.sum} \
+    -k regex:"${NCU_KERNELS:-rows_kernel|cols_kernel|read_kernel|check_offsets|DeviceSegmentedReduceKernel}" \
     $B/bench/tally_bench --only shapes-once --max-log2 26 >"$OUT/ncu.txt" 2>&1 || rc=1
-  grep -E "rows_kernel|cols_kernel|read_kernel|check_offsets|SegmentedReduce|gpu__time_duration|dram__bytes" "$OUT/ncu.txt" |
-    sed -E 's/\(int, int, int\).*//' | cut -c1-150 | head -80
+  grep -E "rows_kernel|cols_kernel|read_kernel|check_offsets|SegmentedReduce|gpu__time_duration|dram__bytes|Stall|Occupancy|Warp Cycles|Throughput|Registers|Block Limit" "$OUT/ncu.txt" |
+    sed -E 's/\(int, int, int\).*//' | cut -c1-150 | head -120
 fi
 
 if want cpu; then

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "cuda/check.hpp"
 #include "cuda/shapes.cuh"
@@ -105,10 +106,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
-    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false>() {
+    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false, bool WIDE = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT>;
+      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT, WIDE>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -123,10 +124,16 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                                                                  plan.item_order, plan.tile_probe, f);
     };
     // segments under plan.seg_stage: the rows kernel whose group items stage their elements
-    // in shared memory (shapes_stage.cuh)
+    // in shared memory (shapes_stage.cuh); under plan.seg_wide (fast float32/float64 sums
+    // only: the other operations are not compiled for it), the one with 8 vectors in flight
+    constexpr bool wide_ok = (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                             (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>);
     auto lanes = [&]<int G>() {
       if (segmented && plan.seg_stage != 0) go.template operator()<G, true>();
-      else go.template operator()<G>();
+      else if constexpr (wide_ok) {
+        if (segmented && plan.seg_wide != 0) go.template operator()<G, false, false, true>();
+        else go.template operator()<G>();
+      } else go.template operator()<G>();
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (segmented && plan.seg_lanes < 0) go.template operator()<4, false, true>();  // lanes per item

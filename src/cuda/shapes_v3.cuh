@@ -117,16 +117,17 @@ template <class A> __device__ __forceinline__ A load_cg(const A* p) {
 }
 
 /// The output holding flat element f (< n), found by the whole block (every thread calls it
-/// and gets the same answer). CSR segments: a probe of kBlock offsets where f would be with
+/// and gets the same answer). CSR segments: a probe (unless `probe` is false: the caller's own
+/// probe of the same place missed) of kBlock offsets where f would be with
 /// equal segments, then a kBlock-ary search over the range left (one round of
 /// kBlock parallel loads per factor of kBlock: two rounds for up to 65,536 segments) instead of
 /// a binary search's chain of log2(segments) dependent loads. With valid offsets (nondecreasing
 /// from 0 to n) the answer is the last o < outputs with off[o] <= f, never an empty segment;
 /// with any others it is some o in [0, outputs) (the caller checks it holds f).
-__device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64_t f) {
+__device__ __forceinline__ std::int64_t block_output_of(const geo& g, std::int64_t f, bool probe = true) {
   if (!g.off) return f / g.len;
   std::int64_t lo = 0, hi = g.outputs - 1;  // off[lo] <= f always (lo, hi: the same in every thread)
-  if (hi >= kBlock && g.n > 0) {
+  if (probe && hi >= kBlock && g.n > 0) {
     // A first probe: the kBlock offsets around where f would sit were the segments equal
     // (one round instead of log_kBlock(segments) when they nearly are; else the range it
     // leaves). The answer is the same whatever the probe (the last o with off[o] <= f).
@@ -183,30 +184,27 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
 /// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
 /// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item. Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
-/// run 19).
-template <class Op, int G, bool STAGE = false, bool ADAPT = false>
-__global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+/// segment per item. WIDE (plan seg_wide, fast float sums of segments): 8 vectors in flight
+/// per thread or lane instead of 4, registers for 3 blocks per SM (85) instead of 4 (64; a
+/// 5-block cap at 48 measured slower, run 19).
+template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool WIDE = false>
+__global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % G) == 0));
+  // vectors in flight per thread (tiles, block rows) and per lane (groups); WIDE: twice as
+  // many, registers for 3 blocks per SM instead of 4 (plan.seg_wide; the same bits: a lane
+  // meets its elements in the same order whatever the count)
+  constexpr int UT = WIDE ? 2 * kUnroll3 : kUnroll3;
+  constexpr int UG = WIDE ? 2 * kGroupUnroll : kGroupUnroll;
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
+  __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
-  if (g.off) {  // this block's share of the offsets check (first bad index to status[0]); see span_of
-    const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
-    const std::int64_t i1 = (blockIdx.x + 1) * per < entries ? (blockIdx.x + 1) * per : entries;
-    for (std::int64_t i = blockIdx.x * per + threadIdx.x; i < i1; i += kBlock) {
-      const std::int64_t v = __ldg(g.off + i);
-      bool good = i == 0 ? v == 0 : v >= __ldg(g.off + i - 1);
-      if (i == g.outputs) good = good && v == g.n;
-      if (!good) atomicMin(f.status, static_cast<long long>(i));
-    }
-  }
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
@@ -227,7 +225,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, UT>(a, xs, lo, hi, threadIdx.x, kBlock);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -281,9 +279,20 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           const std::int64_t q = point(w);
           const auto guess = static_cast<std::int64_t>(static_cast<double>(q) * static_cast<double>(g.outputs) / static_cast<double>(g.n));
           const std::int64_t st = guess - 16 < 0 ? 0 : guess - 16 > g.outputs - 32 ? g.outputs - 32 : guess - 16;
-          const int c = __popc(__ballot_sync(0xffffffffu, __ldg(g.off + st + lane) <= q));
+          const std::int64_t v = __ldg(g.off + st + lane);
+          const int c = __popc(__ballot_sync(0xffffffffu, v <= q));
+          // its two offsets, when the window holds both (c < 32): the walk then needs no span_of
+          const std::int64_t vb = __shfl_sync(0xffffffffu, v, c > 0 ? c - 1 : 0);
+          const std::int64_t ve = __shfl_sync(0xffffffffu, v, c < 32 ? c : 31);
           // the last o with off[o] <= q, when the window shows it: c > 0 and off[st + c] > q (or the window ends at the last output)
-          if (lane == 0) probe_at[w] = c > 0 && (c < 32 || st + 32 == g.outputs) ? st + c - 1 : -1;
+          if (lane == 0) {
+            const bool seen = c > 0 && (c < 32 || st + 32 == g.outputs);
+            probe_at[w] = seen ? st + c - 1 : -1;
+            std::int64_t b = 0, e = -1, at;
+            if (seen && c < 32) span_from(g, vb, ve, b, e, at);
+            probe_b[w] = b;
+            probe_e[w] = e;
+          }
         }
         __syncthreads();
       }
@@ -294,10 +303,18 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         std::int64_t p = f0;
         while (true) {
           if (!(known >= 0 && known_b <= p && p < known_e)) {
-            const std::int64_t hit = probing ? probe_at[p == f1 - 1 ? K - 1 : (p - f0) / split] : -1;
-            known = hit >= 0 ? hit : block_output_of(g, p);
-            std::int64_t at;
-            span_of(g, known, known_b, known_e, at);
+            const int k = probing ? static_cast<int>(p == f1 - 1 ? K - 1 : (p - f0) / split) : 0;
+            const std::int64_t hit = probing ? probe_at[k] : -1;
+            if (hit >= 0 && probe_e[k] >= 0) {  // the probe saw both its offsets (the values span_of reads)
+              known = hit;
+              known_b = probe_b[k];
+              known_e = probe_e[k];
+            } else {
+              // (after a probe that missed p, block_output_of skips its own probe of the same place)
+              known = hit >= 0 ? hit : block_output_of(g, p, !probing);
+              std::int64_t at;
+              span_of(g, known, known_b, known_e, at);
+            }
             if (!(known_b <= p && p < known_e)) break;  // (only with offsets that break the rules)
           }
           if (known_e - known_b > split) tile_part(known, known_b, known_e);
@@ -313,7 +330,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, UT>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -338,7 +355,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, UG>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -374,10 +391,24 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
         staged = staged_fold<Op, G>(a, x, F0, F1, b, e, live && len <= split, lane, stage);
       }
-      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
+      if (!staged && live && len <= split) v2::fold_contig<Op, UG>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
+    }
+  }
+  if (g.off) {
+    // This block's share of the offsets check (the first bad index to status[0]), after its
+    // items: the reads above are safe with any offsets (span_of clamps them into x), and the
+    // check's loads then overlap the other blocks' reads instead of delaying every block's
+    // first item. block_done reports it.
+    const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
+    const std::int64_t i1 = (blockIdx.x + 1) * per < entries ? (blockIdx.x + 1) * per : entries;
+    for (std::int64_t i = blockIdx.x * per + threadIdx.x; i < i1; i += kBlock) {
+      const std::int64_t v = __ldg(g.off + i);
+      bool good = i == 0 ? v == 0 : v >= __ldg(g.off + i - 1);
+      if (i == g.outputs) good = good && v == g.n;
+      if (!good) atomicMin(f.status, static_cast<long long>(i));
     }
   }
   block_done(f);
