@@ -983,12 +983,11 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"stage+seglanes4", with([](auto& p) { p.seg_stage = 1; p.seg_lanes = 4; })},
       {"lanes-per-item", with([](auto& p) { p.seg_lanes = -1; })},
       {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
-      {"wide", with([](auto& p) { p.seg_wide = 1; })},
-      {"wide+seglanes4", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 4; })},
-      {"wide+seglanes8", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 8; })},
-      {"wide+seglanes16", with([](auto& p) { p.seg_wide = 1; p.seg_lanes = 16; })},
-      {"wide+split32k", with([](auto& p) { p.seg_wide = 1; p.seg_split = 32768; })},
-      {"wide+seg16k", with([](auto& p) { p.seg_wide = 1; p.seg_tile = 16384; })},
+      {"split24k", with([](auto& p) { p.seg_split = 24576; })},
+      {"l2hint", with([](auto& p) { p.l2_prefetch = 1; })},
+      {"l2hint+split32k", with([](auto& p) { p.l2_prefetch = 1; p.seg_split = 32768; })},
+      {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
+      {"interleave+split1g", with([](auto& p) { p.item_order = 2; p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},
@@ -1134,25 +1133,19 @@ void bench_shapes_once(pools& P, std::int64_t n) {
   tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
                          {out, segs, tally::dtype::float32, tally::memory::device}, fast);
   CK(cudaDeviceSynchronize());
-  // equal segments of 200 (the slowest segment shape), under the default plan and seg_wide
+  CK(cudaFree(doff));
+  // equal segments of 200 (the slowest segment shape), all n / 200 of them
   {
-    const std::int64_t len = 200, count = std::min<std::int64_t>(n / len, std::max<std::int64_t>(65536, n / 1024));
+    const std::int64_t len = 200, count = n / len;
     std::vector<std::int64_t> o(static_cast<std::size_t>(count + 1));
     for (std::int64_t i = 0; i <= count; ++i) o[static_cast<std::size_t>(i)] = i * len;
+    CK(cudaMalloc(&doff, sizeof(std::int64_t) * o.size()));
     CK(cudaMemcpy(doff, o.data(), o.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
-    namespace tn = tally::cuda::tuning;
-    const tn::shapes_v3_plan base = tn::shapes_v3_params();
-    for (int wide : {0, 1}) {
-      tn::shapes_v3_plan p = base;
-      p.seg_wide = wide;
-      tn::set_shapes_v3_params(p);
-      tally::reduce_segments(tally::reduce_op::sum, {x, count * len, tally::dtype::float32, tally::memory::device}, doff,
-                             count, {out, count, tally::dtype::float32, tally::memory::device}, fast);
-    }
-    tn::set_shapes_v3_params(base);
+    tally::reduce_segments(tally::reduce_op::sum, {x, count * len, tally::dtype::float32, tally::memory::device}, doff, count,
+                           {out, count, tally::dtype::float32, tally::memory::device}, fast);
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(doff));
   }
-  CK(cudaDeviceSynchronize());
-  CK(cudaFree(doff));
   std::printf("shapes-once: done (n = %lld)\n", (long long)n);
 }
 

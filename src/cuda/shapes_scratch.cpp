@@ -107,9 +107,8 @@ void check_plan(const shapes_v3_plan& p) {
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
   if (p.seg_stage != 0 && p.seg_stage != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_stage must be 0 or 1");
-  if (p.seg_wide != 0 && p.seg_wide != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_wide must be 0 or 1");
-  if (p.seg_wide == 1 && (p.seg_stage != 0 || p.seg_lanes < 0))
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_wide needs seg_stage = 0 and seg_lanes >= 0");
+  if (p.l2_prefetch != 0 && p.l2_prefetch != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.l2_prefetch must be 0 or 1");
 }
 
 }  // namespace
@@ -147,7 +146,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_stage") p.seg_stage = small(v);
-    else if (key == "seg_wide") p.seg_wide = small(v);
+    else if (key == "l2_prefetch") p.l2_prefetch = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -54,6 +54,8 @@ namespace tally::cuda::shapes_k::v3 {
 
 inline constexpr int kUnroll3 = 4;       // vectors in flight per thread: tiles and block rows
 inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups of 4..32 lanes per output
+// (eight of each, with registers for 3 blocks per SM instead of 4, gave nothing: run 44,
+// equal segments of 200 and 1024 1-2% slower, one huge among tiny ones 3% slower)
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
@@ -184,22 +186,17 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
 /// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
 /// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item. WIDE (plan seg_wide, fast float sums of segments): 8 vectors in flight
-/// per thread or lane instead of 4, registers for 3 blocks per SM (85) instead of 4 (64; a
-/// 5-block cap at 48 measured slower, run 19).
-template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool WIDE = false>
-__global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+/// segment per item. HINT (plan l2_prefetch; fast float32/float64 sums): the 16-byte loads
+/// carry the L2 256-byte prefetch hint (v2::load16; the same bits). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
+/// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
+template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool HINT = false>
+__global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % G) == 0));
-  // vectors in flight per thread (tiles, block rows) and per lane (groups); WIDE: twice as
-  // many, registers for 3 blocks per SM instead of 4 (plan.seg_wide; the same bits: a lane
-  // meets its elements in the same order whatever the count)
-  constexpr int UT = WIDE ? 2 * kUnroll3 : kUnroll3;
-  constexpr int UG = WIDE ? 2 * kGroupUnroll : kGroupUnroll;
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
@@ -225,7 +222,7 @@ __global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, UT>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, kUnroll3, HINT>(a, xs, lo, hi, threadIdx.x, kBlock);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -330,7 +327,7 @@ __global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op
       const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, UT>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3, HINT>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -355,7 +352,7 @@ __global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, UG>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, HINT>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -391,7 +388,7 @@ __global__ void __launch_bounds__(kBlock, WIDE ? 3 : 4) rows_kernel(geo g, Op op
         span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
         staged = staged_fold<Op, G>(a, x, F0, F1, b, e, live && len <= split, lane, stage);
       }
-      if (!staged && live && len <= split) v2::fold_contig<Op, UG>(a, x + at, 0, len, lane, G);
+      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll, HINT>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
