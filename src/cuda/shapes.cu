@@ -92,7 +92,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                           : reinterpret_cast<long long*>(r.status_device);
   // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
   v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
-               segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count)};
+               segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
+               ps.tile_next, ps.long_seen};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -106,10 +107,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
-    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false, bool HINT = false>() {
+    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false, bool HINT = false, bool LAZY = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT, HINT>;
+      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT, HINT, LAZY>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -132,7 +133,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     auto lanes = [&]<int G>() {
       if (segmented && plan.seg_stage != 0) go.template operator()<G, true>();
       else if constexpr (hint_ok) {
-        if (plan.l2_prefetch != 0) go.template operator()<G, false, false, true>();
+        // lazy tiles (plan seg_lazy_tiles; segments): the tile items only when a segment is
+        // longer than split, claimed after the group items (shapes_v3.cuh rows_kernel)
+        if (segmented && plan.seg_lazy_tiles != 0) go.template operator()<G, false, false, false, true>();
+        else if (plan.l2_prefetch != 0) go.template operator()<G, false, false, true>();
         else go.template operator()<G>();
       } else go.template operator()<G>();
     };

@@ -40,14 +40,16 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
     persist_tickets = 0;
     const std::size_t bytes = 32 + grow * sizeof(unsigned);
     TALLY_CUDA(cudaMallocAsync(&persist, bytes, stream));
-    // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [32, ...): tickets
+    // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [20, 24): the
+    // next lazy tile; [24, 28): a long segment seen; [32, ...): tickets
     TALLY_CUDA(cudaMemsetAsync(persist, 0x7f, 16, stream));
     TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + 16, 0, bytes - 16, stream));
     persist_tickets = grow;
   }
   auto* base = static_cast<char*>(persist);
   return {reinterpret_cast<long long*>(base), reinterpret_cast<unsigned*>(base + 16),
-          reinterpret_cast<unsigned*>(base + 32)};
+          reinterpret_cast<unsigned*>(base + 32), reinterpret_cast<unsigned*>(base + 20),
+          reinterpret_cast<unsigned*>(base + 24)};
 }
 
 shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
@@ -107,6 +109,10 @@ void check_plan(const shapes_v3_plan& p) {
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
   if (p.seg_stage != 0 && p.seg_stage != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_stage must be 0 or 1");
+  if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
+  if (p.seg_lazy_tiles == 1 && (p.seg_stage != 0 || p.seg_lanes < 0))
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles needs seg_stage = 0 and seg_lanes >= 0");
   if (p.l2_prefetch != 0 && p.l2_prefetch != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.l2_prefetch must be 0 or 1");
 }
@@ -147,6 +153,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_stage") p.seg_stage = small(v);
     else if (key == "l2_prefetch") p.l2_prefetch = small(v);
+    else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

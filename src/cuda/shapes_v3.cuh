@@ -70,6 +70,8 @@ struct finish {
   unsigned ticket;
   unsigned* tickets;               // segments: the per-output tickets (reset after bad offsets), else null
   std::int64_t ticket_count;
+  unsigned* tile_next;             // device, 0 between calls: lazy tiles, the next tile item to claim
+  unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
 };
 
 /// Called by every thread of every block once its work is done.
@@ -95,6 +97,8 @@ __device__ __forceinline__ void block_done(const finish& f) {
   st[0] = kNone;
   st[1] = kNone;
   *f.blocks_done = 0;
+  *f.tile_next = 0;
+  *f.long_seen = 0;
   if (f.host_status) {
     f.host_status[0] = reported(s0);
     f.host_status[1] = reported(s1);
@@ -187,9 +191,11 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
 /// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
 /// segment per item. HINT (plan l2_prefetch; fast float32/float64 sums): the 16-byte loads
-/// carry the L2 256-byte prefetch hint (v2::load16; the same bits). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
+/// carry the L2 256-byte prefetch hint (v2::load16; the same bits). LAZY (plan seg_lazy_tiles;
+/// fast float32/float64 sums of segments): the tile items run only if a segment is longer than
+/// split, claimed after the group items (the same bits). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
-template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool HINT = false>
+template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool HINT = false, bool LAZY = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
@@ -202,13 +208,57 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
+  // This block's share of the offsets check (the first bad index to status[0]; block_done
+  // reports it). The reads below are safe with any offsets (span_of clamps them into x), so by
+  // default it runs after the block's items, its loads overlapping the other blocks' reads
+  // (run 44: +2% on the uneven case). With lazy tiles (plan seg_lazy_tiles; segments) it runs
+  // first and also looks for segments longer than split: a block that sees one sets
+  // f.long_seen, so that the blocks, done with their group items, know to claim the tiles.
+  auto check_offsets = [&](bool find_long) {
+    const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
+    const std::int64_t i1 = (blockIdx.x + 1) * per < entries ? (blockIdx.x + 1) * per : entries;
+    bool longer = false;
+    for (std::int64_t i = blockIdx.x * per + threadIdx.x; i < i1; i += kBlock) {
+      const std::int64_t v = __ldg(g.off + i), prev = i == 0 ? 0 : __ldg(g.off + i - 1);
+      bool good = i == 0 ? v == 0 : v >= prev;
+      if (i == g.outputs) good = good && v == g.n;
+      if (!good) atomicMin(f.status, static_cast<long long>(i));
+      longer = longer || (i > 0 && v - prev > split);
+    }
+    if (find_long && __syncthreads_or(longer) && threadIdx.x == 0) atomicOr(f.long_seen, 1u);
+  };
+  if constexpr (LAZY) {  // (launched for segments only: without offsets no tile would ever be claimed)
+    if (g.off) check_offsets(true);
+  }
+  __shared__ unsigned claimed;  // lazy tiles: the tile item thread 0 claimed
+  // LAZY (plan seg_lazy_tiles, segments): the group items are taken in turn first; then, if
+  // any block has seen a long segment, the tiles are claimed one at a time (an atomic
+  // counter) by the blocks done with theirs
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
-  for (std::int64_t taken = blockIdx.x; taken < items; taken += gridDim.x) {
+  for (std::int64_t taken = blockIdx.x;; taken += gridDim.x) {
     // the order items are taken in (what each item computes, and so the bits, is the same
-    // whatever the order)
-    const std::int64_t it = item_at(taken, tiles, items, order);
+    // whatever the order, and whichever block claims it)
+    std::int64_t it;
+    if constexpr (!LAZY) {
+      if (taken >= items) break;
+      it = item_at(taken, tiles, items, order);
+    } else if (taken < items - tiles) {
+      it = tiles + taken;
+    } else {
+      if (tiles == 0) break;
+      if (threadIdx.x == 0) {
+        unsigned c = 0xffffffffu;
+        if (atomicOr(f.long_seen, 0u) != 0) c = atomicAdd(f.tile_next, 1u);
+        claimed = c;
+      }
+      __syncthreads();
+      const unsigned c = claimed;
+      __syncthreads();  // (claimed is written again for the next claim)
+      if (c == 0xffffffffu || static_cast<std::int64_t>(c) >= tiles) break;
+      it = static_cast<std::int64_t>(c);
+    }
     if (it < tiles) {
       // The outputs of more than `split` elements meeting this tile.
       const std::int64_t t = it;
@@ -368,8 +418,9 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       // segments: this thread's offsets for the block's next item, loaded now so that their
       // latency hides behind this item's reads (the next item then starts its reads at once)
       have_next = false;
-      if (g.off && taken + gridDim.x < items) {
-        const std::int64_t nit = item_at(taken + gridDim.x, tiles, items, order);
+      if (g.off && taken + gridDim.x < (LAZY ? items - tiles : items)) {
+        const std::int64_t nt = taken + gridDim.x;
+        const std::int64_t nit = LAZY ? tiles + nt : item_at(nt, tiles, items, order);
         const std::int64_t no = (nit - tiles) * (kBlock / G) + threadIdx.x / G;
         if (nit >= tiles && no < g.outputs) {
           next_lo = __ldg(g.off + no);
@@ -394,19 +445,8 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
   }
-  if (g.off) {
-    // This block's share of the offsets check (the first bad index to status[0]), after its
-    // items: the reads above are safe with any offsets (span_of clamps them into x), and the
-    // check's loads then overlap the other blocks' reads instead of delaying every block's
-    // first item. block_done reports it.
-    const std::int64_t entries = g.outputs + 1, per = (entries + gridDim.x - 1) / gridDim.x;
-    const std::int64_t i1 = (blockIdx.x + 1) * per < entries ? (blockIdx.x + 1) * per : entries;
-    for (std::int64_t i = blockIdx.x * per + threadIdx.x; i < i1; i += kBlock) {
-      const std::int64_t v = __ldg(g.off + i);
-      bool good = i == 0 ? v == 0 : v >= __ldg(g.off + i - 1);
-      if (i == g.outputs) good = good && v == g.n;
-      if (!good) atomicMin(f.status, static_cast<long long>(i));
-    }
+  if constexpr (!LAZY) {
+    if (g.off) check_offsets(false);
   }
   block_done(f);
 }
