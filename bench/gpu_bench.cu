@@ -984,11 +984,9 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"lanes-per-item", with([](auto& p) { p.seg_lanes = -1; })},
       {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
       {"split24k", with([](auto& p) { p.seg_split = 24576; })},
-      {"l2hint", with([](auto& p) { p.l2_prefetch = 1; })},
       {"lazy", with([](auto& p) { p.seg_lazy_tiles = 1; })},
       {"lazy+split32k", with([](auto& p) { p.seg_lazy_tiles = 1; p.seg_split = 32768; })},
       {"lazy+seg16k", with([](auto& p) { p.seg_lazy_tiles = 1; p.seg_tile = 16384; })},
-      {"l2hint+split32k", with([](auto& p) { p.l2_prefetch = 1; p.seg_split = 32768; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
       {"interleave+split1g", with([](auto& p) { p.item_order = 2; p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},

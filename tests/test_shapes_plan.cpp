@@ -25,7 +25,7 @@ namespace tn = tally::cuda::tuning;
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe && a.seg_stage == b.seg_stage &&
-         a.l2_prefetch == b.l2_prefetch && a.seg_lazy_tiles == b.seg_lazy_tiles;
+         a.seg_lazy_tiles == b.seg_lazy_tiles;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -50,7 +50,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
       {"seg_stage", [](tn::shapes_v3_plan& p) { p.seg_stage = -1; }},
-      {"l2_prefetch", [](tn::shapes_v3_plan& p) { p.l2_prefetch = 2; }},
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 2; }},
       {"seg_lazy_tiles needs", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 1; p.seg_stage = 1; }},
       {"seg_lazy_tiles needs", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 1; p.seg_lanes = -1; }},
@@ -136,7 +135,6 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
 // fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
 TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0,seg_stage=1");
-  EXPECT_EQ(tn::parse_shapes_plan("l2_prefetch=1").l2_prefetch, 1);
   EXPECT_EQ(tn::parse_shapes_plan("seg_lazy_tiles=1").seg_lazy_tiles, 1);
   EXPECT_EQ(p.tile, 1024);
   EXPECT_EQ(p.seg_lanes, 4);
@@ -153,7 +151,6 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"item_order=3", "item_order"},
       {"tile_probe=2", "tile_probe"},
       {"seg_stage=2", "seg_stage"},
-      {"l2_prefetch=-1", "l2_prefetch"},
       {"seg_lazy_tiles=3", "seg_lazy_tiles"},
       {"seg_lazy_tiles=1,seg_stage=1", "seg_lazy_tiles needs"},
       {"seg_lanes=-1,seg_stage=1", "seg_stage needs seg_lanes"},
@@ -171,7 +168,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_stage, l2_prefetch, seg_lazy_tiles, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_stage, seg_lazy_tiles, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the staged copies start mid-vector).
@@ -192,8 +189,6 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("staged, a block per SM", [](auto& p) { p.seg_stage = 1; p.blocks_per_sm = 1; });
   with("staged, groups first, no probe", [](auto& p) { p.seg_stage = 1; p.item_order = 1; p.tile_probe = 0; });
   with("a block per SM, interleaved, no probe", [](auto& p) { p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
-  with("L2 prefetch hint", [](auto& p) { p.l2_prefetch = 1; });
-  with("L2 prefetch hint, a block per SM, interleaved", [](auto& p) { p.l2_prefetch = 1; p.blocks_per_sm = 1; p.item_order = 2; });
   with("lazy tiles", [](auto& p) { p.seg_lazy_tiles = 1; });
   with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });

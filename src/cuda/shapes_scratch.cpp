@@ -113,8 +113,6 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
   if (p.seg_lazy_tiles == 1 && (p.seg_stage != 0 || p.seg_lanes < 0))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles needs seg_stage = 0 and seg_lanes >= 0");
-  if (p.l2_prefetch != 0 && p.l2_prefetch != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.l2_prefetch must be 0 or 1");
 }
 
 }  // namespace
@@ -152,7 +150,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_stage") p.seg_stage = small(v);
-    else if (key == "l2_prefetch") p.l2_prefetch = small(v);
     else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;

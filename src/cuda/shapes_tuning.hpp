@@ -63,8 +63,6 @@ struct shapes_v3_plan {
                                       // segment is longer than seg_split (the blocks look while checking the
                                       // offsets, first), claimed one at a time after the group items (never the
                                       // bits; not yet measured; other operations ignore it; not with seg_stage)
-  int l2_prefetch = 0;                // rows and segments, fast float32/float64 sums: 1 gives the 16-byte loads the L2
-                                      // 256-byte prefetch hint (never the bits; other operations ignore it)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -81,7 +79,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32 (or -1 with seg_stage), block_row_len < 1, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe, seg_stage, seg_lazy_tiles or l2_prefetch not 0 or 1 (seg_lazy_tiles = 1 also needs seg_stage = 0 and seg_lanes >= 0). Thread-safe.
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe, seg_stage, or seg_lazy_tiles not 0 or 1 (seg_lazy_tiles = 1 also needs seg_stage = 0 and seg_lanes >= 0). Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

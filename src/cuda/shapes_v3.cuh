@@ -190,12 +190,11 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
 /// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
 /// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item. HINT (plan l2_prefetch; fast float32/float64 sums): the 16-byte loads
-/// carry the L2 256-byte prefetch hint (v2::load16; the same bits). LAZY (plan seg_lazy_tiles;
+/// segment per item. LAZY (plan seg_lazy_tiles;
 /// fast float32/float64 sums of segments): the tile items run only if a segment is longer than
 /// split, claimed after the group items (the same bits). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
-template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool HINT = false, bool LAZY = false>
+template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool LAZY = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
@@ -272,7 +271,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, kUnroll3, HINT>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -377,7 +376,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3, HINT>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -402,7 +401,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, HINT>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -439,7 +438,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
         staged = staged_fold<Op, G>(a, x, F0, F1, b, e, live && len <= split, lane, stage);
       }
-      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll, HINT>(a, x + at, 0, len, lane, G);
+      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
