@@ -30,10 +30,11 @@
 //    shared memory; with more than one chunk, each block writes its partials and the last
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
 //    The chunking depends only on the shape (not on the GPU), so the bits do too.
-//  - Segments: every block of rows_kernel checks its share of the offsets first (no separate
-//    launch); outputs are read through span_of, clamped into x, so offsets that break the
-//    rules are reported (status word 0) without any read outside x, and the last block then
-//    idles every ticket.
+//  - Segments: every block of rows_kernel checks its share of the offsets (no separate
+//    launch), after its items (first under LAZY, which also looks for long segments there);
+//    outputs are read through span_of, clamped into x, so offsets that break the rules are
+//    reported (status word 0) without any read outside x, and the last block then idles
+//    every ticket.
 //  - Completion (both kernels): every block counts itself done; the last one copies the two
 //    status words to mapped host memory, resets them and the counter for the next call, and
 //    writes the call's ticket last (the host spins on it, cuda::wait_for).
