@@ -987,6 +987,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"lazy", with([](auto& p) { p.seg_lazy_tiles = 1; })},
       {"lazy+split32k", with([](auto& p) { p.seg_lazy_tiles = 1; p.seg_split = 32768; })},
       {"lazy+seg16k", with([](auto& p) { p.seg_lazy_tiles = 1; p.seg_tile = 16384; })},
+      {"lazy+per-item", with([](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
       {"interleave+split1g", with([](auto& p) { p.item_order = 2; p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
@@ -1049,6 +1050,20 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                  {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
   }});
+  // the same segments with the huge one last (lazy tiles: the block that sees it is among the
+  // last to check its share of the offsets)
+  std::vector<std::int64_t> off_last{0};
+  {
+    for (std::int64_t s = 0; s + 1 < segs; ++s) off_last.push_back(off_last.back() + s % 4);
+    off_last.push_back(n);
+  }
+  std::int64_t* doff_last = nullptr;
+  CK(cudaMalloc(&doff_last, sizeof(std::int64_t) * off_last.size()));
+  CK(cudaMemcpy(doff_last, off_last.data(), off_last.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  jobs.push_back({"tune-segments-uneven-last-async", segs, [&](int k) {
+    tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff_last,
+                                 segs, {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
+  }});
   // equal segments (the lanes per short segment come from their mean length, 200 and 1024 here;
   // 16Ki-32Ki: around seg_split, where a plan moves them between the group and the tile items)
   std::vector<std::int64_t*> doff_eq;
@@ -1096,6 +1111,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   tn::set_shapes_v3_params(base);
   CK(cudaFree(doff));
   CK(cudaFree(doff64));
+  CK(cudaFree(doff_last));
   CK(cudaFree(dstatus));
   for (std::int64_t* d : doff_eq) CK(cudaFree(d));
 }
