@@ -8,7 +8,8 @@
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS,
-#   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT
+#   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT,
+#   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench only)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -19,17 +20,25 @@ want() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
 B=build-gpu
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+if [[ -n "${PREBUILT:-}" ]]; then  # binaries built here by scripts/pack-carry.sh: no device build
+  echo "== prebuilt binaries from $PREBUILT (no build)"
+  mkdir -p $B && tar -C $B -xJf "$PREBUILT" || exit 1
+  sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
+  T=$B/tests  # ctest over the tally_tests suites only
+else
+T=$B
 echo "== build (sm_90)"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
   -DTALLY_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v python3)" \
   >/tmp/configure.log 2>&1 || { tail -30 /tmp/configure.log; exit 1; }
 cmake --build $B -j 16 >/tmp/build.log 2>&1 || { grep -E "error|Error" -A3 /tmp/build.log | head -40; exit 1; }
 grep -E "spill|warning" /tmp/build.log | sort | uniq | head -10
+fi
 
 rc=0
 if want tests; then
   echo "== tests"
-  ctest --test-dir $B --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} -E "${CTEST_EXCLUDE:-cli_pytest}" >"$OUT/ctest.log" 2>&1 || rc=1
+  ctest --test-dir $T --output-on-failure -j ${CTEST_JOBS:-4} --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"} -E "${CTEST_EXCLUDE:-cli_pytest}" >"$OUT/ctest.log" 2>&1 || rc=1
   grep -E "tests passed|tests failed|\(Failed\)|Total Test time" "$OUT/ctest.log" | tail -12
   echo "skipped: $(grep -c '(Skipped)' "$OUT/ctest.log")"; grep '(Skipped)' "$OUT/ctest.log" | head -5
 fi
