@@ -107,10 +107,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
-    auto go = [&]<int G, bool STAGE = false, bool ADAPT = false, bool LAZY = false>() {
+    auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, STAGE, ADAPT, LAZY>;
+      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0) {
         static const int fit = [&] {
@@ -124,21 +124,19 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, f);
     };
-    // segments under plan.seg_stage: the rows kernel whose group items stage their elements
-    // in shared memory (shapes_stage.cuh); under plan.seg_lazy_tiles (fast float32/float64
-    // sums of segments only: the other operations are not compiled for it), the one that runs
-    // the tile items only when a segment is longer than split, claimed after the group items
-    constexpr bool lazy_ok = (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-                             (std::is_same_v<Op, fast_sum<T, float>> || std::is_same_v<Op, fast_sum<T, double>>);
+    // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
+    // items only when a segment is longer than split, claimed after the group items (rows,
+    // and segments with seg_lazy_tiles = 0, run every tile item)
+    const bool lazy = segmented && plan.seg_lazy_tiles != 0;
     auto lanes = [&]<int G>() {
-      if (segmented && plan.seg_stage != 0) go.template operator()<G, true>();
-      else if constexpr (lazy_ok) {
-        if (segmented && plan.seg_lazy_tiles != 0) go.template operator()<G, false, false, true>();
-        else go.template operator()<G>();
-      } else go.template operator()<G>();
+      if (lazy) go.template operator()<G, false, true>();
+      else go.template operator()<G>();
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
-    else if (segmented && plan.seg_lanes < 0) go.template operator()<4, false, true>();  // lanes per item
+    else if (segmented && plan.seg_lanes < 0) {  // lanes per item
+      if (lazy) go.template operator()<4, true, true>();
+      else go.template operator()<4, true>();
+    }
     else if (lanes_len >= 512) lanes.template operator()<32>();
     else if (lanes_len >= 256) lanes.template operator()<16>();
     else if (lanes_len >= 128) lanes.template operator()<8>();

@@ -98,8 +98,6 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the mean length), 4, 8, 16 or 32");
-  if (p.seg_lanes == -1 && p.seg_stage != 0)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_stage needs seg_lanes >= 0 (the staged items have one lane count)");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
@@ -108,11 +106,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
-  if (p.seg_stage != 0 && p.seg_stage != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_stage must be 0 or 1");
   if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
-  if (p.seg_lazy_tiles == 1 && (p.seg_stage != 0 || p.seg_lanes < 0))
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles needs seg_stage = 0 and seg_lanes >= 0");
 }
 
 }  // namespace
@@ -149,7 +144,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "col_blocks") p.col_blocks = v;
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
-    else if (key == "seg_stage") p.seg_stage = small(v);
     else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;

@@ -52,17 +52,15 @@ struct shapes_v3_plan {
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
-                                      // evenly among the group items (never the bits)
+                                      // evenly among the group items (never the bits; rows, and segments
+                                      // with seg_lazy_tiles = 0)
   int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
                                       // (a warp each, where they would sit were the segments equal) before the
                                       // searches, 0 searches point by point (never the bits)
-  int seg_stage = 0;                  // segments: 1 copies each group item's elements into shared memory with
-                                      // cp.async, double buffered, before its lanes reduce them (shapes_stage.cuh;
-                                      // never the bits; run 43: 5-8% slower than without)
-  int seg_lazy_tiles = 0;             // segments, fast float32/float64 sums: 1 runs the tile items only when some
-                                      // segment is longer than seg_split (the blocks look while checking the
-                                      // offsets, first), claimed one at a time after the group items (never the
-                                      // bits; not yet measured; other operations ignore it; not with seg_stage)
+  int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
+                                      // seg_split (the blocks look while checking the offsets, first), claimed one
+                                      // at a time after the group items; 0 runs them always, first (never the
+                                      // bits; run 46: 1 is 10-13% faster on equal segments, which need no tile)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -78,8 +76,8 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32 (or -1 with seg_stage), block_row_len < 1, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe, seg_stage, or seg_lazy_tiles not 0 or 1 (seg_lazy_tiles = 1 also needs seg_stage = 0 and seg_lanes >= 0). Thread-safe.
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe or seg_lazy_tiles not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

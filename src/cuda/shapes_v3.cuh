@@ -31,7 +31,7 @@
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
 //    The chunking depends only on the shape (not on the GPU), so the bits do too.
 //  - Segments: every block of rows_kernel checks its share of the offsets (no separate
-//    launch), after its items (first under LAZY, which also looks for long segments there);
+//    launch), after its items (first under lazy tiles, looking for long segments there too);
 //    outputs are read through span_of, clamped into x, so offsets that break the rules are
 //    reported (status word 0) without any read outside x, and the last block then idles
 //    every ticket.
@@ -48,7 +48,6 @@
 
 #include "cuda/shapes.cuh"
 #include "cuda/shapes_items.hpp"
-#include "cuda/shapes_stage.cuh"
 #include "cuda/shapes_v2.cuh"
 
 namespace tally::cuda::shapes_k::v3 {
@@ -189,13 +188,12 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// computes does not depend on the block that takes it, so the bits do not depend on the
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
-/// points first. Segments only: STAGE (plan seg_stage) stages each group item in shared memory
-/// (shapes_stage.cuh, the same bits); ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item. LAZY (plan seg_lazy_tiles;
-/// fast float32/float64 sums of segments): the tile items run only if a segment is longer than
-/// split, claimed after the group items (the same bits). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
+/// points first. Segments only: ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
+/// segment per item; LAZY (plan seg_lazy_tiles, the default for segments): the tile items
+/// run only if a segment is longer than split, claimed after the group items (the same
+/// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
-template <class Op, int G, bool STAGE = false, bool ADAPT = false, bool LAZY = false>
+template <class Op, int G, bool ADAPT = false, bool LAZY = false>
 __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
@@ -227,13 +225,16 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
     }
     if (find_long && __syncthreads_or(longer) && threadIdx.x == 0) atomicOr(f.long_seen, 1u);
   };
-  if constexpr (LAZY) {  // (launched for segments only: without offsets no tile would ever be claimed)
-    if (g.off) check_offsets(true);
-  }
+  if constexpr (LAZY) check_offsets(true);  // (launched for segments only: g.off is set)
   __shared__ unsigned claimed;  // lazy tiles: the tile item thread 0 claimed
   // LAZY (plan seg_lazy_tiles, segments): the group items are taken in turn first; then, if
   // any block has seen a long segment, the tiles are claimed one at a time (an atomic
-  // counter) by the blocks done with theirs
+  // counter) by the blocks done with theirs. Thread 0 claims the next tile as soon as it
+  // has the current one, so that the atomic's round trip hides behind the tile's reads (run
+  // 46: claimed only when needed, -12% on equal segments of 24Ki, all of them tiles); a block
+  // always reads the tile it has claimed, and its last claim is past the end.
+  unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
+  bool first_claim = true;       // thread 0
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
@@ -249,8 +250,11 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
     } else {
       if (tiles == 0) break;
       if (threadIdx.x == 0) {
-        unsigned c = 0xffffffffu;
-        if (atomicOr(f.long_seen, 0u) != 0) c = atomicAdd(f.tile_next, 1u);
+        unsigned c = ahead;
+        if (first_claim)  // only if a long segment was seen (the flag is only set during a call)
+          c = atomicOr(f.long_seen, 0u) != 0 ? atomicAdd(f.tile_next, 1u) : 0xffffffffu;
+        first_claim = false;
+        if (c != 0xffffffffu && static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
         claimed = c;
       }
       __syncthreads();
@@ -430,16 +434,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      bool staged = false;
-      if constexpr (STAGE) {  // (segments, plan.seg_stage: shapes_stage.cuh; the same bits)
-        __shared__ stage_buffers stage;
-        const std::int64_t o_first = (it - tiles) * (kBlock / G);
-        const std::int64_t o_end = o_first + kBlock / G < g.outputs ? o_first + kBlock / G : g.outputs;
-        std::int64_t F0, F1, at0;
-        span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
-        staged = staged_fold<Op, G>(a, x, F0, F1, b, e, live && len <= split, lane, stage);
-      }
-      if (!staged && live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
