@@ -984,9 +984,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"eager", with([](auto& p) { p.seg_lazy_tiles = 0; })},
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
-      {"seg32k", with([](auto& p) { p.seg_tile = 32768; })},
-      {"seg128k", with([](auto& p) { p.seg_tile = 131072; })},
-      {"per-item", with([](auto& p) { p.blocks_per_sm = -1; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
       {"interleave+split1g", with([](auto& p) { p.item_order = 2; p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
@@ -1079,6 +1076,12 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
                                    count, {out, count, tally::dtype::float32, tally::memory::device}, dstatus, fast);
     }});
   }
+  for (std::size_t i = 0; i < cfgs.size(); ++i)  // (a name given twice would be measured twice, as two columns)
+    for (std::size_t k = 0; k < i; ++k)
+      if (std::string(cfgs[i].name) == cfgs[k].name) {
+        std::fprintf(stderr, "shapes-tune: configuration %s listed twice\n", cfgs[i].name);
+        std::exit(2);
+      }
   if (!g_tune_configs.empty()) {  // --tune-configs: only the configurations named in the list
     const std::string list = "," + g_tune_configs + ",";
     cfgs.erase(std::remove_if(cfgs.begin(), cfgs.end(),
