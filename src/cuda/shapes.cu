@@ -93,7 +93,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
   v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
                segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
-               ps.tile_next, ps.long_seen};
+               ps.tile_next, ps.long_seen, ps.checked, 0};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -111,18 +111,19 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
       const std::int64_t items = tiles + groups;
       auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      static const int fit = [&] {
+        int b = 0;
+        TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
+        return std::max(1, b);
+      }();
       std::int64_t grid = items;
-      if (plan.blocks_per_sm >= 0) {
-        static const int fit = [&] {
-          int b = 0;
-          TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
-          return std::max(1, b);
-        }();
+      if (plan.blocks_per_sm >= 0)
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
-      }
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
+      v3::finish fk = f;
+      fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
-                                                                 plan.item_order, plan.tile_probe, f);
+                                                                 plan.item_order, plan.tile_probe, fk);
     };
     // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
     // items only when a segment is longer than split, claimed after the group items (rows,
