@@ -128,7 +128,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
     // items only when a segment is longer than split, claimed after the group items (rows,
     // and segments with seg_lazy_tiles = 0, run every tile item)
-    const bool lazy = segmented && plan.seg_lazy_tiles != 0;
+    // (the claim counter is 32-bit and ends at most tiles + grid, grid <= items: past that,
+    // the eager order; n would be over 2^41 elements)
+    const std::int64_t most_items = tiles + (g.outputs + kBlock / 4 - 1) / (kBlock / 4);
+    const bool lazy = segmented && plan.seg_lazy_tiles != 0 && tiles + most_items < 0xffffffffLL;
     auto lanes = [&]<int G>() {
       if (lazy) go.template operator()<G, false, true>();
       else go.template operator()<G>();
