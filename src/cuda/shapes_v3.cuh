@@ -102,7 +102,6 @@ __device__ __noinline__ bool long_seen_after_checks(unsigned* long_seen, const u
   return atomicOr(long_seen, 0u) != 0;
 }
 
-
 /// Called by every thread of every block once its work is done.
 __device__ __forceinline__ void block_done(const finish& f) {
   __shared__ bool last_block;
@@ -273,8 +272,8 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   // any block has seen a long segment, the tiles are claimed one at a time (an atomic
   // counter) by the blocks done with theirs. Thread 0 claims the next tile as soon as it
   // has the current one, so that the atomic's round trip hides behind the tile's reads (run
-  // 46: claimed only when needed, -12% on equal segments of 24Ki, all of them tiles); a block
-  // always reads the tile it has claimed, and its last claim is past the end.
+  // 47: no change measured; run 46's -12% on 24Ki segments had another cause, run 48); a
+  // block always reads the tile it has claimed, and its last claim is past the end.
   unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
   bool first_claim = true;       // thread 0
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
