@@ -985,6 +985,10 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
+      {"segblock-never", with([](auto& p) { p.seg_block_len = 0; })},  // fourteenth session: lanes per segment at every mean
+      {"segblock8k", with([](auto& p) { p.seg_block_len = 8192; })},
+      {"segblock32k", with([](auto& p) { p.seg_block_len = 32768; })},
+      {"segblock4k", with([](auto& p) { p.seg_block_len = 4096; })},
       {"interleave+split1g", with([](auto& p) { p.item_order = 2; p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},
       {"brl2k", with([](auto& p) { p.block_row_len = 2048; })},
       {"brl1k", with([](auto& p) { p.block_row_len = 1024; })},
@@ -1060,10 +1064,22 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff_last,
                                  segs, {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
   }});
+  // one huge among 4,000 tiny ones: a mean length past seg_block_len, so a block per segment
+  // (the risk: 4,000 items that read almost nothing, against 500 with 32 lanes each)
+  const std::int64_t segs4k = 4001;
+  const std::vector<std::int64_t> off4k = uneven_offsets(n, segs4k);
+  std::int64_t* doff4k = nullptr;
+  CK(cudaMalloc(&doff4k, sizeof(std::int64_t) * off4k.size()));
+  CK(cudaMemcpy(doff4k, off4k.data(), off4k.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  jobs.push_back({"tune-segments-uneven4k-async", segs4k, [&](int k) {
+    tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff4k,
+                                 segs4k, {out, segs4k, tally::dtype::float32, tally::memory::device}, dstatus, fast);
+  }});
   // equal segments (the lanes per short segment come from their mean length, 200 and 1024 here;
-  // 16Ki-32Ki: around seg_split, where a plan moves them between the group and the tile items)
+  // 8Ki-64Ki: around seg_split and seg_block_len, where a plan moves them between lanes, a block and tile items)
   std::vector<std::int64_t*> doff_eq;
-  for (std::int64_t len : {std::int64_t(200), std::int64_t(1024), std::int64_t(16384), std::int64_t(24576), std::int64_t(32768)}) {
+  for (std::int64_t len : {std::int64_t(200), std::int64_t(1024), std::int64_t(8192), std::int64_t(16384), std::int64_t(24576),
+                           std::int64_t(32768), std::int64_t(65536)}) {
     const std::int64_t count = n / len;
     std::vector<std::int64_t> o(static_cast<std::size_t>(count + 1));
     for (std::int64_t i = 0; i <= count; ++i) o[static_cast<std::size_t>(i)] = i * len;
@@ -1114,6 +1130,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(doff));
   CK(cudaFree(doff64));
   CK(cudaFree(doff_last));
+  CK(cudaFree(doff4k));
   CK(cudaFree(dstatus));
   for (std::int64_t* d : doff_eq) CK(cudaFree(d));
 }

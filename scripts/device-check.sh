@@ -7,7 +7,8 @@
 #   (default: all but ncu)
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
-#   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER, BENCH_ARGS,
+#   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER,
+#   SANITIZE_PLAN (sanitize: a second pass under this TALLY_SHAPES_PLAN), BENCH_ARGS,
 #   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT,
 #   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench only)
 set -uo pipefail
@@ -59,12 +60,15 @@ if want sanitize; then
   F="$F:Backends/ShapesExact.ColumnReductionsOfRowMajorMatricesSplitIntoRowChunks/cuda*:Backends/Shapes.*Segment*/cuda*"
   F="$F:Backends/Extremes.*/cuda*:Backends/Norms.*/cuda*"
   : >"$OUT/sanitize.log"
+  # the default plan, then (SANITIZE_PLAN, a TALLY_SHAPES_PLAN value) another one
+  for plan in "" ${SANITIZE_PLAN:-}; do
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="${SANITIZE_FILTER:-$F}" \
-      >/tmp/san.log 2>&1; s=$?
-    { echo "### $tool exit $s"; cat /tmp/san.log; } >>"$OUT/sanitize.log"
-    echo "$tool: exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' /tmp/san.log | tr '\n' ' ')"
+    env ${plan:+TALLY_SHAPES_PLAN=$plan} compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests \
+      --gtest_filter="${SANITIZE_FILTER:-$F}" >/tmp/san.log 2>&1; s=$?
+    { echo "### $tool ${plan:+(plan $plan) }exit $s"; cat /tmp/san.log; } >>"$OUT/sanitize.log"
+    echo "$tool${plan:+ (plan $plan)}: exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' /tmp/san.log | tr '\n' ' ')"
     [ $s -eq 0 ] || rc=1
+  done
   done
 fi
 

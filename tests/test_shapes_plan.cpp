@@ -24,6 +24,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
+         a.seg_block_len == b.seg_block_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles;
 }
@@ -43,6 +44,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 64; }},
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
+      {"seg_block_len", [](tn::shapes_v3_plan& p) { p.seg_block_len = -1; }},
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = 0; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
@@ -75,6 +77,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.seg_split = 1 << 24;
   p.seg_lanes = 8;
   p.block_row_len = 1;
+  p.seg_block_len = 0;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
   p.item_order = 2;
@@ -206,6 +209,17 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
     for (int s = 0; s < 6000; ++s)
       o.push_back(o.back() + (s % 97 == 5 ? 20000 + static_cast<std::int64_t>(gen() % 50000)
                               : s % 13 < 3 ? 0 : static_cast<std::int64_t>(gen() % 301)));
+    sets.push_back(o);
+  }
+  {  // mean lengths past seg_block_len (a block per segment): equal ones of 24Ki, then random
+     // lengths 0..70,000 with empty ones and two past the tile (the tile items)
+    std::vector<std::int64_t> o{0};
+    for (int s = 0; s < 30; ++s) o.push_back(o.back() + 24576);
+    sets.push_back(o);
+    o.assign(1, 0);
+    for (int s = 0; s < 40; ++s)
+      o.push_back(o.back() + (s == 7 || s == 31 ? 150000 + static_cast<std::int64_t>(gen() % 50000)
+                              : s % 5 == 2 ? 0 : static_cast<std::int64_t>(gen() % 70001)));
     sets.push_back(o);
   }
   // the sums' bits, then argmax's values and indices, of every segment

@@ -50,7 +50,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
   const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
-  const std::int64_t split = segmented ? plan.seg_split : plan.tile;  // longer outputs go to the tile items
+  // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
+  // up to a tile are then read whole by one block, as rows are
+  const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
+  const bool seg_block = segmented && !column_mode && plan.seg_lanes == 0 && plan.seg_block_len > 0 &&
+                         mean_len >= plan.seg_block_len;
+  // longer outputs go to the tile items
+  const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
   constexpr int VV = 16 / static_cast<int>(sizeof(T));
@@ -105,7 +111,6 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // lanes over 8, segments of 1024 ran the same with 16 and 32, and one huge segment among
     // 10,000 tiny ones 1-3% better with 4 or 8 but keeps 32 here); the grid: persistent blocks (as many
     // as fit) taking the items in turn
-    const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
     auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
       const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
@@ -137,6 +142,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       else go.template operator()<G>();
     };
     if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
+    else if (seg_block) lanes.template operator()<kBlock>();
     else if (segmented && plan.seg_lanes < 0) {  // lanes per item
       if (lazy) go.template operator()<4, true, true>();
       else go.template operator()<4, true>();

@@ -99,6 +99,7 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the mean length), 4, 8, 16 or 32");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
+  if (p.seg_block_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_block_len must be 0 (never) or positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
@@ -140,6 +141,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_split") p.seg_split = v;
     else if (key == "seg_lanes") p.seg_lanes = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
+    else if (key == "seg_block_len") p.seg_block_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);
     else if (key == "col_blocks") p.col_blocks = v;
     else if (key == "item_order") p.item_order = small(v);

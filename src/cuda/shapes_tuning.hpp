@@ -57,6 +57,10 @@ struct shapes_v3_plan {
   int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
                                       // (a warp each, where they would sit were the segments equal) before the
                                       // searches, 0 searches point by point (never the bits)
+  std::int64_t seg_block_len = 16384;  // CSR segments of mean length n / segments at least this: a block per segment (group
+                                      // items of one segment each, as rows of block_row_len), and only segments longer than
+                                      // max(seg_split, seg_tile) go to the tile items; 0 never (fifteenth session: equal
+                                      // segments of 24Ki and 32Ki then read as rows of that length do, instead of in tile parts)
   int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
@@ -76,7 +80,8 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1, blocks_per_sm > 64,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
+/// seg_block_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe or seg_lazy_tiles not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 

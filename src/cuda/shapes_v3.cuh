@@ -30,9 +30,10 @@
 //    shared memory; with more than one chunk, each block writes its partials and the last
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
 //    The chunking depends only on the shape (not on the GPU), so the bits do too.
-//  - Segments: every block of rows_kernel checks its share of the offsets (no separate
-//    launch), after its items (first under lazy tiles, looking for long segments there too);
-//    outputs are read through span_of, clamped into x, so offsets that break the rules are
+//  - Segments: the blocks of rows_kernel check the offsets (no separate launch): under lazy
+//    tiles (the default) each group item checks its own outputs' offsets, already loaded,
+//    and flags the segments longer than split; else every block checks a share after its
+//    items. Outputs are read through span_of, clamped into x, so offsets that break the rules are
 //    reported (status word 0) without any read outside x, and the last block then idles
 //    every ticket.
 //  - Completion (both kernels): every block counts itself done; the last one copies the two
@@ -83,17 +84,18 @@ struct finish {
   unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
-                                   // wait (bounded) for every block's check before it leaves
+                                   // wait (bounded) for every block's group items (its check) before it leaves
 };
 
 /// Lazy tiles, thread 0 of a block done with its group items: whether a segment longer than
 /// split was seen. In a co-resident grid (f.wait_checks), when the flag is not yet set, it
-/// waits, at most kCheckWaitNs, for every block's offsets check (all run first, so this is
-/// short) and reads it again: without the wait a block could leave before the one holding a
-/// long segment has looked. The bits never depend on it: a block that sets the flag claims
+/// waits, at most kCheckWaitNs, for every block to finish its group items (where the offsets
+/// are checked; the blocks take them in turn, so they end at about the same time) and reads
+/// it again: without the wait a block could leave before the one holding a long segment has
+/// looked. The bits never depend on it: a block that sets the flag claims
 /// tiles itself. (Not inlined: it runs once per block, and inlined its registers made the
 /// kernel's other paths spill.)
-__device__ __noinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks) {
+__device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks) {
   if (atomicOr(long_seen, 0u) != 0) return true;
   if (!wait_checks) return false;
   const unsigned long long t0 = global_ns();
@@ -235,38 +237,41 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
-  // This block's share of the offsets check (the first bad index to status[0]; block_done
-  // reports it). The reads below are safe with any offsets (span_of clamps them into x), so by
-  // default it runs after the block's items, its loads overlapping the other blocks' reads
-  // (run 44: +2% on the uneven case). With lazy tiles (plan seg_lazy_tiles; segments) it runs
-  // first and also looks for segments longer than split: a block that sees one sets
-  // f.long_seen, so that the blocks, done with their group items, know to claim the tiles.
-  // The shares are balanced (sizes differ by at most one), so every block has one when there
-  // are at least as many offsets as blocks (run 48: with ceil-sized shares, the blocks past
-  // the last share saw no long segment, read the flag before anyone had set it and left,
-  // -12% on equal segments of 24Ki).
-  auto check_offsets = [&](bool find_long) {
+  // Offsets check (segments; the first bad index to status[0], reported by block_done). The
+  // reads of the items are safe with any offsets (span_of clamps them into x).
+  //  - Lazy tiles (plan seg_lazy_tiles, the default for segments): fused into the group items.
+  //    Every output is in one group item, whose lanes already hold its two offsets, so lane 0
+  //    checks them there (check_output) and, when the segment is longer than split, sets
+  //    f.long_seen at once. A block counts itself in f.checked when done with its group items,
+  //    before it looks for tiles. (Until the fifteenth session the blocks checked a balanced
+  //    share of the offsets first: for 335,544 segments of 200, three round trips per block
+  //    at the kernel's start with nothing else in flight, and the offsets read twice.)
+  //  - Eager (seg_lazy_tiles = 0): the block's balanced share (sizes differ by at most one),
+  //    after its items, its loads overlapping the other blocks' reads (run 44: +2% on the
+  //    uneven case).
+  auto check_offsets = [&] {
     const std::int64_t entries = g.outputs + 1, per = entries / gridDim.x, rem = entries % gridDim.x;
     const std::int64_t b = blockIdx.x;
     const std::int64_t i0 = b * per + (b < rem ? b : rem), i1 = i0 + per + (b < rem ? 1 : 0);
-    bool longer = false;
     for (std::int64_t i = i0 + threadIdx.x; i < i1; i += kBlock) {
       const std::int64_t v = __ldg(g.off + i), prev = i == 0 ? 0 : __ldg(g.off + i - 1);
       bool good = i == 0 ? v == 0 : v >= prev;
       if (i == g.outputs) good = good && v == g.n;
       if (!good) atomicMin(f.status, static_cast<long long>(i));
-      longer = longer || (i > 0 && v - prev > split);
-    }
-    if (find_long) {
-      const bool any = __syncthreads_or(longer);
-      if (threadIdx.x == 0) {
-        if (any) atomicOr(f.long_seen, 1u);
-        __threadfence();  // the flag before the count (a block that counts every check then reads it)
-        atomicAdd(f.checked, 1u);
-      }
     }
   };
-  if constexpr (LAZY) check_offsets(true);  // (launched for segments only: g.off is set)
+  // Lazy tiles, one lane per output: the rules for output o's offsets lo = off[o], hi =
+  // off[o + 1] (off[0] == 0, hi >= lo, off[outputs] == n: the first index that breaks one),
+  // and whether it is longer than split (its clamped length, e - b). The flag is set at once
+  // and fenced, so it is visible before this block counts itself checked.
+  bool saw_long = false;  // lazy tiles: this thread has checked a segment longer than split
+  auto check_output = [&](std::int64_t o, std::int64_t lo, std::int64_t hi, std::int64_t len) {
+    std::int64_t bad = -1;
+    if (o == 0 && lo != 0) bad = 0;
+    else if (hi < lo || (o == g.outputs - 1 && hi != g.n)) bad = o + 1;
+    if (bad >= 0) atomicMin(f.status, static_cast<long long>(bad));
+    saw_long = saw_long || len > split;
+  };
   __shared__ unsigned claimed;  // lazy tiles: the tile item thread 0 claimed
   // LAZY (plan seg_lazy_tiles, segments): the group items are taken in turn first; then, if
   // any block has seen a long segment, the tiles are claimed one at a time (an atomic
@@ -274,40 +279,11 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   // has the current one, so that the atomic's round trip hides behind the tile's reads (run
   // 47: no change measured; run 46's -12% on 24Ki segments had another cause, run 48); a
   // block always reads the tile it has claimed, and its last claim is past the end.
-  unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
-  bool first_claim = true;       // thread 0
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
-  for (std::int64_t taken = blockIdx.x;; taken += gridDim.x) {
-    // the order items are taken in (what each item computes, and so the bits, is the same
-    // whatever the order, and whichever block claims it)
-    std::int64_t it;
-    if constexpr (!LAZY) {
-      if (taken >= items) break;
-      it = item_at(taken, tiles, items, order);
-    } else if (taken < items - tiles) {
-      it = tiles + taken;
-    } else {
-      if (tiles == 0) break;
-      if (threadIdx.x == 0) {
-        unsigned c = ahead;
-        if (first_claim) {  // only if a long segment was seen (the flag is only set during a call)
-          c = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks) ? atomicAdd(f.tile_next, 1u) : 0xffffffffu;
-        }
-        first_claim = false;
-        if (c != 0xffffffffu && static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
-        claimed = c;
-      }
-      __syncthreads();
-      const unsigned c = claimed;
-      __syncthreads();  // (claimed is written again for the next claim)
-      if (c == 0xffffffffu || static_cast<std::int64_t>(c) >= tiles) break;
-      it = static_cast<std::int64_t>(c);
-    }
-    if (it < tiles) {
-      // The outputs of more than `split` elements meeting this tile.
-      const std::int64_t t = it;
+  // One tile item (t < tiles): the outputs of more than `split` elements meeting it.
+  auto tile_item = [&](const std::int64_t t) {
       const std::int64_t f0 = t * tile, f1 = f0 + tile < g.n ? f0 + tile : g.n;
       // Output s, of flat elements [b, e) with e - b > split, meeting this tile: its part here
       // reduced by the whole block and written, or left as this tile's partial (the last of
@@ -416,10 +392,41 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
           p = point((known_e - f0 + split - 1) / split);
         }
       }
-    } else if constexpr (G == kBlock) {  // one output, the whole block
+  };
+  // One group item (it >= tiles; taken: its place in this block's turn, for the offsets
+  // loaded ahead).
+  auto group_item = [&](const std::int64_t it, const std::int64_t taken) {
+    if constexpr (G == kBlock) {  // one output, the whole block (rows; segments under plan seg_block_len)
       const std::int64_t o = it - tiles;
       std::int64_t b, e, at;
-      span_of(g, o, b, e, at);
+      if (g.off) {
+        std::int64_t lo, hi;
+        if (have_next) {  // (loaded for o during the block's last item)
+          lo = next_lo;
+          hi = next_hi;
+        } else {
+          lo = __ldg(g.off + o);
+          hi = __ldg(g.off + o + 1);
+        }
+        span_from(g, lo, hi, b, e, at);
+        if constexpr (LAZY) {
+          if (threadIdx.x == 0) check_output(o, lo, hi, e - b);
+        }
+        // the offsets of the block's next item (every thread the same two: one load each), so
+        // that the next item starts its reads at once
+        have_next = false;
+        if (taken + gridDim.x < (LAZY ? items - tiles : items)) {
+          const std::int64_t nt = taken + gridDim.x;
+          const std::int64_t nit = LAZY ? tiles + nt : item_at(nt, tiles, items, order);
+          if (nit >= tiles) {
+            next_lo = __ldg(g.off + (nit - tiles));
+            next_hi = __ldg(g.off + (nit - tiles) + 1);
+            have_next = true;
+          }
+        }
+      } else {
+        span_of(g, o, b, e, at);
+      }
       const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
@@ -444,9 +451,16 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       for (int r = 0; r < gl / G; ++r) {
         const std::int64_t o = o_first + static_cast<std::int64_t>(r) * per + threadIdx.x / gl;
         const bool live = o < o_end;  // every lane stays for the shuffles
-        std::int64_t b = 0, e = 0, at = 0;
-        if (live) span_of(g, o, b, e, at);
+        std::int64_t b = 0, e = 0, at = 0, lo = 0, hi = 0;
+        if (live) {
+          lo = __ldg(g.off + o);
+          hi = __ldg(g.off + o + 1);
+          span_from(g, lo, hi, b, e, at);
+        }
         const std::int64_t len = e - b;
+        if constexpr (LAZY) {
+          if (live && lane == 0) check_output(o, lo, hi, len);
+        }
         A a = Op::identity();
         if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
@@ -457,7 +471,15 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
       const bool live = o < g.outputs;  // every lane stays for the shuffles
       std::int64_t b = 0, e = 0, at = 0;
-      if (live) {
+      if constexpr (LAZY) {  // (segments) their two offsets, checked here
+        std::int64_t lo = 0, hi = 0;
+        if (live) {
+          lo = have_next ? next_lo : __ldg(g.off + o);  // (have_next: loaded for o during the block's last item)
+          hi = have_next ? next_hi : __ldg(g.off + o + 1);
+          span_from(g, lo, hi, b, e, at);
+          if (lane == 0) check_output(o, lo, hi, e - b);
+        }
+      } else if (live) {
         if (have_next) span_from(g, next_lo, next_hi, b, e, at);  // (o: the output they were loaded for)
         else span_of(g, o, b, e, at);
       }
@@ -481,9 +503,46 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
-  }
+  };
   if constexpr (!LAZY) {
-    if (g.off) check_offsets(false);
+    // the order items are taken in (what each item computes, and so the bits, is the same
+    // whatever the order, and whichever block takes it)
+    for (std::int64_t taken = blockIdx.x; taken < items; taken += gridDim.x) {
+      const std::int64_t it = item_at(taken, tiles, items, order);
+      if (it < tiles) tile_item(it);
+      else group_item(it, taken);
+    }
+    if (g.off) check_offsets();
+  } else {
+    // (two loops, not one: the tile walk's state and the group items' offsets loaded ahead
+    // are then never live together, which keeps ptxas under the 64-register cap)
+    for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+    {  // done with the group items, so with this block's part of the offsets check
+      const bool any = __syncthreads_or(saw_long);
+      if (threadIdx.x == 0) {
+        if (any) atomicOr(f.long_seen, 1u);
+        __threadfence();  // the flag before the count (a block that counts every check then reads it)
+        atomicAdd(f.checked, 1u);
+      }
+    }
+    if (tiles > 0) {
+      // thread 0: the next tile claimed (the first only if a long segment was seen; the flag
+      // is only set during a call)
+      unsigned ahead = 0xffffffffu;
+      if (threadIdx.x == 0 && long_seen_after_checks(f.long_seen, f.checked, f.wait_checks)) ahead = atomicAdd(f.tile_next, 1u);
+      while (true) {
+        if (threadIdx.x == 0) {
+          const unsigned c = ahead;
+          if (c != 0xffffffffu && static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
+          claimed = c;
+        }
+        __syncthreads();
+        const unsigned c = claimed;
+        __syncthreads();  // (claimed is written again for the next claim)
+        if (c == 0xffffffffu || static_cast<std::int64_t>(c) >= tiles) break;
+        tile_item(static_cast<std::int64_t>(c));
+      }
+    }
   }
   block_done(f);
 }
