@@ -968,6 +968,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"seg128k", with([](auto& p) { p.seg_tile = 131072; })},
       {"split8k", with([](auto& p) { p.seg_split = 8192; })},
       {"split32k", with([](auto& p) { p.seg_split = 32768; })},
+      {"seglanes1", with([](auto& p) { p.seg_lanes = 1; })},
+      {"seglanes2", with([](auto& p) { p.seg_lanes = 2; })},
       {"seglanes4", with([](auto& p) { p.seg_lanes = 4; })},
       {"seglanes8", with([](auto& p) { p.seg_lanes = 8; })},
       {"seglanes16", with([](auto& p) { p.seg_lanes = 16; })},

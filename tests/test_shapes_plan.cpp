@@ -40,7 +40,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"tile", [](tn::shapes_v3_plan& p) { p.tile = (std::int64_t(1) << 30) + 1; }},
       {"seg_tile", [](tn::shapes_v3_plan& p) { p.seg_tile = 0; }},
       {"seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1000; }},
-      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 2; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 3; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 64; }},
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},

@@ -50,11 +50,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
   const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
-  // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
-  // up to a tile are then read whole by one block, as rows are
+  // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
+  // items only when a segment is longer than split, claimed after the group items (rows,
+  // and segments with seg_lazy_tiles = 0, run every tile item)
+  // (the claim counter is 32-bit and ends at most tiles + grid <= 2 tiles + segments: past
+  // that, the eager order; n would be over 2^41 elements)
+  const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
+  const bool lazy = segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
+  // a block per segment (plan.seg_block_len; lazy tiles only, and not with lanes chosen in
+  // the plan): segments of up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-  const bool seg_block = segmented && !column_mode && plan.seg_lanes == 0 && plan.seg_block_len > 0 &&
-                         mean_len >= plan.seg_block_len;
+  const bool seg_block = lazy && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
   // longer outputs go to the tile items
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
@@ -130,13 +136,6 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };
-    // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
-    // items only when a segment is longer than split, claimed after the group items (rows,
-    // and segments with seg_lazy_tiles = 0, run every tile item)
-    // (the claim counter is 32-bit and ends at most tiles + grid, grid <= items: past that,
-    // the eager order; n would be over 2^41 elements)
-    const std::int64_t most_items = tiles + (g.outputs + kBlock / 4 - 1) / (kBlock / 4);
-    const bool lazy = segmented && plan.seg_lazy_tiles != 0 && tiles + most_items < 0xffffffffLL;
     auto lanes = [&]<int G>() {
       if (lazy) go.template operator()<G, false, true>();
       else go.template operator()<G>();
@@ -147,6 +146,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       if (lazy) go.template operator()<4, true, true>();
       else go.template operator()<4, true>();
     }
+    else if (lazy && plan.seg_lanes == 1) go.template operator()<1, false, true>();  // (one or two lanes: lazy tiles only)
+    else if (lazy && plan.seg_lanes == 2) go.template operator()<2, false, true>();
     else if (lanes_len >= 512) lanes.template operator()<32>();
     else if (lanes_len >= 256) lanes.template operator()<16>();
     else if (lanes_len >= 128) lanes.template operator()<8>();

@@ -95,9 +95,10 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_split must lie in [1024, 2^30]");
   if (p.seg_tile > 64 * p.seg_split)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
-  if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
-    throw error(errc::invalid_argument,
-                "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the mean length), 4, 8, 16 or 32");
+  if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 1 && p.seg_lanes != 2 && p.seg_lanes != 4 && p.seg_lanes != 8 &&
+      p.seg_lanes != 16 && p.seg_lanes != 32)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the "
+                                        "mean length), 1, 2 (lazy tiles only; else 4), 4, 8, 16 or 32");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.seg_block_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_block_len must be 0 (never) or positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");

@@ -61,6 +61,7 @@ inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
+inline constexpr std::int64_t kWarpSegment = 2048;  // segments under plan seg_block_len: a warp reads those of at most this many elements
 
 inline constexpr unsigned long long kCheckWaitNs = 20000;  // lazy tiles: the longest wait for the offsets checks
 
@@ -396,37 +397,10 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   // One group item (it >= tiles; taken: its place in this block's turn, for the offsets
   // loaded ahead).
   auto group_item = [&](const std::int64_t it, const std::int64_t taken) {
-    if constexpr (G == kBlock) {  // one output, the whole block (rows; segments under plan seg_block_len)
+    if constexpr (G == kBlock) {  // one output, the whole block (rows; segments: block_batch below)
       const std::int64_t o = it - tiles;
       std::int64_t b, e, at;
-      if (g.off) {
-        std::int64_t lo, hi;
-        if (have_next) {  // (loaded for o during the block's last item)
-          lo = next_lo;
-          hi = next_hi;
-        } else {
-          lo = __ldg(g.off + o);
-          hi = __ldg(g.off + o + 1);
-        }
-        span_from(g, lo, hi, b, e, at);
-        if constexpr (LAZY) {
-          if (threadIdx.x == 0) check_output(o, lo, hi, e - b);
-        }
-        // the offsets of the block's next item (every thread the same two: one load each), so
-        // that the next item starts its reads at once
-        have_next = false;
-        if (taken + gridDim.x < (LAZY ? items - tiles : items)) {
-          const std::int64_t nt = taken + gridDim.x;
-          const std::int64_t nit = LAZY ? tiles + nt : item_at(nt, tiles, items, order);
-          if (nit >= tiles) {
-            next_lo = __ldg(g.off + (nit - tiles));
-            next_hi = __ldg(g.off + (nit - tiles) + 1);
-            have_next = true;
-          }
-        }
-      } else {
-        span_of(g, o, b, e, at);
-      }
+      span_of(g, o, b, e, at);
       const std::int64_t len = e - b;
       if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
@@ -504,6 +478,50 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
   };
+  // Segments under plan seg_block_len (lazy tiles only; G = kBlock: an item is one segment):
+  // the block's items taken0 + w gridDim.x (w < kWarps, the same items a block takes one at a
+  // time), together. Warp w loads item w's offsets and checks them; a segment of at most
+  // kWarpSegment elements is read by that warp alone (32 lanes: the bits of the 32-lane group
+  // items), all such ones at once; the longer ones (up to split) then by the whole block, one
+  // after another. So the offsets cost one round trip per kWarps items, and a short segment
+  // among long ones costs no block-wide item (fifteenth session: one huge among 4,000 tiny
+  // ones read 5% slower with a block item each).
+  constexpr int kWarps = kBlock / 32;
+  __shared__ std::int64_t batch_b[kWarps], batch_e[kWarps];  // each warp's segment for the block: e = -1 none
+  auto block_batch = [&](const std::int64_t taken0) {
+    const int w = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+    const std::int64_t o = taken0 + static_cast<std::int64_t>(w) * gridDim.x;
+    const bool live = o < items - tiles;  // (warp-uniform)
+    std::int64_t b = 0, e = 0, at = 0;
+    if (live) {
+      const std::int64_t lo = __ldg(g.off + o), hi = __ldg(g.off + o + 1);  // (every lane the same two)
+      span_from(g, lo, hi, b, e, at);
+      if (lane == 0) check_output(o, lo, hi, e - b);
+    }
+    const std::int64_t len = e - b;
+    if (live && len <= kWarpSegment) {
+      A a = Op::identity();
+      v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, 32);
+#pragma unroll
+      for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+      if (lane == 0) op.write(o, a, len);
+    }
+    if (lane == 0) {
+      batch_b[w] = b;
+      batch_e[w] = live && len > kWarpSegment && len <= split ? e : -1;
+    }
+    __syncthreads();
+    for (int k = 0; k < kWarps; ++k) {
+      const std::int64_t kb = batch_b[k], ke = batch_e[k];
+      if (ke < 0) continue;  // (uniform in the block)
+      A a = Op::identity();
+      v2::fold_contig<Op, kUnroll3>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
+      A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+      if (threadIdx.x == 0) op.write(taken0 + static_cast<std::int64_t>(k) * gridDim.x, total, ke - kb);
+      __syncthreads();  // temp is reused
+    }
+    __syncthreads();  // batch_b, batch_e are written again by the next batch
+  };
   if constexpr (!LAZY) {
     // the order items are taken in (what each item computes, and so the bits, is the same
     // whatever the order, and whichever block takes it)
@@ -516,7 +534,12 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   } else {
     // (two loops, not one: the tile walk's state and the group items' offsets loaded ahead
     // are then never live together, which keeps ptxas under the 64-register cap)
-    for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+    if constexpr (G == kBlock) {
+      for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
+        block_batch(taken);
+    } else {
+      for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+    }
     {  // done with the group items, so with this block's part of the offsets check
       const bool any = __syncthreads_or(saw_long);
       if (threadIdx.x == 0) {
