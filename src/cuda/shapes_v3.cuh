@@ -30,10 +30,10 @@
 //    shared memory; with more than one chunk, each block writes its partials and the last
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
 //    The chunking depends only on the shape (not on the GPU), so the bits do too.
-//  - Segments: the blocks of rows_kernel check the offsets (no separate launch): under lazy
-//    tiles (the default) each group item checks its own outputs' offsets, already loaded,
-//    and flags the segments longer than split; else every block checks a share after its
-//    items. Outputs are read through span_of, clamped into x, so offsets that break the rules are
+//  - Segments: every block of rows_kernel checks its share of the offsets (no separate
+//    launch): under lazy tiles (the default) first, flagging segments longer than split (the
+//    tiles then run first, claimed one at a time, and the group items after them), else after
+//    its items. Outputs are read through span_of, clamped into x, so offsets that break the rules are
 //    reported (status word 0) without any read outside x, and the last block then idles
 //    every ticket.
 //  - Completion (both kernels): every block counts itself done; the last one copies the two
@@ -85,15 +85,14 @@ struct finish {
   unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
-                                   // wait (bounded) for every block's group items (its check) before it leaves
+                                   // wait (bounded) for every block's offsets check before it skips the tiles
 };
 
-/// Lazy tiles, thread 0 of a block done with its group items: whether a segment longer than
+/// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
 /// split was seen. In a co-resident grid (f.wait_checks), when the flag is not yet set, it
-/// waits, at most kCheckWaitNs, for every block to finish its group items (where the offsets
-/// are checked; the blocks take them in turn, so they end at about the same time) and reads
-/// it again: without the wait a block could leave before the one holding a long segment has
-/// looked. The bits never depend on it: a block that sets the flag claims
+/// waits, at most kCheckWaitNs, for every block's offsets check (all run first, so this is
+/// short) and reads it again: without the wait a block could skip the tiles before the one
+/// holding a long segment has looked. The bits never depend on it: a block that sets the flag claims
 /// tiles itself. (Not inlined: it runs once per block, and inlined its registers made the
 /// kernel's other paths spill.)
 __device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks) {
@@ -238,48 +237,41 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
-  // Offsets check (segments; the first bad index to status[0], reported by block_done). The
-  // reads of the items are safe with any offsets (span_of clamps them into x).
-  //  - Lazy tiles (plan seg_lazy_tiles, the default for segments): fused into the group items.
-  //    Every output is in one group item, whose lanes already hold its two offsets, so lane 0
-  //    checks them there (check_output) and, when the segment is longer than split, sets
-  //    f.long_seen at once. A block counts itself in f.checked when done with its group items,
-  //    before it looks for tiles. (Until the fifteenth session the blocks checked a balanced
-  //    share of the offsets first: for 335,544 segments of 200, three round trips per block
-  //    at the kernel's start with nothing else in flight, and the offsets read twice.)
-  //  - Eager (seg_lazy_tiles = 0): the block's balanced share (sizes differ by at most one),
-  //    after its items, its loads overlapping the other blocks' reads (run 44: +2% on the
-  //    uneven case).
-  auto check_offsets = [&] {
+  // Offsets check (segments; the first bad index to status[0], reported by block_done): each
+  // block checks a balanced share of the offsets (sizes differ by at most one, so every block
+  // has one when there are at least as many offsets as blocks; run 48). The reads of the
+  // items are safe with any offsets (span_of clamps them into x).
+  //  - Lazy tiles (plan seg_lazy_tiles, the default for segments): first, also looking for
+  //    segments longer than split; a block that sees one sets f.long_seen, and every block
+  //    then counts itself in f.checked. (Run 52 checked the offsets inside the group items
+  //    instead, already loaded there: no faster on equal segments of 200, and 2% slower on
+  //    one huge among tiny ones, where the blocks then learnt of the tiles only after every
+  //    block's group items.)
+  //  - Eager (seg_lazy_tiles = 0): after its items, its loads overlapping the other blocks'
+  //    reads (run 44: +2% on the uneven case).
+  auto check_offsets = [&](bool find_long) {
     const std::int64_t entries = g.outputs + 1, per = entries / gridDim.x, rem = entries % gridDim.x;
     const std::int64_t b = blockIdx.x;
     const std::int64_t i0 = b * per + (b < rem ? b : rem), i1 = i0 + per + (b < rem ? 1 : 0);
+    bool longer = false;
     for (std::int64_t i = i0 + threadIdx.x; i < i1; i += kBlock) {
       const std::int64_t v = __ldg(g.off + i), prev = i == 0 ? 0 : __ldg(g.off + i - 1);
       bool good = i == 0 ? v == 0 : v >= prev;
       if (i == g.outputs) good = good && v == g.n;
       if (!good) atomicMin(f.status, static_cast<long long>(i));
+      longer = longer || (i > 0 && v - prev > split);
+    }
+    if (find_long) {
+      const bool any = __syncthreads_or(longer);
+      if (threadIdx.x == 0) {
+        if (any) atomicOr(f.long_seen, 1u);
+        __threadfence();  // the flag before the count (a block that counts every check then reads it)
+        atomicAdd(f.checked, 1u);
+      }
     }
   };
-  // Lazy tiles, one lane per output: the rules for output o's offsets lo = off[o], hi =
-  // off[o + 1] (off[0] == 0, hi >= lo, off[outputs] == n: the first index that breaks one),
-  // and whether it is longer than split (its clamped length, e - b). The flag is set at once
-  // and fenced, so it is visible before this block counts itself checked.
-  bool saw_long = false;  // lazy tiles: this thread has checked a segment longer than split
-  auto check_output = [&](std::int64_t o, std::int64_t lo, std::int64_t hi, std::int64_t len) {
-    std::int64_t bad = -1;
-    if (o == 0 && lo != 0) bad = 0;
-    else if (hi < lo || (o == g.outputs - 1 && hi != g.n)) bad = o + 1;
-    if (bad >= 0) atomicMin(f.status, static_cast<long long>(bad));
-    saw_long = saw_long || len > split;
-  };
   __shared__ unsigned claimed;  // lazy tiles: the tile item thread 0 claimed
-  // LAZY (plan seg_lazy_tiles, segments): the group items are taken in turn first; then, if
-  // any block has seen a long segment, the tiles are claimed one at a time (an atomic
-  // counter) by the blocks done with theirs. Thread 0 claims the next tile as soon as it
-  // has the current one, so that the atomic's round trip hides behind the tile's reads (run
-  // 47: no change measured; run 46's -12% on 24Ki segments had another cause, run 48); a
-  // block always reads the tile it has claimed, and its last claim is past the end.
+  // (LAZY, plan seg_lazy_tiles: the order is at the end of the kernel)
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
@@ -425,16 +417,9 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       for (int r = 0; r < gl / G; ++r) {
         const std::int64_t o = o_first + static_cast<std::int64_t>(r) * per + threadIdx.x / gl;
         const bool live = o < o_end;  // every lane stays for the shuffles
-        std::int64_t b = 0, e = 0, at = 0, lo = 0, hi = 0;
-        if (live) {
-          lo = __ldg(g.off + o);
-          hi = __ldg(g.off + o + 1);
-          span_from(g, lo, hi, b, e, at);
-        }
+        std::int64_t b = 0, e = 0, at = 0;
+        if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
-        if constexpr (LAZY) {
-          if (live && lane == 0) check_output(o, lo, hi, len);
-        }
         A a = Op::identity();
         if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
@@ -445,15 +430,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
       const bool live = o < g.outputs;  // every lane stays for the shuffles
       std::int64_t b = 0, e = 0, at = 0;
-      if constexpr (LAZY) {  // (segments) their two offsets, checked here
-        std::int64_t lo = 0, hi = 0;
-        if (live) {
-          lo = have_next ? next_lo : __ldg(g.off + o);  // (have_next: loaded for o during the block's last item)
-          hi = have_next ? next_hi : __ldg(g.off + o + 1);
-          span_from(g, lo, hi, b, e, at);
-          if (lane == 0) check_output(o, lo, hi, e - b);
-        }
-      } else if (live) {
+      if (live) {
         if (have_next) span_from(g, next_lo, next_hi, b, e, at);  // (o: the output they were loaded for)
         else span_of(g, o, b, e, at);
       }
@@ -480,7 +457,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   };
   // Segments under plan seg_block_len (lazy tiles only; G = kBlock: an item is one segment):
   // the block's items taken0 + w gridDim.x (w < kWarps, the same items a block takes one at a
-  // time), together. Warp w loads item w's offsets and checks them; a segment of at most
+  // time), together. Warp w loads item w's offsets; a segment of at most
   // kWarpSegment elements is read by that warp alone (32 lanes: the bits of the 32-lane group
   // items), all such ones at once; the longer ones (up to split) then by the whole block, one
   // after another. So the offsets cost one round trip per kWarps items, and a short segment
@@ -493,11 +470,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
     const std::int64_t o = taken0 + static_cast<std::int64_t>(w) * gridDim.x;
     const bool live = o < items - tiles;  // (warp-uniform)
     std::int64_t b = 0, e = 0, at = 0;
-    if (live) {
-      const std::int64_t lo = __ldg(g.off + o), hi = __ldg(g.off + o + 1);  // (every lane the same two)
-      span_from(g, lo, hi, b, e, at);
-      if (lane == 0) check_output(o, lo, hi, e - b);
-    }
+    if (live) span_of(g, o, b, e, at);  // (every lane the same two loads)
     const std::int64_t len = e - b;
     if (live && len <= kWarpSegment) {
       A a = Op::identity();
@@ -530,41 +503,44 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       if (it < tiles) tile_item(it);
       else group_item(it, taken);
     }
-    if (g.off) check_offsets();
+    if (g.off) check_offsets(false);
   } else {
-    // (two loops, not one: the tile walk's state and the group items' offsets loaded ahead
-    // are then never live together, which keeps ptxas under the 64-register cap)
+    // The offsets check first; then, when a segment longer than split was seen, the tiles,
+    // claimed one at a time (an atomic counter): thread 0 claims the next as soon as it has
+    // one, so that the atomic's round trip hides behind the tile's reads; then the group
+    // items, taken in turn. Tiles first, so that the group items of short segments (latency,
+    // little reading) end the kernel beside the other blocks' tile reads instead of starting
+    // it with nothing else in flight (run 53: eager tiles, first, were 3% faster than lazy
+    // ones, last, on one huge segment among 10,000 tiny ones). Two loops, not one: the tile
+    // walk's state and the group items' offsets loaded ahead are then never live together,
+    // which keeps ptxas under the 64-register cap.
+    check_offsets(true);  // (launched for segments only: g.off is set)
+    if (tiles > 0) {
+      __shared__ bool tiles_needed;
+      if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
+      __syncthreads();
+      if (tiles_needed) {
+        unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
+        if (threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
+        while (true) {
+          if (threadIdx.x == 0) {
+            const unsigned c = ahead;
+            if (static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
+            claimed = c;
+          }
+          __syncthreads();
+          const unsigned c = claimed;
+          __syncthreads();  // (claimed is written again for the next claim)
+          if (static_cast<std::int64_t>(c) >= tiles) break;
+          tile_item(static_cast<std::int64_t>(c));
+        }
+      }
+    }
     if constexpr (G == kBlock) {
       for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
         block_batch(taken);
     } else {
       for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
-    }
-    {  // done with the group items, so with this block's part of the offsets check
-      const bool any = __syncthreads_or(saw_long);
-      if (threadIdx.x == 0) {
-        if (any) atomicOr(f.long_seen, 1u);
-        __threadfence();  // the flag before the count (a block that counts every check then reads it)
-        atomicAdd(f.checked, 1u);
-      }
-    }
-    if (tiles > 0) {
-      // thread 0: the next tile claimed (the first only if a long segment was seen; the flag
-      // is only set during a call)
-      unsigned ahead = 0xffffffffu;
-      if (threadIdx.x == 0 && long_seen_after_checks(f.long_seen, f.checked, f.wait_checks)) ahead = atomicAdd(f.tile_next, 1u);
-      while (true) {
-        if (threadIdx.x == 0) {
-          const unsigned c = ahead;
-          if (c != 0xffffffffu && static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
-          claimed = c;
-        }
-        __syncthreads();
-        const unsigned c = claimed;
-        __syncthreads();  // (claimed is written again for the next claim)
-        if (c == 0xffffffffu || static_cast<std::int64_t>(c) >= tiles) break;
-        tile_item(static_cast<std::int64_t>(c));
-      }
     }
   }
   block_done(f);
