@@ -10,7 +10,7 @@
 // count_nonzero (bench_ops) time blocking tally calls beside each anchor both device only and
 // with its value copied to host memory ("+memcpy" in the library name).
 //
-//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter STR] [--tune-configs A,B] [--csv FILE] [--json FILE]
+//   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter A,B] [--tune-configs A,B] [--csv FILE] [--json FILE]
 //   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -235,7 +235,7 @@ const char* dist_name(int d) { return d == 0 ? "uniform" : d == 1 ? "wide" : "il
 
 // --exact-variants N: rows for the default and the first N - 1 certified-pass variants (1..7).
 int g_exact_variants = 7;
-// --tune-filter STR: the shapes-tune jobs whose names contain STR (all when empty).
+// --tune-filter A,B: the shapes-tune jobs whose names contain A or B (all when empty).
 std::string g_tune_filter;
 std::string g_tune_configs;  // --tune-configs A,B,...: only the shapes-tune configurations of those names (all when empty)
 
@@ -1094,6 +1094,15 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
                                    count, {out, count, tally::dtype::float32, tally::memory::device}, dstatus, fast);
     }});
   }
+  // rows of 200 (the group items without offsets: what equal segments of 200 would read
+  // without the CSR loads and the lazy-tile check)
+  {
+    const std::int64_t cols = 200, r = n / cols;
+    jobs.push_back({"tune-rows200-async", r, [&, r, cols](int k) {
+      tally::reduce_axis_async(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                               {out, r, tally::dtype::float32, tally::memory::device}, dstatus, fast);
+    }});
+  }
   for (std::size_t i = 0; i < cfgs.size(); ++i)  // (a name given twice would be measured twice, as two columns)
     for (std::size_t k = 0; k < i; ++k)
       if (std::string(cfgs[i].name) == cfgs[k].name) {
@@ -1106,9 +1115,20 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
                               [&](const cfg& c) { return list.find("," + std::string(c.name) + ",") == std::string::npos; }),
                cfgs.end());
   }
-  if (!g_tune_filter.empty())  // --tune-filter: only the jobs whose names contain it
-    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [](const job& j) { return j.name.find(g_tune_filter) == std::string::npos; }),
+  if (!g_tune_filter.empty()) {  // --tune-filter A,B: only the jobs whose names contain one of them
+    std::vector<std::string> keys;
+    for (std::size_t b = 0, e; b <= g_tune_filter.size(); b = e + 1) {
+      e = g_tune_filter.find(',', b);
+      if (e == std::string::npos) e = g_tune_filter.size();
+      if (e > b) keys.push_back(g_tune_filter.substr(b, e - b));
+    }
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(),
+                              [&](const job& j) {
+                                return std::none_of(keys.begin(), keys.end(),
+                                                    [&](const std::string& key) { return j.name.find(key) != std::string::npos; });
+                              }),
                jobs.end());
+  }
   for (const job& j : jobs) {
     auto outputs = [&]() {
       j.call(0);
@@ -1184,6 +1204,10 @@ void bench_shapes_once(pools& P, std::int64_t n) {
     CK(cudaDeviceSynchronize());
     CK(cudaFree(doff));
   }
+  // rows of 200 (the same group items as equal segments of 200, without offsets)
+  tally::reduce_axis(tally::reduce_op::sum, {x, n / 200, 200, 200, 1, tally::dtype::float32, tally::memory::device}, 1,
+                     {out, n / 200, tally::dtype::float32, tally::memory::device}, fast);
+  CK(cudaDeviceSynchronize());
   std::printf("shapes-once: done (n = %lld)\n", (long long)n);
 }
 
@@ -1226,7 +1250,7 @@ int main(int argc, char** argv) {
     else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter STR] [--tune-configs A,B] [--csv FILE] [--json FILE]\n");
+      std::fprintf(stderr, "usage: tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter A,B] [--tune-configs A,B] [--csv FILE] [--json FILE]\n");
       return 2;
     }
   }

@@ -57,10 +57,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // that, the eager order; n would be over 2^41 elements)
   const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
   const bool lazy = segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
-  // a block per segment (plan.seg_block_len; lazy tiles only, and not with lanes chosen in
-  // the plan): segments of up to a tile are then read whole by one block, as rows are
+  // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
+  // up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-  const bool seg_block = lazy && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
+  const bool seg_block = segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
   // longer outputs go to the tile items
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;

@@ -57,7 +57,7 @@ struct shapes_v3_plan {
   int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
                                       // (a warp each, where they would sit were the segments equal) before the
                                       // searches, 0 searches point by point (never the bits)
-  std::int64_t seg_block_len = 16384;  // CSR segments of mean length n / segments at least this (lazy tiles, seg_lanes = 0):
+  std::int64_t seg_block_len = 16384;  // CSR segments of mean length n / segments at least this (seg_lanes = 0):
                                       // a block per segment (group items of one segment each, as rows of block_row_len;
                                       // those of at most 2048 elements a warp each), and only segments longer than
                                       // max(seg_split, seg_tile) go to the tile items; 0 never (fifteenth session: equal

@@ -54,9 +54,11 @@
 namespace tally::cuda::shapes_k::v3 {
 
 inline constexpr int kUnroll3 = 4;       // vectors in flight per thread: tiles and block rows
-inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups of 4..32 lanes per output
+inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups of 1..32 lanes per output
 // (eight of each, with registers for 3 blocks per SM instead of 4, gave nothing: run 44,
-// equal segments of 200 and 1024 1-2% slower, one huge among tiny ones 3% slower)
+// equal segments of 200 and 1024 1-2% slower, one huge among tiny ones 3% slower; eight in
+// the group items at 4 blocks per SM, run 55: no spills in the fast sums but 100-270 bytes in
+// min/max, and equal segments of 200 and 1024 2% slower)
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
@@ -99,7 +101,11 @@ __device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, cons
   if (atomicOr(long_seen, 0u) != 0) return true;
   if (!wait_checks) return false;
   const unsigned long long t0 = global_ns();
-  while (*static_cast<const volatile unsigned*>(checked) < gridDim.x && global_ns() - t0 < kCheckWaitNs) __nanosleep(256);
+  // (the flag, once seen set, ends the wait at once: the tiles need not wait for the blocks
+  // that have not yet checked)
+  while (*static_cast<const volatile unsigned*>(long_seen) == 0 &&
+         *static_cast<const volatile unsigned*>(checked) < gridDim.x && global_ns() - t0 < kCheckWaitNs)
+    __nanosleep(128);
   __threadfence();  // the count before the flag (each block sets the flag before it counts)
   return atomicOr(long_seen, 0u) != 0;
 }
@@ -394,7 +400,15 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
       std::int64_t b, e, at;
       span_of(g, o, b, e, at);
       const std::int64_t len = e - b;
-      if (len <= split) {  // (uniform in the block)
+      if (g.off && len <= kWarpSegment) {  // (segments, eager: the bits of block_batch, a warp)
+        if (threadIdx.x < 32) {
+          A a = Op::identity();
+          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
+#pragma unroll
+          for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+          if (threadIdx.x == 0) op.write(o, a, len);
+        }
+      } else if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
         v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
