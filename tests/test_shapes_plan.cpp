@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,7 +25,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.seg_block_len == b.seg_block_len &&
+         a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles;
 }
@@ -45,6 +46,9 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"seg_block_len", [](tn::shapes_v3_plan& p) { p.seg_block_len = -1; }},
+      {"seg_flat_len", [](tn::shapes_v3_plan& p) { p.seg_flat_len = -1; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 1; }},  // (removed in the sixteenth session)
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 2; }},
       {"blocks_per_sm", [](tn::shapes_v3_plan& p) { p.blocks_per_sm = 65; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = 0; }},
       {"col_blocks", [](tn::shapes_v3_plan& p) { p.col_blocks = (std::int64_t(1) << 20) + 1; }},
@@ -78,6 +82,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.seg_lanes = 8;
   p.block_row_len = 1;
   p.seg_block_len = 0;
+  p.seg_flat_len = 1000;
   p.blocks_per_sm = -1;
   p.col_blocks = 1;
   p.item_order = 2;
@@ -142,6 +147,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(p.tile_probe, 0);
   EXPECT_EQ(p.seg_lazy_tiles, 0);
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
+  EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
+  EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
@@ -153,6 +160,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"seg_stage=1", "no field 'seg_stage'"},  // (measured slower, run 43, and removed)
       {"seg_lazy_tiles=3", "seg_lazy_tiles"},
       {"seg_lanes=6", "seg_lanes"},
+      {"seg_flat_len=-5", "seg_flat_len"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -191,6 +199,18 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
        [](auto& p) { p.seg_lazy_tiles = 0; p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
   with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
+  // flat group items (seg_flat_len) change the bits of fast sums (the order within a
+  // segment), so they are compared among themselves: the grid and the probe keep them
+  tn::shapes_v3_plan flat = base;
+  flat.seg_flat_len = 1 << 30;
+  flat.seg_block_len = 0;
+  std::vector<std::pair<const char*, tn::shapes_v3_plan>> flat_plans;
+  for (auto [name, bpsm, probe] : {std::tuple{"flat, a block per SM", 1, 1}, std::tuple{"flat, a block per item, no probe", -1, 0}}) {
+    tn::shapes_v3_plan p = flat;
+    p.blocks_per_sm = bpsm;
+    p.tile_probe = probe;
+    flat_plans.emplace_back(name, p);
+  }
 
   std::mt19937_64 gen(7);
   std::vector<std::vector<std::int64_t>> sets;
@@ -265,12 +285,14 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
       for (std::size_t shift : {std::size_t(0), esz}) {
         SCOPED_TRACE(std::string(esz == 4 ? "float32" : "float64") + ", segments " + std::to_string(off.size() - 1) +
                      ", elements " + std::to_string(off.back()) + ", base shifted by " + std::to_string(shift) + " bytes");
-        tn::set_shapes_v3_params(base);
-        const std::vector<unsigned char> want = run(t, esz, x, shift, off);
-        for (const auto& [name, p] : plans) {
-          SCOPED_TRACE(name);
-          tn::set_shapes_v3_params(p);
-          EXPECT_TRUE(run(t, esz, x, shift, off) == want);
+        for (const auto& [first, others] : {std::pair{base, &plans}, std::pair{flat, &flat_plans}}) {
+          tn::set_shapes_v3_params(first);
+          const std::vector<unsigned char> want = run(t, esz, x, shift, off);
+          for (const auto& [name, p] : *others) {
+            SCOPED_TRACE(name);
+            tn::set_shapes_v3_params(p);
+            EXPECT_TRUE(run(t, esz, x, shift, off) == want);
+          }
         }
       }
     }

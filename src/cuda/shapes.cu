@@ -38,6 +38,9 @@ int sm_count() {
 
 std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
+template <class Op> struct is_fast_sum : std::false_type {};
+template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
+
 /// v3 (tuning::shapes_fused): rows with unit element stride, CSR segments and column mode in
 /// one launch (after the offsets check of a segmented call), blocking by a spin on the
 /// completion word in mapped host memory (or a copy and a synchronisation when the results
@@ -61,6 +64,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
   const bool seg_block = segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
+  // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
+  // plan; sixteenth session, not yet run on a GPU): a warp reads 8 consecutive short segments
+  // as one range
+  const bool flat = is_fast_sum<Op>::value && lazy && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
+                    mean_len <= plan.seg_flat_len;
   // longer outputs go to the tile items
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
@@ -119,7 +127,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // as fit) taking the items in turn
     const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
     auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
-      const std::int64_t groups = (g.outputs + kBlock / G - 1) / (kBlock / G);
+      constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
+      const std::int64_t groups = (g.outputs + per - 1) / per;
       const std::int64_t items = tiles + groups;
       auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
       static const int fit = [&] {
@@ -146,8 +155,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       if (lazy) go.template operator()<4, true, true>();
       else go.template operator()<4, true>();
     }
-    else if (lazy && plan.seg_lanes == 1) go.template operator()<1, false, true>();  // (one or two lanes: lazy tiles only)
-    else if (lazy && plan.seg_lanes == 2) go.template operator()<2, false, true>();
+    else if (flat) {
+      if constexpr (is_fast_sum<Op>::value) go.template operator()<0, false, true>();
+    }
     else if (lanes_len >= 512) lanes.template operator()<32>();
     else if (lanes_len >= 256) lanes.template operator()<16>();
     else if (lanes_len >= 128) lanes.template operator()<8>();

@@ -95,12 +95,12 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_split must lie in [1024, 2^30]");
   if (p.seg_tile > 64 * p.seg_split)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
-  if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 1 && p.seg_lanes != 2 && p.seg_lanes != 4 && p.seg_lanes != 8 &&
-      p.seg_lanes != 16 && p.seg_lanes != 32)
+  if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the "
-                                        "mean length), 1, 2 (lazy tiles only; else 4), 4, 8, 16 or 32");
+                                        "mean length), 4, 8, 16 or 32");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.seg_block_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_block_len must be 0 (never) or positive");
+  if (p.seg_flat_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_flat_len must be 0 (never) or positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
@@ -143,6 +143,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_lanes") p.seg_lanes = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "seg_block_len") p.seg_block_len = v;
+    else if (key == "seg_flat_len") p.seg_flat_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);
     else if (key == "col_blocks") p.col_blocks = v;
     else if (key == "item_order") p.item_order = small(v);

@@ -45,8 +45,8 @@ struct shapes_v3_plan {
   std::int64_t seg_tile = 65536;      // CSR segments: flat elements per tile item
   std::int64_t seg_split = 16384;     // CSR segments longer than this go to the tile items (shorter: 4..32 lanes each)
   int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, -1 the same rule
-                                      // applied to each group item's own segments (on the device), else 1, 2 (lazy tiles
-                                      // only; else 4), 4, 8, 16 or 32
+                                      // applied to each group item's own segments (on the device), else 4, 8, 16 or 32
+                                      // (1 and 2, fifteenth session, read equal segments of 200 31% and 13% slower: removed)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
@@ -62,6 +62,10 @@ struct shapes_v3_plan {
                                       // those of at most 2048 elements a warp each), and only segments longer than
                                       // max(seg_split, seg_tile) go to the tile items; 0 never (fifteenth session: equal
                                       // segments of 24Ki read at 0.93 of the read kernel instead of 0.87 in tile parts)
+  std::int64_t seg_flat_len = 0;      // CSR segments of mean length at most this (fast float sums, lazy tiles, seg_lanes = 0,
+                                      // under seg_block_len): flat group items, each warp reading 8 consecutive segments as one
+                                      // range in 512-byte warp loads (rows_kernel G = 0); 0 never. Changes the bits of fast sums
+                                      // (the order within a segment). Sixteenth session: written, not yet run on a GPU.
   int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
@@ -81,8 +85,8 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 1, 2, 4, 8, 16 or 32, block_row_len < 1,
-/// seg_block_len < 0, blocks_per_sm > 64,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
+/// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, or tile_probe or seg_lazy_tiles not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 

@@ -22,6 +22,10 @@
 //        `tile` elements) to each output of at most `split` elements, 16-byte vector loads
 //        (v2's fold_contig, kGroupUnroll vectors in flight per lane); with segments, each
 //        thread loads its offsets for the block's next item before reading this one.
+//      * A flat group item (G = 0, plan seg_flat_len, fast float sums of short segments;
+//        written in the sixteenth session, not yet run on a GPU): each warp reads 8
+//        consecutive segments as one flat range in 512-byte warp loads, each lane folding
+//        its elements segment by segment, the 32 parts of a segment combined in a butterfly.
 //  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
 //    row-major matrix): block (bx, by) owns 32 * V adjacent outputs and a chunk of rows; lane
 //    j of every warp owns outputs [(32 bx + j) V, +V) and reads them as one 16-byte vector per
@@ -64,6 +68,19 @@ inline constexpr int kColUnroll = 4;
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
 inline constexpr std::int64_t kWarpSegment = 2048;  // segments under plan seg_block_len: a warp reads those of at most this many elements
+
+// Flat group items (plan seg_flat_len, rows_kernel G = 0): a warp reads kFlatSegs consecutive
+// segments as one flat range; an item is kFlatItem segments (a block's warps).
+inline constexpr int kFlatSegs = 8;
+inline constexpr std::int64_t kFlatItem = kBlock / 32 * kFlatSegs;
+
+/// Shared memory of the flat group items: each warp's segment ends and its lanes' parts of
+/// each segment (A: the accumulator). Empty for the other lane counts.
+template <class A, bool FLAT> struct flat_shared {
+  std::int64_t end[kBlock / 32][kFlatSegs];
+  A part[kBlock / 32][kFlatSegs][32];  // (warp, segment, lane)
+};
+template <class A> struct flat_shared<A, false> {};
 
 inline constexpr unsigned long long kCheckWaitNs = 20000;  // lazy tiles: the longest wait for the offsets checks
 
@@ -237,7 +254,7 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-  static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % G) == 0));
+  static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY && !ADAPT));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
@@ -392,6 +409,119 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         }
       }
   };
+  // One flat group item (G = 0; plan seg_flat_len; segments under lazy tiles). Warp w takes
+  // the segments s0 = item * kFlatItem + w kFlatSegs, up to kFlatSegs of them, as one flat
+  // range [R0, R1): lane l reads its 16-byte vectors l, l + 32, ... (so each warp load is 512
+  // contiguous bytes, as a block row is read, instead of a 64-byte piece of each of 8 segments
+  // with 4 lanes per segment), the head before the first 16-byte boundary and the tail after
+  // the last whole vector scalarly. A lane meets its elements in increasing order, so each
+  // segment in one run: it folds the run and leaves it in part[w][segment][l] (identity where
+  // it has none); the 32 parts of a segment are then combined in a butterfly. A warp whose
+  // segments hold one longer than split (the tile items' share) or offsets that break the
+  // rules takes its segments one at a time, 32 lanes each. The bits depend only on the
+  // offsets, the base address's alignment and the constants here.
+  __shared__ flat_shared<A, G == 0> fsh;
+  auto flat_item = [&](const std::int64_t it, const std::int64_t taken) {
+    if constexpr (G == 0) {
+      constexpr unsigned full = 0xffffffffu;
+      constexpr int V = 16 / static_cast<int>(sizeof(T));
+      const int w = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+      const std::int64_t s0 = (it - tiles) * kFlatItem + static_cast<std::int64_t>(w) * kFlatSegs;
+      const int ns = s0 >= g.outputs ? 0 : g.outputs - s0 < kFlatSegs ? static_cast<int>(g.outputs - s0) : kFlatSegs;
+      // lane l <= ns: offset s0 + l, clamped into [0, n] (loaded ahead by the last item when it could)
+      std::int64_t ov = 0;
+      if (ns > 0 && lane <= ns) ov = have_next ? next_lo : __ldg(g.off + s0 + lane);  // (ns = 0: s0 may be past the offsets)
+      // this lane's offset for the block's next item, loaded now (its latency behind this item's reads)
+      have_next = false;
+      if (taken + gridDim.x < items - tiles) {
+        const std::int64_t ns0 = (taken + gridDim.x) * kFlatItem + static_cast<std::int64_t>(w) * kFlatSegs;
+        if (ns0 + lane <= g.outputs && lane <= kFlatSegs) {
+          next_lo = __ldg(g.off + ns0 + lane);
+          have_next = true;
+        }
+      }
+      if (ns == 0) return;  // (warp-uniform)
+      ov = ov < 0 ? 0 : ov > g.n ? g.n : ov;
+      const std::int64_t nx = __shfl_down_sync(full, ov, 1);
+      const bool broken = lane < ns && nx < ov;  // (offsets that break the rules: reported by the check)
+      const bool longer = lane < ns && nx - ov > split;
+      if (__any_sync(full, broken || longer)) {
+        for (int i = 0; i < ns; ++i) {  // one at a time, 32 lanes each (as span_of reads them)
+          std::int64_t b, e, at;
+          span_of(g, s0 + i, b, e, at);
+          if (e - b > split) continue;  // (the tile items')
+          A a = Op::identity();
+          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, e - b, lane, 32);
+#pragma unroll
+          for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+          if (lane == 0) op.write(s0 + i, a, e - b);
+        }
+        return;
+      }
+      if (lane < ns) fsh.end[w][lane] = nx;
+#pragma unroll
+      for (int i = 0; i < kFlatSegs; ++i) fsh.part[w][i][lane] = Op::identity();
+      __syncwarp();
+      const std::int64_t R0 = __shfl_sync(full, ov, 0), R1 = __shfl_sync(full, ov, ns);
+      int c = 0;  // this lane's segment, its first element and its end
+      std::int64_t bc = R0, ec = fsh.end[w][0];
+      A a = Op::identity();
+      auto put = [&](const T v, const std::int64_t k) {  // k: flat, increasing, in [R0, R1)
+        while (k >= ec) {  // (c < ns - 1 here, as k < R1 = the last end)
+          fsh.part[w][c][lane] = a;
+          a = Op::identity();
+          bc = ec;
+          ++c;
+          ec = fsh.end[w][c];
+        }
+        Op::accumulate(a, v, k - bc);
+      };
+      const auto addr = reinterpret_cast<std::uintptr_t>(x + R0);
+      const std::int64_t head = static_cast<std::int64_t>(((16 - addr % 16) % 16) / sizeof(T));
+      const std::int64_t kh = R0 + head < R1 ? R0 + head : R1;
+      if (R0 + lane < kh) put(__ldg(x + R0 + lane), R0 + lane);  // (head < V <= 32)
+      const std::int64_t nv = (R1 - kh) / V;
+      const uint4* pv = reinterpret_cast<const uint4*>(x + kh);
+      constexpr int U = kGroupUnroll;
+      std::int64_t j = lane;
+      for (; j + (U - 1) * 32 < nv; j += U * 32) {
+        uint4 r[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) r[u] = __ldg(pv + j + u * 32);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          T v[V];
+          __builtin_memcpy(v, &r[u], 16);
+#pragma unroll
+          for (int e = 0; e < V; ++e) put(v[e], kh + (j + u * 32) * V + e);
+        }
+      }
+      if (j < nv) {  // this lane's last (< U) vectors, in flight together
+        uint4 r[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) r[u] = j + u * 32 < nv ? __ldg(pv + j + u * 32) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (j + u * 32 >= nv) break;
+          T v[V];
+          __builtin_memcpy(v, &r[u], 16);
+#pragma unroll
+          for (int e = 0; e < V; ++e) put(v[e], kh + (j + u * 32) * V + e);
+        }
+      }
+      const std::int64_t kt = kh + nv * V;
+      if (kt + lane < R1) put(__ldg(x + kt + lane), kt + lane);  // (tail < V <= 32)
+      fsh.part[w][c][lane] = a;
+      __syncwarp();
+      for (int i = 0; i < ns; ++i) {
+        A v = fsh.part[w][i][lane];
+#pragma unroll
+        for (int d = 16; d >= 1; d /= 2) v = Op::combine(v, v2::shfl_down_w(v, d, 32));
+        if (lane == 0) op.write(s0 + i, v, fsh.end[w][i] - (i == 0 ? R0 : fsh.end[w][i - 1]));
+      }
+      __syncwarp();  // (part and end are written again by the next item)
+    }
+  };
   // One group item (it >= tiles; taken: its place in this block's turn, for the offsets
   // loaded ahead).
   auto group_item = [&](const std::int64_t it, const std::int64_t taken) {
@@ -415,6 +545,8 @@ __global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename 
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
       }
+    } else if constexpr (G == 0) {
+      flat_item(it, taken);
     } else if constexpr (ADAPT) {
       // (segments, plan.seg_lanes = -1; launched with G = 4) The lanes per segment from this
       // item's own mean length, by the rule launch_v3 applies to a whole call's mean: so one
