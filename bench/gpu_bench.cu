@@ -871,6 +871,23 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
         rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32",
                         o == &fast ? "tally-fast-async" : "tally-exact-async", n, t, gb / t, check});
       }
+    // exact row sums, blocking, with the certified first pass (tuning::shapes_certified: rows
+    // and segments, not column mode; check: 1 when any output's bits differ from the exact
+    // path's)
+    for (int axis : {1}) {
+      const std::int64_t outs = axis == 1 ? r : cols;
+      const std::vector<T> want = axis_blocking(axis, exact);
+      tally::cuda::tuning::set_shapes_certified(true);
+      const std::vector<T> got = axis_blocking(axis, exact);
+      double t = tm.per_call([&](int k) {
+        tally::matrix_ref mk = m;
+        mk.data = X(k);
+        tally::reduce_axis(tally::reduce_op::sum, mk, axis, {out, outs, tally::dtype::float32, tally::memory::device}, exact);
+      }, slots, reps);
+      tally::cuda::tuning::set_shapes_certified(false);
+      const double check = std::memcmp(want.data(), got.data(), want.size() * sizeof(T)) == 0 ? 0.0 : 1.0;
+      rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32", "tally-exact-cert", n, t, gb / t, check});
+    }
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
@@ -912,6 +929,21 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       const std::vector<T> want = read_out(segs);
       const double check = differs(want, [&] { seg_async(0, *o); });
       rows.push_back({"segments-uneven", "float32", o == &fast ? "tally-fast-async" : "tally-exact-async", n, t, gb / t, check});
+    }
+    {  // exact, blocking, with the certified first pass (check: 1 when any bit differs from the exact path's)
+      auto seg_exact = [&](int k) {
+        tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                               {out, segs, tally::dtype::float32, tally::memory::device}, exact);
+      };
+      seg_exact(0);
+      const std::vector<T> want = read_out(segs);
+      tally::cuda::tuning::set_shapes_certified(true);
+      seg_exact(0);
+      const std::vector<T> got = read_out(segs);
+      double t = tm.per_call(seg_exact, slots, reps);
+      tally::cuda::tuning::set_shapes_certified(false);
+      const double check = std::memcmp(want.data(), got.data(), want.size() * sizeof(T)) == 0 ? 0.0 : 1.0;
+      rows.push_back({"segments-uneven", "float32", "tally-exact-cert", n, t, gb / t, check});
     }
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
@@ -292,6 +293,30 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
       mk.template operator()<int_sum<T>, std::int64_t>();
     }
   } else if (r.what == kind::mean || r.acc == accuracy::exact) {  // src/cuda/shapes_exact.cu
+    // (tuning::shapes_certified, blocking forms, not column mode: the certified pass first,
+    // in the fast kernels; the exact path behind it only when some output was not proved.
+    // Column mode keeps the exact path: the column kernel's four 32-byte states per lane
+    // took 189 registers, one block per SM)
+    const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+    if (tuning::shapes_certified() && !r.stream_ordered && !column_mode) {
+      outcome c;
+      auto pass = [&]<class Out, bool MEAN>() {
+        using Op = certified_sum<T, Out, MEAN>;
+        launch<Op>(g, r, c, s, [](void* out, std::int64_t*, long long* ovf) { return Op{static_cast<Out*>(out), ovf}; });
+      };
+      const bool mean = r.what == kind::mean;
+      if (r.out_type == dtype::float32) {
+        if (mean) pass.template operator()<float, true>();
+        else pass.template operator()<float, false>();
+      } else {
+        if (mean) pass.template operator()<double, true>();
+        else pass.template operator()<double, false>();
+      }
+      if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules (reported), or every output proved
+        st.bad_offset_at = c.bad_offset_at;
+        return;
+      }
+    }
     shapes_exact_run(g, r, st, s);
   } else {  // fast floating sums
     if (r.out_type == dtype::float32) mk.template operator()<fast_sum<T, float>, float>();

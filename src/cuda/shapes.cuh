@@ -25,6 +25,7 @@
 #include <limits>
 
 #include "cuda/block.cuh"
+#include "tally/ops/certified.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/extremes.hpp"
 #include "tally/ops/reducers.hpp"
@@ -78,6 +79,42 @@ template <class T, class Out> struct fast_sum {
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += static_cast<double>(x); }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const { out[o] = len == 0 ? Out(0) : static_cast<Out>(a); }
+};
+
+/// Exact floating sum or mean (MEAN), first pass (tuning::shapes_certified): each output's
+/// sum carried in three doubles with a running error bound (ops::certified: TwoSum/Fast2Sum
+/// cascades, Ogita, Rump and Oishi 2005, K = 3; running error analysis, Higham 2002), then
+/// rounded when the bound proves the correctly rounded value: the bits of the exact path
+/// (src/cuda/shapes_exact.cuh) and of the CPU backend. An output it cannot prove (ties,
+/// cancellation to zero, condition numbers past ~2^100, NaN, infinities, overflow) is written
+/// nowhere and recorded in the overflow status word (the first such output), and the caller
+/// then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
+/// exact path writes them.
+template <class T, class Out, bool MEAN> struct certified_sum {
+  using elem = T;
+  using acc = ops::certified::state;
+  Out* out;
+  long long* ovf;
+  static __device__ __forceinline__ acc identity() { return acc{}; }
+  static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) {
+    ops::certified::add<3, true>(a, static_cast<double>(x));
+  }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return ops::certified::merge<3>(a, b); }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    Out r;
+    bool ok = true;
+    if (len == 0) {
+      r = !MEAN ? Out(0)
+          : sizeof(Out) == 8 ? static_cast<Out>(ops::exact::double_of(std::uint64_t(0x7ff8) << 48))
+                             : static_cast<Out>(ops::exact::float_of(0x7fc00000u));
+    } else {
+      const ops::certified::interval v = ops::certified::finish(a, 0.0);
+      if constexpr (MEAN) ok = ops::certified::divide_certified(v, static_cast<std::uint64_t>(len), r);
+      else ok = ops::certified::round_certified(v, r);
+    }
+    if (ok) out[o] = r;
+    else atomicMin(ovf, static_cast<long long>(o));
+  }
 };
 
 /// Integer sum: exact 128-bit accumulator, checked narrowing to int64 (overflow: the first

@@ -36,6 +36,16 @@ bool shapes_fused() noexcept;
 /// Switches v3 on or off for later calls. Thread-safe.
 void set_shapes_fused(bool on) noexcept;
 
+/// Whether exact floating sums and means of the shape layer (blocking forms) try the
+/// certified first pass (shapes.cuh certified_sum, in the v3 kernels) before the exact path,
+/// which then runs only when some output is not proved: the same bits either way. Off by
+/// default (sixteenth session: written, not yet run on a GPU); on with
+/// TALLY_SHAPES_CERTIFIED=1 (read once). Thread-safe.
+bool shapes_certified() noexcept;
+
+/// Switches the certified first pass on or off for later calls. Thread-safe.
+void set_shapes_certified(bool on) noexcept;
+
 /// The v3 plan constants, plain data (the benchmark's shapes-tune section sweeps them; the
 /// defaults are the measured choice, docs/performance.md "Shapes v4"). tile, block_row_len and
 /// col_blocks fix the combination order of each output, so changing them may change the bits
