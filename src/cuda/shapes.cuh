@@ -84,9 +84,11 @@ template <class T, class Out> struct fast_sum {
 /// Exact floating sum or mean (MEAN), first pass (tuning::shapes_certified): each output's
 /// sum carried in three doubles with a running error bound (ops::certified: TwoSum/Fast2Sum
 /// cascades, Ogita, Rump and Oishi 2005, K = 3; running error analysis, Higham 2002), then
-/// rounded when the bound proves the correctly rounded value: the bits of the exact path
-/// (src/cuda/shapes_exact.cuh) and of the CPU backend. An output it cannot prove (ties,
-/// cancellation to zero, condition numbers past ~2^100, NaN, infinities, overflow) is written
+/// rounded when it is known exactly (nothing rounded on the way: ties are then rounded to
+/// even too) or the bound proves the correctly rounded value (ops::certified::round_state,
+/// divide_state): the bits of the exact path (src/cuda/shapes_exact.cuh) and of the CPU
+/// backend. An output it cannot prove (inexact ties, cancellation to zero, condition numbers
+/// past ~2^100, NaN, infinities, float64 overflow) is written
 /// nowhere and recorded in the overflow status word (the first such output), and the caller
 /// then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
 /// exact path writes them.
@@ -107,10 +109,10 @@ template <class T, class Out, bool MEAN> struct certified_sum {
       r = !MEAN ? Out(0)
           : sizeof(Out) == 8 ? static_cast<Out>(ops::exact::double_of(std::uint64_t(0x7ff8) << 48))
                              : static_cast<Out>(ops::exact::float_of(0x7fc00000u));
+    } else if constexpr (MEAN) {
+      ok = ops::certified::divide_state(a, static_cast<std::uint64_t>(len), r);
     } else {
-      const ops::certified::interval v = ops::certified::finish(a, 0.0);
-      if constexpr (MEAN) ok = ops::certified::divide_certified(v, static_cast<std::uint64_t>(len), r);
-      else ok = ops::certified::round_certified(v, r);
+      ok = ops::certified::round_state(a, r);
     }
     if (ok) out[o] = r;
     else atomicMin(ovf, static_cast<long long>(o));
