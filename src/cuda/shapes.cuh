@@ -87,9 +87,9 @@ template <class T, class Out> struct fast_sum {
 /// rounded when it is known exactly (nothing rounded on the way: ties are then rounded to
 /// even too) or the bound proves the correctly rounded value (ops::certified::round_state,
 /// divide_state): the bits of the exact path (src/cuda/shapes_exact.cuh) and of the CPU
-/// backend. An output it cannot prove (inexact ties, cancellation to zero, condition numbers
-/// past ~2^100, NaN, infinities, float64 overflow) is written
-/// nowhere and recorded in the overflow status word (the first such output), and the caller
+/// backend. An output it cannot prove (ties and zeros not known exactly, condition numbers
+/// past ~2^100, NaN, infinities, float64 overflow) is written nowhere and recorded in the
+/// overflow status word (the first such output), and the caller
 /// then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
 /// exact path writes them.
 template <class T, class Out, bool MEAN> struct certified_sum {
