@@ -884,9 +884,14 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
         mk.data = X(k);
         tally::reduce_axis(tally::reduce_op::sum, mk, axis, {out, outs, tally::dtype::float32, tally::memory::device}, exact);
       }, slots, reps);
+      // stream-ordered: the exact kernels gated on the device (check: as differs())
+      double ta = tm.per_call([&](int k) { axis_async(k, axis, exact); }, slots, reps);
+      status_none("axis async, certified");
+      const double check_a = differs(want, [&] { axis_async(0, axis, exact); });
       tally::cuda::tuning::set_shapes_certified(false);
       const double check = std::memcmp(want.data(), got.data(), want.size() * sizeof(T)) == 0 ? 0.0 : 1.0;
       rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32", "tally-exact-cert", n, t, gb / t, check});
+      rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32", "tally-exact-cert-async", n, ta, gb / ta, check_a});
     }
     rows.push_back({"rows-" + shape, "float32", "tally-fast", n, t_rows, gb / t_rows, NAN});
     rows.push_back({"rows-" + shape, "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
@@ -941,9 +946,13 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       seg_exact(0);
       const std::vector<T> got = read_out(segs);
       double t = tm.per_call(seg_exact, slots, reps);
+      double ta = tm.per_call([&](int k) { seg_async(k, exact); }, slots, reps);
+      status_none("segments async, certified");
+      const double check_a = differs(want, [&] { seg_async(0, exact); });
       tally::cuda::tuning::set_shapes_certified(false);
       const double check = std::memcmp(want.data(), got.data(), want.size() * sizeof(T)) == 0 ? 0.0 : 1.0;
       rows.push_back({"segments-uneven", "float32", "tally-exact-cert", n, t, gb / t, check});
+      rows.push_back({"segments-uneven", "float32", "tally-exact-cert-async", n, ta, gb / ta, check_a});
     }
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});

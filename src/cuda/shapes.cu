@@ -293,12 +293,14 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
       mk.template operator()<int_sum<T>, std::int64_t>();
     }
   } else if (r.what == kind::mean || r.acc == accuracy::exact) {  // src/cuda/shapes_exact.cu
-    // (tuning::shapes_certified, blocking forms, not column mode: the certified pass first,
-    // in the fast kernels; the exact path behind it only when some output was not proved.
-    // Column mode keeps the exact path: the column kernel's four 32-byte states per lane
-    // took 189 registers, one block per SM)
+    // (tuning::shapes_certified, not column mode: the certified pass first, in the fast
+    // kernels; the exact path behind it only when some output was not proved. Blocking forms:
+    // the host reads the pass's verdict; stream-ordered ones (with a status word): the exact
+    // kernels read it on the device, from the caller's status words, and return at once when
+    // every output was proved. Column mode keeps the exact path: the column kernel's four
+    // 32-byte states per lane took 189 registers, one block per SM)
     const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-    if (tuning::shapes_certified() && !r.stream_ordered && !column_mode) {
+    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !column_mode) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {
         using Op = certified_sum<T, Out, MEAN>;
@@ -311,6 +313,10 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
       } else {
         if (mean) pass.template operator()<double, true>();
         else pass.template operator()<double, false>();
+      }
+      if (r.stream_ordered) {  // the pass's status words are in r.status_device: the gate
+        shapes_exact_run(g, r, st, s, reinterpret_cast<long long*>(r.status_device));
+        return;
       }
       if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules (reported), or every output proved
         st.bad_offset_at = c.bad_offset_at;

@@ -33,7 +33,7 @@ int sm_count() {
 }
 
 template <class T, class Out, bool MEAN>
-void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
+void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, long long* gate) {
   constexpr int W = slot_words<T>;
   const bool segmented = g.offsets != nullptr;
   const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
@@ -63,7 +63,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
   if (merge_bytes) TALLY_CUDA(cudaMemsetAsync(slots, 0, merge_bytes, stream));
 
-  const long long* bad = check_offsets(d, status, stream);
+  // (gated: the certified pass checked the offsets; its verdict is in gate[0])
+  const long long* bad = gate ? nullptr : check_offsets(d, status, stream);
   TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
@@ -71,15 +72,16 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     TALLY_CUDA(cudaGetLastError());
   } else {
     if (tiles > 0) {
-      exact_tile_kernel<T, Out, MEAN><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, out, slots, bad);
+      exact_tile_kernel<T, Out, MEAN><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, out, slots, bad, gate);
       TALLY_CUDA(cudaGetLastError());
     }
     unsigned blocks = static_cast<unsigned>((g.outputs + kWarps - 1) / kWarps);
-    exact_warp_kernel<T, Out, MEAN><<<blocks, kBlock, 0, stream>>>(d, out, bad);
+    exact_warp_kernel<T, Out, MEAN><<<blocks, kBlock, 0, stream>>>(d, out, bad, gate);
     TALLY_CUDA(cudaGetLastError());
   }
   if (r.stream_ordered) {  // the status words to the caller's memory, in stream order
-    if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
+    if (gate) shapes_gated_status<<<1, 32, 0, stream>>>(gate);  // (gate is r.status_device)
+    else if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
     TALLY_CUDA(cudaGetLastError());
     return;
   }
@@ -90,22 +92,22 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   st.bad_offset_at = words[0] == kNone ? -1 : words[0];
 }
 
-template <class T> void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+template <class T> void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s, long long* gate) {
   const bool mean = r.what == kind::mean;
   if (r.out_type == dtype::float32) {
-    if (mean) launch<T, float, true>(g, r, st, s);
-    else launch<T, float, false>(g, r, st, s);
+    if (mean) launch<T, float, true>(g, r, st, s, gate);
+    else launch<T, float, false>(g, r, st, s, gate);
   } else {
-    if (mean) launch<T, double, true>(g, r, st, s);
-    else launch<T, double, false>(g, r, st, s);
+    if (mean) launch<T, double, true>(g, r, st, s, gate);
+    else launch<T, double, false>(g, r, st, s, gate);
   }
 }
 
 }  // namespace
 
-void shapes_exact_run(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
-  if (g.type == dtype::float32) run_t<float>(g, r, st, stream);
-  else run_t<double>(g, r, st, stream);
+void shapes_exact_run(const geometry& g, const request& r, outcome& st, cudaStream_t stream, long long* gate) {
+  if (g.type == dtype::float32) run_t<float>(g, r, st, stream, gate);
+  else run_t<double>(g, r, st, stream, gate);
 }
 
 }  // namespace tally::cuda

@@ -126,12 +126,25 @@ __device__ __noinline__ void finish(Out* out, std::int64_t o, std::int64_t* d, u
   out[o] = r;
 }
 
+/// Behind the certified pass of a stream-ordered call (shapes.cu, tuning::shapes_certified):
+/// gate holds the two status words that pass reported (-1: none): the exact kernels run only
+/// when it refused an output (gate[1] >= 0) and the offsets were good (gate[0] < 0). nullptr:
+/// always run.
+__device__ __forceinline__ bool skipped(const long long* gate) { return gate && (gate[0] >= 0 || gate[1] < 0); }
+
+/// A gated call's status words as the caller reads them: the certified pass's offsets word,
+/// and no overflow (gate[1] held the first refused output, not an overflow).
+static __global__ void shapes_gated_status(long long* gate) {
+  if (threadIdx.x == 0) gate[1] = -1;
+}
+
 /// One warp per output of at most kXTile elements (longer ones: exact_tile_kernel).
 template <class T, class Out, bool MEAN>
-__global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, const long long* bad) {
+__global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, const long long* bad, const long long* gate) {
   using L = layout_of<T>;
   __shared__ std::int64_t acc[kWarps][L::digits];
   if (bad && *bad != kNone) return;
+  if (skipped(gate)) return;
   const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
   const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kWarps + w;
   if (o >= g.outputs) return;  // whole warps leave; only warp-level synchronisation below
@@ -150,13 +163,15 @@ __global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, con
 /// Outputs longer than kXTile: one block per tile of kXTile flat elements, merged through
 /// slots (slot_words<T> words each, zeroed) in scratch; the last block of an output rounds.
 template <class T, class Out, bool MEAN>
-__global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std::int64_t* slots, const long long* bad) {
+__global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std::int64_t* slots, const long long* bad,
+                                                             const long long* gate) {
   using L = layout_of<T>;
   constexpr int D = L::digits;
   __shared__ std::int64_t acc[D];
   __shared__ unsigned sflags;
   __shared__ bool last;
   if (bad && *bad != kNone) return;
+  if (skipped(gate)) return;
   const std::int64_t t = blockIdx.x;
   const std::int64_t f0 = t * kXTile, f1 = f0 + kXTile < g.n ? f0 + kXTile : g.n;
   const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);

@@ -11,7 +11,12 @@ namespace tally::cuda {
 
 /// Exact sums (r.what == sum) or means (r.what == mean) of g's outputs into r.out (float32 or
 /// float64; host memory when r.out_on_host), bitwise those of the CPU shape path. Blocking
-/// (synchronises stream). Reports bad device offsets in st.bad_offset_at.
-void shapes_exact_run(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
+/// (synchronises stream) unless r.stream_ordered. Reports bad device offsets in
+/// st.bad_offset_at (stream-ordered: in r.status_device). gate (stream-ordered calls behind the
+/// certified pass, not column mode; it is r.status_device, holding that pass's status words):
+/// the kernels run only if that pass refused an output and the offsets were good, no offsets
+/// check of its own, and the status words left as the pass's offsets word and no overflow.
+void shapes_exact_run(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream,
+                      long long* gate = nullptr);
 
 }  // namespace tally::cuda
