@@ -36,9 +36,11 @@ bool shapes_fused() noexcept;
 /// Switches v3 on or off for later calls. Thread-safe.
 void set_shapes_fused(bool on) noexcept;
 
-/// Whether exact floating sums and means of the shape layer (blocking forms) try the
-/// certified first pass (shapes.cuh certified_sum, in the v3 kernels) before the exact path,
-/// which then runs only when some output is not proved: the same bits either way. Off by
+/// Whether exact floating sums and means of the shape layer (rows and segments, not column
+/// mode; blocking forms, and stream-ordered ones with a status word) try the certified first
+/// pass (shapes.cuh certified_sum, in the fast kernels) before the exact path, which then runs
+/// only when some output is not proved (stream-ordered: gated on the device by the pass's
+/// status words): the same bits either way. Off by
 /// default (sixteenth session: written, not yet run on a GPU); on with
 /// TALLY_SHAPES_CERTIFIED=1 (read once). Thread-safe.
 bool shapes_certified() noexcept;
