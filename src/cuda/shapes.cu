@@ -66,7 +66,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
   const bool seg_block = segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
   // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
-  // plan; sixteenth session, not yet run on a GPU): a warp reads 8 consecutive short segments
+  // plan; sixteenth session, measured slower in run 57, off by default): a warp reads 8 consecutive short segments
   // as one range
   const bool flat = is_fast_sum<Op>::value && lazy && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
                     mean_len <= plan.seg_flat_len;
@@ -150,7 +150,12 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       if (lazy) go.template operator()<G, false, true>();
       else go.template operator()<G>();
     };
-    if (!segmented && g.len >= plan.block_row_len && g.len <= tile) go.template operator()<kBlock>();
+    // (accumulators of 32 bytes or more, the certified pass's: a block per row only from rows of
+    // 16Ki, 64 elements a lane; shorter rows read a warp each, since a block's merges of such
+    // states cost more than its lanes save: run 57, rows of 8192 through the certified pass
+    // 2076 -> 2533-2600 GB/s with a warp per row)
+    const std::int64_t block_row_len = sizeof(A) >= 32 ? std::max<std::int64_t>(plan.block_row_len, 16384) : plan.block_row_len;
+    if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (seg_block) lanes.template operator()<kBlock>();
     else if (segmented && plan.seg_lanes < 0) {  // lanes per item
       if (lazy) go.template operator()<4, true, true>();

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "cuda/block.cuh"
 #include "tally/ops/certified.hpp"
@@ -100,6 +101,14 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   static __device__ __forceinline__ acc identity() { return acc{}; }
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) {
     ops::certified::add<3, true>(a, static_cast<double>(x));
+  }
+  /// Four float32 terms as one exact term when their exponents allow (ops::certified::add4:
+  /// one state update instead of four; run 57's ncu found the pass issue-bound, 33
+  /// instructions an element, 12.7 of them float64).
+  static __device__ __forceinline__ void accumulate_vector(acc& a, const T (&v)[4])
+    requires std::is_same_v<T, float>
+  {
+    ops::certified::add4<3, true>(a, v[0], v[1], v[2], v[3]);
   }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return ops::certified::merge<3>(a, b); }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {

@@ -161,9 +161,7 @@ bool shapes_vector_loads() noexcept { return env_switch(v2_state, "TALLY_SHAPES_
 void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 bool shapes_fused() noexcept { return env_switch(v3_state, "TALLY_SHAPES_V3"); }
 void set_shapes_fused(bool on) noexcept { v3_state.store(on ? 1 : 0, std::memory_order_relaxed); }
-bool shapes_certified() noexcept {  // (off unless the variable is "1")
-  return env_setting(certified_state, "TALLY_SHAPES_CERTIFIED", [](const char* e) { return e && std::strcmp(e, "1") == 0 ? 1 : 0; }) == 1;
-}
+bool shapes_certified() noexcept { return env_switch(certified_state, "TALLY_SHAPES_CERTIFIED"); }
 void set_shapes_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 shapes_v3_plan shapes_v3_params() {

@@ -23,7 +23,7 @@
 //        (v2's fold_contig, kGroupUnroll vectors in flight per lane); with segments, each
 //        thread loads its offsets for the block's next item before reading this one.
 //      * A flat group item (G = 0, plan seg_flat_len, fast float sums of short segments;
-//        written in the sixteenth session, not yet run on a GPU): each warp reads 8
+//        sixteenth session; run 57 measured it slower than the default, so off): each warp reads 8
 //        consecutive segments as one flat range in 512-byte warp loads, each lane folding
 //        its elements segment by segment, the 32 parts of a segment combined in a butterfly.
 //  - cols_kernel<V> (column mode: outputs are the closer elements, e.g. the columns of a
@@ -248,7 +248,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
 template <class Op, int G, bool ADAPT = false, bool LAZY = false>
-__global__ void __launch_bounds__(kBlock, 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;

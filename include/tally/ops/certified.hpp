@@ -115,6 +115,44 @@ template <int K, bool ORDERED = false> TALLY_HD void add(state& s, double x) {
   add_below<K, ORDERED>(s, e);
 }
 
+/// The exact sum of four float32 terms as one float64, s = (x0 + x1) + (x2 + x3), when their
+/// exponents allow it; else false (s is then not meaningful). The test: with f the biased
+/// exponent field of a term and g = (|bits| - 1) >> 23 (f or f - 1 for a nonzero term, 511
+/// for a zero), every nonzero term is an integer multiple of 2^(g - 150) and below
+/// 2^(f - 126) in magnitude (subnormals: f = 0, multiples of 2^-149, below 2^-126), so every
+/// partial sum of the four is a multiple of 2^(gmin - 150) below 2^(fmax - 124): an integer
+/// of fewer than fmax - gmin + 26 bits times a power of two, exact in float64 (53 bits) when
+/// fmax - gmin <= 27, and never overflowing or subnormal there. Zeros do not count (g = 511),
+/// and their signs come out as in four additions in turn (-0 only when all four are -0).
+/// Infinities and NaNs (f = 255) pass only beside other terms of 2^101 or more and leave s
+/// not finite, as the additions in turn would. Random data of one sign and range take this
+/// path nearly always (terms more than 27 binades apart within four neighbours are rare).
+TALLY_HD bool sum4_exact(float x0, float x1, float x2, float x3, double& s) {
+  const std::uint32_t a0 = exact::bits_of(x0) & 0x7fffffffu, a1 = exact::bits_of(x1) & 0x7fffffffu,
+                      a2 = exact::bits_of(x2) & 0x7fffffffu, a3 = exact::bits_of(x3) & 0x7fffffffu;
+  const auto mx = [](std::uint32_t a, std::uint32_t b) { return a > b ? a : b; };
+  const auto mn = [](std::uint32_t a, std::uint32_t b) { return a < b ? a : b; };
+  const std::uint32_t fmax = mx(mx(a0, a1), mx(a2, a3)) >> 23;  // (the largest magnitude's field)
+  const std::uint32_t gmin = mn(mn(a0 - 1u, a1 - 1u), mn(a2 - 1u, a3 - 1u)) >> 23;  // (a zero wraps to 511)
+  s = (static_cast<double>(x0) + static_cast<double>(x1)) + (static_cast<double>(x2) + static_cast<double>(x3));
+  return static_cast<int>(fmax) - static_cast<int>(gmin) <= 27;
+}
+
+/// Adds four float32 terms: as one exact term (sum4_exact) when it applies, else one at a
+/// time. The state's exact value is the same either way; one addition instead of four is
+/// what makes the certified shape pass (src/cuda/shapes.cuh) cheap enough per element.
+template <int K, bool ORDERED = false> TALLY_HD void add4(state& s, float x0, float x1, float x2, float x3) {
+  double t;
+  if (sum4_exact(x0, x1, x2, x3, t)) {
+    add<K, ORDERED>(s, t);
+  } else {
+    add<K, ORDERED>(s, static_cast<double>(x0));
+    add<K, ORDERED>(s, static_cast<double>(x1));
+    add<K, ORDERED>(s, static_cast<double>(x2));
+    add<K, ORDERED>(s, static_cast<double>(x3));
+  }
+}
+
 /// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
 /// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
 template <int K, bool EXACT, bool ORDERED = false> TALLY_HD void add_product(state& s, double x, double y) {
