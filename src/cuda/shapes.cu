@@ -126,7 +126,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // lanes over 8, segments of 1024 ran the same with 16 and 32, and one huge segment among
     // 10,000 tiny ones 1-3% better with 4 or 8 but keeps 32 here); the grid: persistent blocks (as many
     // as fit) taking the items in turn
-    const std::int64_t lanes_len = !segmented ? mean_len : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
+    // (rows through 32-byte accumulators, the certified pass's: at least plan.heavy_lane_len
+    // elements a lane; the rule below gives 16)
+    constexpr bool heavy = sizeof(A) >= 32;
+    const std::int64_t lanes_len = !segmented ? (heavy ? mean_len * 16 / plan.heavy_lane_len : mean_len)
+                                   : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
     auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
       constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
       const std::int64_t groups = (g.outputs + per - 1) / per;
@@ -151,10 +155,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       else go.template operator()<G>();
     };
     // (accumulators of 32 bytes or more, the certified pass's: a block per row only from rows of
-    // 16Ki, 64 elements a lane; shorter rows read a warp each, since a block's merges of such
-    // states cost more than its lanes save: run 57, rows of 8192 through the certified pass
-    // 2076 -> 2533-2600 GB/s with a warp per row)
-    const std::int64_t block_row_len = sizeof(A) >= 32 ? std::max<std::int64_t>(plan.block_row_len, 16384) : plan.block_row_len;
+    // 256 plan.heavy_lane_len elements; shorter rows read by fewer lanes each, since a block's
+    // merges of such states cost more than its lanes save: run 59, rows of 8192 through the
+    // certified pass 2076 -> 2533-2600 GB/s with a warp per row)
+    const std::int64_t block_row_len =
+        heavy ? std::max<std::int64_t>(plan.block_row_len, kBlock * plan.heavy_lane_len) : plan.block_row_len;
     if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (seg_block) lanes.template operator()<kBlock>();
     else if (segmented && plan.seg_lanes < 0) {  // lanes per item

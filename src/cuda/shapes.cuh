@@ -103,7 +103,7 @@ template <class T, class Out, bool MEAN> struct certified_sum {
     ops::certified::add<3, true>(a, static_cast<double>(x));
   }
   /// Four float32 terms as one exact term when their exponents allow (ops::certified::add4:
-  /// one state update instead of four; run 57's ncu found the pass issue-bound, 33
+  /// one state update instead of four; run 58's ncu found the pass issue-bound, 33
   /// instructions an element, 12.7 of them float64).
   static __device__ __forceinline__ void accumulate_vector(acc& a, const T (&v)[4])
     requires std::is_same_v<T, float>

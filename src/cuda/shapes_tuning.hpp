@@ -40,7 +40,7 @@ void set_shapes_fused(bool on) noexcept;
 /// mode; blocking forms, and stream-ordered ones with a status word) try the certified first
 /// pass (shapes.cuh certified_sum, in the fast kernels) before the exact path, which then runs
 /// only when some output is not proved (stream-ordered: gated on the device by the pass's
-/// status words): the same bits either way. On by default (seventeenth session, runs 57-59:
+/// status words): the same bits either way. On by default (seventeenth session, runs 57-61:
 /// exact row and segment sums 1.3-3.3x faster, every output's bits equal to the exact
 /// path's); off with TALLY_SHAPES_CERTIFIED=0 (read once). Thread-safe.
 bool shapes_certified() noexcept;
@@ -60,6 +60,10 @@ struct shapes_v3_plan {
                                       // applied to each group item's own segments (on the device), else 4, 8, 16 or 32
                                       // (1 and 2, fifteenth session, read equal segments of 200 31% and 13% slower: removed)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
+  std::int64_t heavy_lane_len = 64;   // rows through accumulators of 32 bytes or more (the certified pass): the lanes
+                                      // per row chosen so that each lane reads at least this many elements (a block
+                                      // per row from 256 x this), since their merges cost ~40 instructions a level
+                                      // (never the bits: those results are correctly rounded)
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
