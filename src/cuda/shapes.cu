@@ -126,11 +126,15 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // lanes over 8, segments of 1024 ran the same with 16 and 32, and one huge segment among
     // 10,000 tiny ones 1-3% better with 4 or 8 but keeps 32 here); the grid: persistent blocks (as many
     // as fit) taking the items in turn
-    // (rows through 32-byte accumulators, the certified pass's: at least plan.heavy_lane_len
-    // elements a lane; the rule below gives 16)
+    // (rows and segments through 32-byte accumulators, the certified pass's: at least
+    // plan.heavy_lane_len elements a lane where the mean length allows; the rule below gives
+    // 16 for rows, 64 for segments. Run 61, heavy_lane_len 16 / 64 / 128 / 256: rows of 1024
+    // 2708 / 3272 / 3349 / 3201 GB/s, of 8192 2432 / 3263 / 3364 / 3247)
     constexpr bool heavy = sizeof(A) >= 32;
-    const std::int64_t lanes_len = !segmented ? (heavy ? mean_len * 16 / plan.heavy_lane_len : mean_len)
-                                   : plan.seg_lanes > 0 ? 16LL * plan.seg_lanes : mean_len / 4;
+    const std::int64_t lanes_len = segmented && plan.seg_lanes > 0 ? 16LL * plan.seg_lanes
+                                   : heavy                         ? mean_len * 16 / plan.heavy_lane_len
+                                   : segmented                     ? mean_len / 4
+                                                                   : mean_len;
     auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
       constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
       const std::int64_t groups = (g.outputs + per - 1) / per;

@@ -60,10 +60,11 @@ struct shapes_v3_plan {
                                       // applied to each group item's own segments (on the device), else 4, 8, 16 or 32
                                       // (1 and 2, fifteenth session, read equal segments of 200 31% and 13% slower: removed)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
-  std::int64_t heavy_lane_len = 64;   // rows through accumulators of 32 bytes or more (the certified pass): the lanes
-                                      // per row chosen so that each lane reads at least this many elements (a block
-                                      // per row from 256 x this), since their merges cost ~40 instructions a level
-                                      // (never the bits: those results are correctly rounded)
+  std::int64_t heavy_lane_len = 128;  // rows and segments through accumulators of 32 bytes or more (the certified
+                                      // pass): the lanes per output chosen from the mean length so that each lane
+                                      // reads at least this many elements (rows: a block each from 256 x this),
+                                      // since merging such states costs ~40 instructions a level (never the bits:
+                                      // those results are correctly rounded; run 61: 128 best on rows, by 2-3%)
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
