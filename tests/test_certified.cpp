@@ -412,6 +412,17 @@ TEST(Certified, ExactStatesRoundTiesToEvenAndMatchTheExactPath) {
   }
 }
 
+namespace {
+/// Whether s is (x0 + x1) + (x2 + x3) with all three float64 additions exact (TwoSum errors 0).
+bool sum4_is_exact(const float (&x)[4], double s) {
+  double s01, e01, s23, e23, t, e;
+  oc::two_sum(x[0], x[1], s01, e01);
+  oc::two_sum(x[2], x[3], s23, e23);
+  oc::two_sum(s01, s23, t, e);
+  return e01 == 0 && e23 == 0 && e == 0 && t == s;
+}
+}  // namespace
+
 // ops::certified::sum4_exact / add4 (the certified shape pass's four-term step): every sum it
 // accepts is exact (the three additions' TwoSum errors are zero), it accepts nearly all of
 // one-signed uniform data, and states built four terms at a time round to the exact path's
@@ -448,12 +459,7 @@ TEST(Certified, FourFloat32TermsAtOnceAreExactAndKeepTheResult) {
     const bool finite = std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]) && std::isfinite(x[3]);
     if (ok && finite) {
       ++accepted;
-      double s01, e01, s23, e23, t, e;
-      oc::two_sum(x[0], x[1], s01, e01);
-      oc::two_sum(x[2], x[3], s23, e23);
-      oc::two_sum(s01, s23, t, e);
-      ASSERT_TRUE(e01 == 0 && e23 == 0 && e == 0 && t == s)
-          << std::hexfloat << x[0] << " " << x[1] << " " << x[2] << " " << x[3];
+      ASSERT_TRUE(sum4_is_exact(x, s)) << std::hexfloat << x[0] << " " << x[1] << " " << x[2] << " " << x[3];
     } else if (!ok) {
       ++refused;
     }
@@ -490,12 +496,7 @@ TEST(Certified, FourFloat32TermsAtOnceAreExactAndKeepTheResult) {
     double s;
     if (!oc::sum4_exact(x[0], x[1], x[2], x[3], s)) continue;
     ++edge;
-    double s01, e01, s23, e23, t, e;
-    oc::two_sum(x[0], x[1], s01, e01);
-    oc::two_sum(x[2], x[3], s23, e23);
-    oc::two_sum(s01, s23, t, e);
-    ASSERT_TRUE(e01 == 0 && e23 == 0 && e == 0 && t == s)
-        << std::hexfloat << x[0] << " " << x[1] << " " << x[2] << " " << x[3];
+    ASSERT_TRUE(sum4_is_exact(x, s)) << std::hexfloat << x[0] << " " << x[1] << " " << x[2] << " " << x[3];
   }
   EXPECT_GT(edge, 300000);
 
