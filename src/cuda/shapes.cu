@@ -127,8 +127,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // 10,000 tiny ones 1-3% better with 4 or 8 but keeps 32 here); the grid: persistent blocks (as many
     // as fit) taking the items in turn
     // (rows and segments through 32-byte accumulators, the certified pass's: at least
-    // plan.heavy_lane_len elements a lane where the mean length allows; the rule below gives
-    // 16 for rows, 64 for segments. Run 61, heavy_lane_len 16 / 64 / 128 / 256: rows of 1024
+    // plan.heavy_lane_len elements a lane where the mean length allows, where the other
+    // accumulators get 16 for rows and 64 for segments. Run 61, heavy_lane_len 16 / 64 / 128 / 256: rows of 1024
     // 2708 / 3272 / 3349 / 3201 GB/s, of 8192 2432 / 3263 / 3364 / 3247)
     constexpr bool heavy = sizeof(A) >= 32;
     const std::int64_t lanes_len = segmented && plan.seg_lanes > 0 ? 16LL * plan.seg_lanes
