@@ -982,6 +982,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   const int slots = X.slots;
   timer tm(P.s);
   tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};  // (the "tune-exact-" jobs: the certified pass)
   const double gb = double(bytes) / 1e3;
   T* out = reinterpret_cast<T*>(P.out);
   const tn::shapes_v3_plan base = tn::shapes_v3_params();
@@ -1044,6 +1045,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"cols256", with([](auto& p) { p.col_blocks = 256; })},
       {"cols512", with([](auto& p) { p.col_blocks = 512; })},
       {"cols2k", with([](auto& p) { p.col_blocks = 2048; })},
+      {"heavy64", with([](auto& p) { p.heavy_lane_len = 64; })},  // (the certified pass's lanes: the tune-exact jobs)
+      {"heavy256", with([](auto& p) { p.heavy_lane_len = 256; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
@@ -1140,6 +1143,31 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       tally::reduce_segments_async(tally::reduce_op::sum, {X(k), count * len, tally::dtype::float32, tally::memory::device}, d,
                                    count, {out, count, tally::dtype::float32, tally::memory::device}, dstatus, fast);
     }});
+  }
+  // exact mode (the default accuracy: the certified pass, then the exact kernels only for a
+  // call with an output it cannot prove), stream-ordered: equal segments, the uneven ones,
+  // rows; "check" must be 0 under every plan (correctly rounded results)
+  {
+    const std::int64_t lens[] = {200, 1024, 8192};
+    for (std::size_t i = 0; i < 3; ++i) {
+      std::int64_t* d = doff_eq[i];
+      const std::int64_t len = lens[i], count = n / len;
+      jobs.push_back({"tune-exact-segments-equal" + std::to_string(len) + "-async", count, [&, d, count, len](int k) {
+        tally::reduce_segments_async(tally::reduce_op::sum, {X(k), count * len, tally::dtype::float32, tally::memory::device},
+                                     d, count, {out, count, tally::dtype::float32, tally::memory::device}, dstatus, exact);
+      }});
+    }
+    jobs.push_back({"tune-exact-segments-uneven-async", segs, [&](int k) {
+      tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                                   {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, exact);
+    }});
+    for (std::int64_t cols : {std::int64_t(1) << 10, std::int64_t(1) << 13}) {
+      const std::int64_t r = n / cols;
+      jobs.push_back({"tune-exact-rows-" + std::to_string(r) + "x" + std::to_string(cols) + "-async", r, [&, r, cols](int k) {
+        tally::reduce_axis_async(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                                 {out, r, tally::dtype::float32, tally::memory::device}, dstatus, exact);
+      }});
+    }
   }
   // rows of 200 (the group items without offsets: what equal segments of 200 would read
   // without the CSR loads and the lazy-tile check)
