@@ -138,7 +138,10 @@ static __global__ void shapes_gated_status(long long* gate) {
   if (threadIdx.x == 0) gate[1] = -1;
 }
 
-/// One warp per output of at most kXTile elements (longer ones: exact_tile_kernel).
+/// One warp per output of at most kXTile elements (longer ones: exact_tile_kernel). Block b
+/// takes the outputs [b kWarps, (b + 1) kWarps), then those gridDim.x blocks further on (a
+/// grid smaller than one block per kWarps outputs: the gated launch, whose blocks mostly
+/// return at once).
 template <class T, class Out, bool MEAN>
 __global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, const long long* bad, const long long* gate) {
   using L = layout_of<T>;
@@ -146,21 +149,25 @@ __global__ void __launch_bounds__(kBlock) exact_warp_kernel(geo g, Out* out, con
   if (bad && *bad != kNone) return;
   if (skipped(gate)) return;
   const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
-  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kWarps + w;
-  if (o >= g.outputs) return;  // whole warps leave; only warp-level synchronisation below
-  const std::int64_t len = g.length(o);
-  if (len > kXTile) return;
   std::int64_t* d = acc[w];
-  for (int i = lane; i < L::digits; i += 32) d[i] = 0;
-  __syncwarp();
-  ex::expansion f;
-  fold<T>(f, g, o, 0, len, lane, 32, d);
-  unsigned flags = warp_or(drain_to<T>(f, d));
-  __syncwarp();
-  if (lane == 0) finish<T, Out, MEAN>(out, o, d, flags, len);
+  // (whole warps skip an output; only warp-level synchronisation below)
+  for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * kWarps + w; o < g.outputs;
+       o += static_cast<std::int64_t>(gridDim.x) * kWarps) {
+    const std::int64_t len = g.length(o);
+    if (len > kXTile) continue;
+    for (int i = lane; i < L::digits; i += 32) d[i] = 0;
+    __syncwarp();
+    ex::expansion f;
+    fold<T>(f, g, o, 0, len, lane, 32, d);
+    unsigned flags = warp_or(drain_to<T>(f, d));
+    __syncwarp();
+    if (lane == 0) finish<T, Out, MEAN>(out, o, d, flags, len);
+    __syncwarp();  // lane 0 has read d before the next output's zeroing
+  }
 }
 
-/// Outputs longer than kXTile: one block per tile of kXTile flat elements, merged through
+/// Outputs longer than kXTile: the tiles of kXTile flat elements, tile t by block t and then
+/// every gridDim.x blocks further on (a smaller grid: the gated launch), merged through
 /// slots (slot_words<T> words each, zeroed) in scratch; the last block of an output rounds.
 template <class T, class Out, bool MEAN>
 __global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std::int64_t* slots, const long long* bad,
@@ -172,46 +179,48 @@ __global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std
   __shared__ bool last;
   if (bad && *bad != kNone) return;
   if (skipped(gate)) return;
-  const std::int64_t t = blockIdx.x;
-  const std::int64_t f0 = t * kXTile, f1 = f0 + kXTile < g.n ? f0 + kXTile : g.n;
-  const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
-  for (int part = 0; part < 2; ++part) {
-    const std::int64_t s = part == 0 ? sa : sb;
-    if (part == 1 && sb == sa) break;
-    const std::int64_t b = g.begin(s), len = g.length(s);
-    if (len <= kXTile) continue;  // (uniform across the block)
-    for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = 0;
-    if (threadIdx.x == 0) sflags = 0;
-    __syncthreads();
-    const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
-    ex::expansion f;
-    fold<T>(f, g, s, lo, hi, threadIdx.x, kBlock, acc);
-    unsigned fl = warp_or(drain_to<T>(f, acc));
-    if ((threadIdx.x & 31) == 0 && fl) atomicOr(&sflags, fl);
-    __syncthreads();
-    if (threadIdx.x == 0) balance(acc, D);
-    __syncthreads();
-    std::int64_t* slot = slots + (b / kXTile) * slot_words<T>;
-    for (int i = threadIdx.x; i < D; i += kBlock)
-      if (acc[i] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(slot + i), static_cast<unsigned long long>(acc[i]));
-    if (threadIdx.x == 0 && sflags) atomicOr(reinterpret_cast<unsigned long long*>(slot + D), static_cast<unsigned long long>(sflags));
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const unsigned long long blocks = static_cast<unsigned long long>((b + len - 1) / kXTile - b / kXTile + 1);
-      last = atomicAdd(reinterpret_cast<unsigned long long*>(slot + D + 1), 1ULL) == blocks - 1;
-    }
-    __syncthreads();
-    if (last) {  // every other block of this output has added its digits (and fenced)
+  const std::int64_t tiles = (g.n + kXTile - 1) / kXTile;
+  for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {  // (uniform across the block)
+    const std::int64_t f0 = t * kXTile, f1 = f0 + kXTile < g.n ? f0 + kXTile : g.n;
+    const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
+    for (int part = 0; part < 2; ++part) {
+      const std::int64_t s = part == 0 ? sa : sb;
+      if (part == 1 && sb == sa) break;
+      const std::int64_t b = g.begin(s), len = g.length(s);
+      if (len <= kXTile) continue;  // (uniform across the block)
+      for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = 0;
+      if (threadIdx.x == 0) sflags = 0;
+      __syncthreads();
+      const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
+      ex::expansion f;
+      fold<T>(f, g, s, lo, hi, threadIdx.x, kBlock, acc);
+      unsigned fl = warp_or(drain_to<T>(f, acc));
+      if ((threadIdx.x & 31) == 0 && fl) atomicOr(&sflags, fl);
+      __syncthreads();
+      if (threadIdx.x == 0) balance(acc, D);
+      __syncthreads();
+      std::int64_t* slot = slots + (b / kXTile) * slot_words<T>;
+      for (int i = threadIdx.x; i < D; i += kBlock)
+        if (acc[i] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(slot + i), static_cast<unsigned long long>(acc[i]));
+      if (threadIdx.x == 0 && sflags) atomicOr(reinterpret_cast<unsigned long long*>(slot + D), static_cast<unsigned long long>(sflags));
       __threadfence();
-      for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = static_cast<std::int64_t>(__ldcg(reinterpret_cast<const long long*>(slot + i)));
       __syncthreads();
       if (threadIdx.x == 0) {
-        unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
-        finish<T, Out, MEAN>(out, s, acc, flags, len);
+        const unsigned long long blocks = static_cast<unsigned long long>((b + len - 1) / kXTile - b / kXTile + 1);
+        last = atomicAdd(reinterpret_cast<unsigned long long*>(slot + D + 1), 1ULL) == blocks - 1;
       }
+      __syncthreads();
+      if (last) {  // every other block of this output has added its digits (and fenced)
+        __threadfence();
+        for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = static_cast<std::int64_t>(__ldcg(reinterpret_cast<const long long*>(slot + i)));
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
+          finish<T, Out, MEAN>(out, s, acc, flags, len);
+        }
+      }
+      __syncthreads();  // acc and sflags are reused
     }
-    __syncthreads();  // acc and sflags are reused
   }
 }
 
