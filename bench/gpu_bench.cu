@@ -748,7 +748,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};
   // "tally-exact" rows: the exact kernels alone (the certified first pass off); the
   // "tally-exact-cert" rows: exact mode as shipped (the pass on, the default since the
-  // seventeenth session). Column mode has no certified pass: its "tally-exact" is the default.
+  // seventeenth session; column mode too since the eighteenth).
   const bool certified_default = tally::cuda::tuning::shapes_certified();
   tally::cuda::tuning::set_shapes_certified(false);
   const double gb = double(bytes) / 1e3;
@@ -876,10 +876,9 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
         rows.push_back({std::string(axis == 1 ? "rows-" : "cols-") + shape, "float32",
                         o == &fast ? "tally-fast-async" : "tally-exact-async", n, t, gb / t, check});
       }
-    // exact row sums, blocking, with the certified first pass (tuning::shapes_certified: rows
-    // and segments, not column mode; check: 1 when any output's bits differ from the exact
-    // path's)
-    for (int axis : {1}) {
+    // exact row and column sums, blocking, with the certified first pass
+    // (tuning::shapes_certified; check: 1 when any output's bits differ from the exact path's)
+    for (int axis : {1, 0}) {
       const std::int64_t outs = axis == 1 ? r : cols;
       const std::vector<T> want = axis_blocking(axis, exact);
       tally::cuda::tuning::set_shapes_certified(true);
@@ -1047,6 +1046,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"cols2k", with([](auto& p) { p.col_blocks = 2048; })},
       {"heavy64", with([](auto& p) { p.heavy_lane_len = 64; })},  // (the certified pass's lanes: the tune-exact jobs)
       {"heavy256", with([](auto& p) { p.heavy_lane_len = 256; })},
+      {"heavy4b", with([](auto& p) { p.heavy_blocks = 4; })},  // (the certified rows kernel at 4 blocks a SM, 64 registers)
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
@@ -1240,15 +1240,20 @@ void bench_shapes_once(pools& P, std::int64_t n) {
   const T* x = reinterpret_cast<const T*>(P.x);
   T* out = reinterpret_cast<T*>(P.out);
   tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  // exact mode (the default accuracy): the certified pass's kernels (and the exact path's,
+  // which then return at once when the pass proved every output)
+  tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};
   read_kernel<T><<<132 * 8, 256, 0, P.s>>>(x, x, n, false, P.dres + 4);
   std::int64_t* doff = nullptr;
   CK(cudaMalloc(&doff, sizeof(std::int64_t) * (std::max<std::int64_t>(65536, n / 1024) + 1)));
   for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
     const std::int64_t r = n / cols;
-    tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
-                       {out, r, tally::dtype::float32, tally::memory::device}, fast);
-    tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
-                       {out, cols, tally::dtype::float32, tally::memory::device}, fast);
+    for (const tally::options* o : {&fast, &exact}) {
+      tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
+                         {out, r, tally::dtype::float32, tally::memory::device}, *o);
+      tally::reduce_axis(tally::reduce_op::sum, {x, r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                         {out, cols, tally::dtype::float32, tally::memory::device}, *o);
+    }
     std::vector<std::int64_t> off(static_cast<std::size_t>(r + 1));
     for (std::int64_t i = 0; i <= r; ++i) off[static_cast<std::size_t>(i)] = i * cols;
     CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
@@ -1263,8 +1268,9 @@ void bench_shapes_once(pools& P, std::int64_t n) {
   const std::int64_t segs = 10001;
   const std::vector<std::int64_t> off = uneven_offsets(n, segs);
   CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
-  tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
-                         {out, segs, tally::dtype::float32, tally::memory::device}, fast);
+  for (const tally::options* o : {&fast, &exact})
+    tally::reduce_segments(tally::reduce_op::sum, {x, n, tally::dtype::float32, tally::memory::device}, doff, segs,
+                           {out, segs, tally::dtype::float32, tally::memory::device}, *o);
   CK(cudaDeviceSynchronize());
   CK(cudaFree(doff));
   // equal segments of 200 (the slowest segment shape), all n / 200 of them

@@ -39,6 +39,16 @@ int sm_count() {
 
 std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
+/// Resident blocks a SM of a kernel of kBlock threads (asked once per kernel).
+template <auto Kernel> int fit_blocks() {
+  static const int fit = [] {
+    int b = 0;
+    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0));
+    return std::max(1, b);
+  }();
+  return fit;
+}
+
 template <class Op> struct is_fast_sum : std::false_type {};
 template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
 
@@ -80,7 +90,28 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
-    row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
+    if constexpr (sizeof(A) >= 32) {
+      // (the certified pass, cols_kernel_heavy: 3 blocks a SM; its results are correctly
+      // rounded, so the chunks never change the bits) the fewest chunks whose grid fills whole
+      // waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of 396, and the
+      // certified columns read at 0.37-0.60 of the read kernel)
+      const std::int64_t slots = 3LL * sm_count();
+      const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
+      std::int64_t want = 1;
+      double best = 0;
+      for (std::int64_t c = 1; c <= most; ++c) {
+        const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
+        const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
+        if (use > best + 0.01) {
+          best = use;
+          want = c;
+        }
+        if (use >= 0.95) break;
+      }
+      row_chunks(g.len, want, 16, chunks, chunk);
+    } else {
+      row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
+    }
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
   }
@@ -117,8 +148,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                ps.tile_next, ps.long_seen, ps.checked, 0};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-    else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    if constexpr (sizeof(A) >= 32) {
+      if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    } else {
+      if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    }
   } else {
     // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
     // the mean length (segments: plan.seg_lanes when set, else a quarter of the mean length,
@@ -139,12 +175,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
       const std::int64_t groups = (g.outputs + per - 1) / per;
       const std::int64_t items = tiles + groups;
-      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      static const int fit = [&] {
-        int b = 0;
-        TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
-        return std::max(1, b);
-      }();
+      // (plan.heavy_blocks: the certified pass over float32 at 4 blocks a SM instead of 3)
+      constexpr bool four = heavy && std::is_same_v<T, float>;
+      const bool use4 = four && plan.heavy_blocks == 4;
+      auto kernel = use4 ? v3::rows_kernel<Op, G, ADAPT, LAZY, four ? 4 : 3> : v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      const int fit = use4 ? fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY, four ? 4 : 3>>() : fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0)
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
@@ -307,14 +342,14 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
       mk.template operator()<int_sum<T>, std::int64_t>();
     }
   } else if (r.what == kind::mean || r.acc == accuracy::exact) {  // src/cuda/shapes_exact.cu
-    // (tuning::shapes_certified, not column mode: the certified pass first, in the fast
-    // kernels; the exact path behind it only when some output was not proved. Blocking forms:
-    // the host reads the pass's verdict; stream-ordered ones (with a status word): the exact
-    // kernels read it on the device, from the caller's status words, and return at once when
-    // every output was proved. Column mode keeps the exact path: the column kernel's four
-    // 32-byte states per lane took 189 registers, one block per SM)
-    const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !column_mode) {
+    // (tuning::shapes_certified: the certified pass first, in the fast kernels; the exact
+    // path behind it only when some output was not proved. Blocking forms: the host reads the
+    // pass's verdict; stream-ordered ones (with a status word): the exact kernels read it on
+    // the device, from the caller's status words, and return at once when every output was
+    // proved. Column mode too since the eighteenth session: its four 32-byte states per lane
+    // fit 80 registers with each output's four rows in flight taken as one term, add4, and
+    // one row of partials loaded at a time when chunks combine)
+    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device)) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {
         using Op = certified_sum<T, Out, MEAN>;

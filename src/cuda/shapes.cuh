@@ -110,6 +110,13 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   {
     ops::certified::add4<3, true>(a, v[0], v[1], v[2], v[3]);
   }
+  /// N float32 terms (the U vectors a lane has in flight: N = 4 U) as one exact term when
+  /// their exponents allow (ops::certified::add_n: one state update per N elements); false
+  /// when they do not, a left unchanged (the caller then folds them vector by vector).
+  static constexpr bool vector_terms = std::is_same_v<T, float>;
+  template <int N> static __device__ __forceinline__ bool accumulate_vectors(acc& a, const float (&v)[N]) {
+    return ops::certified::add_n<3, true>(a, v);
+  }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return ops::certified::merge<3>(a, b); }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     Out r;

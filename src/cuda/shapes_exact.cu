@@ -55,7 +55,11 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::size_t merge_bytes = (slot_count * W + counter_count) * sizeof(std::int64_t);
   const std::size_t s_out = s_slots + round_up(merge_bytes);
   const std::size_t total = s_out + round_up(out_bytes);
-  scratch_lease lease(total, stream, tuning::shapes_vector_loads());  // held until the sync below
+  const bool cached = tuning::shapes_vector_loads();
+  scratch_lease lease(total, stream, cached);  // held until the sync below
+  // gated: the stream's persistent block counter (0 between calls), for the last exact
+  // kernel's blocks to count themselves and reset the caller's overflow word (no status kernel)
+  unsigned* gate_counter = gate && cached ? lease.persistent(0).blocks_done : nullptr;
   char* scratch = lease.data();
   auto* status = reinterpret_cast<long long*>(scratch);
   auto* slots = reinterpret_cast<std::int64_t*>(scratch + s_slots);
@@ -69,7 +73,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    exact_col_kernel<T, Out, MEAN><<<grid, kBlock, 0, stream>>>(d, out, chunk, slots, counters);
+    exact_col_kernel<T, Out, MEAN><<<grid, kBlock, 0, stream>>>(d, out, chunk, slots, counters, gate, gate_counter);
     TALLY_CUDA(cudaGetLastError());
   } else {
     // Gated (behind the certified pass, which proves every output of most calls): grids of
@@ -77,16 +81,23 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     // that a closed gate costs a few thousand empty blocks fewer (runs 60-62: the stream-
     // ordered certified calls trailed the blocking ones by up to 8%). Not yet run on a GPU.
     const std::int64_t cap = gate ? 8LL * sm_count() : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t blocks = (g.outputs + kWarps - 1) / kWarps;
+    if (gate_counter) {  // one launch: the tiles and the short outputs, and the overflow word (eighteenth session)
+      const std::int64_t grid = std::max<std::int64_t>(1, std::min(std::max(tiles, blocks), cap));
+      exact_gated_kernel<T, Out, MEAN><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, out, slots, tiles > 0, gate,
+                                                                                          gate_counter);
+      TALLY_CUDA(cudaGetLastError());
+    } else {
     if (tiles > 0) {
       exact_tile_kernel<T, Out, MEAN><<<static_cast<unsigned>(std::min(tiles, cap)), kBlock, 0, stream>>>(d, out, slots, bad, gate);
       TALLY_CUDA(cudaGetLastError());
     }
-    const std::int64_t blocks = (g.outputs + kWarps - 1) / kWarps;
-    exact_warp_kernel<T, Out, MEAN><<<static_cast<unsigned>(std::min(blocks, cap)), kBlock, 0, stream>>>(d, out, bad, gate);
+    exact_warp_kernel<T, Out, MEAN><<<static_cast<unsigned>(std::max<std::int64_t>(1, std::min(blocks, cap))), kBlock, 0, stream>>>(d, out, bad, gate);
     TALLY_CUDA(cudaGetLastError());
+    }
   }
   if (r.stream_ordered) {  // the status words to the caller's memory, in stream order
-    if (gate) shapes_gated_status<<<1, 32, 0, stream>>>(gate);  // (gate is r.status_device)
+    if (gate && !gate_counter) shapes_gated_status<<<1, 32, 0, stream>>>(gate);  // (gate is r.status_device)
     else if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
     TALLY_CUDA(cudaGetLastError());
     return;

@@ -36,8 +36,8 @@ bool shapes_fused() noexcept;
 /// Switches v3 on or off for later calls. Thread-safe.
 void set_shapes_fused(bool on) noexcept;
 
-/// Whether exact floating sums and means of the shape layer (rows and segments, not column
-/// mode; blocking forms, and stream-ordered ones with a status word) try the certified first
+/// Whether exact floating sums and means of the shape layer (rows, segments and, since the
+/// eighteenth session, column mode; blocking forms, and stream-ordered ones with a status word) try the certified first
 /// pass (shapes.cuh certified_sum, in the fast kernels) before the exact path, which then runs
 /// only when some output is not proved (stream-ordered: gated on the device by the pass's
 /// status words): the same bits either way. On by default (seventeenth session, runs 57-61:
@@ -65,6 +65,9 @@ struct shapes_v3_plan {
                                       // reads at least this many elements (rows: a block each from 256 x this),
                                       // since merging such states costs ~40 instructions a level (never the bits:
                                       // those results are correctly rounded; run 61: 128 best on rows, by 2-3%)
+  int heavy_blocks = 3;               // rows and segments through accumulators of 32 bytes or more, float32 data: the
+                                      // rows kernel's blocks a SM, 3 (80 registers, no spills) or 4 (64 registers, a few
+                                      // dozen bytes spilled); never the bits (eighteenth session, measured in run 64)
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):

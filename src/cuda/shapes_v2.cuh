@@ -52,6 +52,44 @@ __device__ __forceinline__ void fold_vector(typename Op::acc& a, const T (&v)[V]
   }
 }
 
+/// Whether Op has accumulate_vectors (the certified pass over float32: Op::vector_terms).
+template <class Op> __host__ __device__ constexpr bool takes_vectors() {
+  if constexpr (requires { Op::vector_terms; }) return Op::vector_terms;
+  else return false;
+}
+
+/// Folds U whole 16-byte vectors w[u] = pv[j + u step] (elements kb + (j + u step) V on) into
+/// a: by the op's accumulate_vectors where it has one (the certified pass: the U V float32
+/// elements as one exact term when their exponents allow, one state update instead of U; when
+/// they do not, the vectors are read again, one at a time, and folded by fold_vector: that rare
+/// path then holds no registers in the common one), else vector by vector (fold_vector), in
+/// order.
+template <class Op, int U>
+__device__ __forceinline__ void fold_vectors(typename Op::acc& a, const uint4 (&w)[U], const uint4* pv,
+                                             std::int64_t kb, std::int64_t j, int step) {
+  using T = typename Op::elem;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if constexpr (takes_vectors<Op>()) {
+    T v[U * V];
+    __builtin_memcpy(v, w, sizeof v);
+    if (Op::template accumulate_vectors<U * V>(a, v)) return;
+#pragma unroll 1
+    for (int u = 0; u < U; ++u) {
+      const uint4 r = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
+      T e[V];
+      __builtin_memcpy(e, &r, 16);
+      fold_vector<Op>(a, e, kb + (j + static_cast<std::int64_t>(u) * step) * V);
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      T v[V];
+      __builtin_memcpy(v, &w[u], 16);
+      fold_vector<Op>(a, v, kb + (j + static_cast<std::int64_t>(u) * step) * V);
+    }
+  }
+}
+
 /// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; U vectors in flight.
 /// (Loads with the L2 256-byte prefetch hint, ld .L2::256B, measured 2-6% slower on segments
 /// of 1024 to 32Ki elements and on the uneven case, 2% faster on segments of 200: run 45.)
@@ -73,12 +111,7 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
     uint4 w[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      T v[V];
-      __builtin_memcpy(v, &w[u], 16);
-      fold_vector<Op>(a, v, kh + (j + static_cast<std::int64_t>(u) * step) * V);
-    }
+    fold_vectors<Op>(a, w, pv, kh, j, step);
   }
   if (j < nv) {  // this lane's last (< U) vectors: all in flight together, in the same order
     uint4 w[U];

@@ -247,8 +247,8 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
-template <class Op, int G, bool ADAPT = false, bool LAZY = false>
-__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+template <class Op, int G, bool ADAPT = false, bool LAZY = false, int HB = 3>
+__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? HB : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
@@ -696,8 +696,8 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
 template <class Op, int V>
-__global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
-                                                      unsigned* tickets, finish f) {
+__device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
+                                          unsigned* tickets, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
@@ -719,12 +719,24 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
       uint4 r[kColUnroll];
 #pragma unroll
       for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (k + u * kColWarps) * g.inner));
+      if constexpr (v2::takes_vectors<Op>() && kColUnroll == 4) {
+        // (the certified pass over float32: each output's four rows as one exact term when
+        // their exponents allow, ops::certified::add4)
+        T v[kColUnroll][V];
+        __builtin_memcpy(v, r, sizeof v);
 #pragma unroll
-      for (int u = 0; u < kColUnroll; ++u) {
-        T v[V];
-        __builtin_memcpy(v, &r[u], 16);
+        for (int e = 0; e < V; ++e) {
+          const T c[4] = {v[0][e], v[1][e], v[2][e], v[3][e]};
+          Op::accumulate_vector(a[e], c);
+        }
+      } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k + u * kColWarps);
+        for (int u = 0; u < kColUnroll; ++u) {
+          T v[V];
+          __builtin_memcpy(v, &r[u], 16);
+#pragma unroll
+          for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k + u * kColWarps);
+        }
       }
     }
     for (; k < k1; k += kColWarps) {
@@ -744,8 +756,12 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
         T v[kColUnroll];
 #pragma unroll
         for (int u = 0; u < kColUnroll; ++u) v[u] = __ldg(p + (k + u * kColWarps) * g.inner);
+        if constexpr (v2::takes_vectors<Op>() && kColUnroll == 4) {
+          Op::accumulate_vector(a[e], v);  // (the certified pass: four rows as one exact term)
+        } else {
 #pragma unroll
-        for (int u = 0; u < kColUnroll; ++u) Op::accumulate(a[e], v[u], k + u * kColWarps);
+          for (int u = 0; u < kColUnroll; ++u) Op::accumulate(a[e], v[u], k + u * kColWarps);
+        }
       }
       for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
     }
@@ -788,14 +804,17 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
       for (int e = 0; e < V; ++e) c[e] = Op::identity();
       auto part = [&](unsigned y, int e) { return partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e; };
       unsigned y = w;
-      for (; y + (kCombineLoads - 1) * kColWarps < gridDim.y; y += kCombineLoads * kColWarps) {  // loads in flight together
-        A v[kCombineLoads][V];
+      // (partials loaded together: kCombineLoads rows of V; one row for 32-byte accumulators,
+      // whose V x kCombineLoads states would take 512 bytes of registers)
+      constexpr int CL = sizeof(A) >= 32 ? 1 : kCombineLoads;
+      for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
+        A v[CL][V];
 #pragma unroll
-        for (int i = 0; i < kCombineLoads; ++i)
+        for (int i = 0; i < CL; ++i)
 #pragma unroll
           for (int e = 0; e < V; ++e) v[i][e] = e < nc ? load_cg(part(y + i * kColWarps, e)) : Op::identity();
 #pragma unroll
-        for (int i = 0; i < kCombineLoads; ++i)
+        for (int i = 0; i < CL; ++i)
 #pragma unroll
           for (int e = 0; e < V; ++e) c[e] = Op::combine(c[e], v[i][e]);
       }
@@ -819,6 +838,24 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
     }
   }
   block_done(f);
+}
+
+/// The column kernel (cols_body), registers as the compiler chooses (64 for fast sums, 4
+/// blocks a SM; up to 128 for min/max with indices).
+template <class Op, int V>
+__global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
+                                                      unsigned* tickets, finish f) {
+  cols_body<Op, V>(g, op, chunk, partials, tickets, f);
+}
+
+/// The column kernel for accumulators of 32 bytes or more (the certified pass's: four states
+/// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
+/// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
+/// waves of 3 blocks a SM.
+template <class Op, int V>
+__global__ void __launch_bounds__(kBlock, 3) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
+                                                              unsigned* tickets, finish f) {
+  cols_body<Op, V>(g, op, chunk, partials, tickets, f);
 }
 
 }  // namespace tally::cuda::shapes_k::v3

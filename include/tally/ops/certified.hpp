@@ -154,6 +154,54 @@ template <int K, bool ORDERED = false> TALLY_HD void add4(state& s, float x0, fl
   }
 }
 
+/// The exact sum of N float32 terms as one float64 (N a power of two, 4 to 64), summed as a
+/// pairwise tree, when their exponents allow it; else false (s is then not meaningful). The
+/// test is sum4_exact's for N terms: every partial sum is an integer multiple of
+/// 2^(gmin - 150) below N 2^(fmax - 126), i.e. an integer below 2^(fmax - gmin + 24 + log2 N),
+/// exact in float64 when fmax - gmin <= 29 - log2 N (N = 4: 27, sum4_exact's bound; N = 16:
+/// 25). fmax comes from the float maximum of the magnitudes (a NaN is skipped by the maximum
+/// but reaches s, which is then NaN: never certified), gmin from the unsigned minimum of
+/// 2 |bits| - 1 (the sign shifted out; a zero wraps to 0xffffffff, so it never counts),
+/// shifted by 24: g = (|bits| - 1) >> 23 as in sum4_exact, in 3 integer or compare
+/// instructions an element. An exact sum's zero sign does not depend on the order: -0 only
+/// when every term is -0, as in N additions in turn.
+namespace detail {
+/// x[I] + ... + x[I + M - 1] in float64, as a pairwise tree (M a power of two).
+template <int I, int M, int N> TALLY_HD double tree_sum(const float (&x)[N]) {
+  if constexpr (M == 1) return static_cast<double>(x[I]);
+  else return tree_sum<I, M / 2>(x) + tree_sum<I + M / 2, M / 2>(x);
+}
+}  // namespace detail
+
+template <int N> TALLY_HD bool sum_exact(const float (&x)[N], double& s) {
+  static_assert(N >= 4 && N <= 64 && (N & (N - 1)) == 0);
+  constexpr int log2n = N == 4 ? 2 : N == 8 ? 3 : N == 16 ? 4 : N == 32 ? 5 : 6;
+  float m = std::fabs(x[0]);
+  std::uint32_t g = (exact::bits_of(x[0]) << 1) - 1u;
+TALLY_UNROLL
+  for (int i = 1; i < N; ++i) {
+    m = std::fmax(m, std::fabs(x[i]));
+    const std::uint32_t gi = (exact::bits_of(x[i]) << 1) - 1u;
+    g = gi < g ? gi : g;
+  }
+  s = detail::tree_sum<0, N>(x);
+  const int fmax = static_cast<int>(exact::bits_of(m) >> 23);  // (m >= 0, or a NaN: 255 or more, refused or not finite)
+  const int gmin = static_cast<int>(g >> 24);
+  return fmax - gmin <= 29 - log2n;
+}
+
+/// Adds N float32 terms (N a power of two, 4 to 64) as one exact term (sum_exact), if their
+/// exponents allow; else false, and the state is unchanged (the caller then adds them four at a
+/// time, add4: the certified shape pass re-reads them from memory for that, so that this
+/// rare path holds no registers in the common one). One state update per N elements instead
+/// of one per four.
+template <int K, bool ORDERED = false, int N> TALLY_HD bool add_n(state& s, const float (&x)[N]) {
+  double t;
+  if (!sum_exact<N>(x, t)) return false;
+  add<K, ORDERED>(s, t);
+  return true;
+}
+
 /// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
 /// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
 template <int K, bool EXACT, bool ORDERED = false> TALLY_HD void add_product(state& s, double x, double y) {
