@@ -349,7 +349,14 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     // proved. Column mode too since the eighteenth session: its four 32-byte states per lane
     // fit 80 registers with each output's four rows in flight taken as one term, add4, and
     // one row of partials loaded at a time when chunks combine)
-    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device)) {
+    // Column mode through the pass only while its grid, 32 V outputs a block (V elements a
+    // 16-byte vector), is under one wave of 3 blocks a SM, its row chunks then filling whole
+    // waves (run 64, 2^26 float32: 8192 x 8192 92.5 us and 65536 x 1024 111 us for the pass's
+    // kernel, against the exact kernels' 104 and 122 us; 1024 x 65536, 512 column blocks:
+    // 124-132 us against 103).
+    const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+    const bool wide_columns = column_mode && g.outputs >= 32LL * (16 / static_cast<std::int64_t>(sizeof(T))) * 3 * sm_count();
+    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !wide_columns) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {
         using Op = certified_sum<T, Out, MEAN>;

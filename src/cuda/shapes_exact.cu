@@ -97,8 +97,11 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     }
   }
   if (r.stream_ordered) {  // the status words to the caller's memory, in stream order
-    if (gate && !gate_counter) shapes_gated_status<<<1, 32, 0, stream>>>(gate);  // (gate is r.status_device)
-    else if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
+    if (gate) {
+      // (gate is r.status_device; with a counter, the last exact kernel's last block has set
+      // its overflow word)
+      if (!gate_counter) shapes_gated_status<<<1, 32, 0, stream>>>(gate);
+    } else if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
     TALLY_CUDA(cudaGetLastError());
     return;
   }
