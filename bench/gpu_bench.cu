@@ -1046,7 +1046,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"cols2k", with([](auto& p) { p.col_blocks = 2048; })},
       {"heavy64", with([](auto& p) { p.heavy_lane_len = 64; })},  // (the certified pass's lanes: the tune-exact jobs)
       {"heavy256", with([](auto& p) { p.heavy_lane_len = 256; })},
-      {"heavy4b", with([](auto& p) { p.heavy_blocks = 4; })},  // (the certified rows kernel at 4 blocks a SM, 64 registers)
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;

@@ -331,8 +331,10 @@ TEST_P(ShapesExact, ColumnReductionsOfRowMajorMatricesSplitIntoRowChunks) {
 #endif
   with_float_type(t(), [&]<class T>() {
     // tall and narrow (a few column blocks, many row chunks on the GPU), and wider ones with
-    // 32k + 1 columns (a partial block of outputs); ill-conditioned columns
-    for (auto [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{70001, 3}, {5003, 33}, {257, 1025}, {2, 40001}}) {
+    // 32k + 1 columns (a partial block of outputs); ill-conditioned columns. 300 x 5000 and
+    // 2 x 40001 (float32) go through the certified pass on the GPU (shapes.cu: from 32 column
+    // blocks to under a wave), 300 x 5000 with row chunks
+    for (auto [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{70001, 3}, {5003, 33}, {257, 1025}, {2, 40001}, {300, 5000}}) {
       std::vector<T> mem(static_cast<std::size_t>(rows * cols));
       auto col = ill_conditioned<T>(rows * cols, 41 + static_cast<std::uint64_t>(cols));
       for (std::int64_t j = 0; j < cols; ++j)  // column j: a stretch of the ill-conditioned data

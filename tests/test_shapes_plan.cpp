@@ -25,7 +25,7 @@ namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.block_row_len == b.block_row_len &&
-         a.heavy_lane_len == b.heavy_lane_len && a.heavy_blocks == b.heavy_blocks &&
+         a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles;
@@ -48,8 +48,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 65537; }},
-      {"heavy_blocks", [](tn::shapes_v3_plan& p) { p.heavy_blocks = 2; }},
-      {"heavy_blocks", [](tn::shapes_v3_plan& p) { p.heavy_blocks = 5; }},
       {"seg_block_len", [](tn::shapes_v3_plan& p) { p.seg_block_len = -1; }},
       {"seg_flat_len", [](tn::shapes_v3_plan& p) { p.seg_flat_len = -1; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 1; }},  // (removed in the sixteenth session)
@@ -87,7 +85,6 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.seg_lanes = 8;
   p.block_row_len = 1;
   p.heavy_lane_len = 1;
-  p.heavy_blocks = 4;
   p.seg_block_len = 0;
   p.seg_flat_len = 1000;
   p.blocks_per_sm = -1;
@@ -156,7 +153,6 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
-  EXPECT_EQ(tn::parse_shapes_plan("heavy_blocks=4").heavy_blocks, 4);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},

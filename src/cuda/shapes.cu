@@ -175,11 +175,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
       const std::int64_t groups = (g.outputs + per - 1) / per;
       const std::int64_t items = tiles + groups;
-      // (plan.heavy_blocks: the certified pass over float32 at 4 blocks a SM instead of 3)
-      constexpr bool four = heavy && std::is_same_v<T, float>;
-      const bool use4 = four && plan.heavy_blocks == 4;
-      auto kernel = use4 ? v3::rows_kernel<Op, G, ADAPT, LAZY, four ? 4 : 3> : v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      const int fit = use4 ? fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY, four ? 4 : 3>>() : fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
+      // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
+      // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
+      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0)
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
@@ -349,14 +348,16 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     // proved. Column mode too since the eighteenth session: its four 32-byte states per lane
     // fit 80 registers with each output's four rows in flight taken as one term, add4, and
     // one row of partials loaded at a time when chunks combine)
-    // Column mode through the pass only while its grid, 32 V outputs a block (V elements a
-    // 16-byte vector), is under one wave of 3 blocks a SM, its row chunks then filling whole
-    // waves (run 64, 2^26 float32: 8192 x 8192 92.5 us and 65536 x 1024 111 us for the pass's
-    // kernel, against the exact kernels' 104 and 122 us; 1024 x 65536, 512 column blocks:
-    // 124-132 us against 103).
+    // Column mode through the pass only where it measured faster than the exact kernels: from
+    // 32 column blocks (32 V outputs each, V elements a 16-byte vector) to under one wave of
+    // 3 blocks a SM, its row chunks then filling whole waves. 2^26 float32, stream-ordered
+    // GB/s, pass / exact kernels: 8192 x 8192 (64 column blocks) 2724 / 2587 (run 65);
+    // 65536 x 1024 (8: the last block of each column tile combines 48 chunks) 2047 / 2185;
+    // 1024 x 65536 (512, more than a wave) 2545 / 2605 (run 63).
     const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-    const bool wide_columns = column_mode && g.outputs >= 32LL * (16 / static_cast<std::int64_t>(sizeof(T))) * 3 * sm_count();
-    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !wide_columns) {
+    const std::int64_t col_block = 32LL * (16 / static_cast<std::int64_t>(sizeof(T)));
+    const bool skip_columns = column_mode && (g.outputs < 32 * col_block || g.outputs >= col_block * 3 * sm_count());
+    if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !skip_columns) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {
         using Op = certified_sum<T, Out, MEAN>;

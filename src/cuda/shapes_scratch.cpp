@@ -102,8 +102,6 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.heavy_lane_len < 1 || p.heavy_lane_len > 65536)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.heavy_lane_len must lie in [1, 65536]");
-  if (p.heavy_blocks != 3 && p.heavy_blocks != 4)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.heavy_blocks must be 3 or 4");
   if (p.seg_block_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_block_len must be 0 (never) or positive");
   if (p.seg_flat_len < 0) throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_flat_len must be 0 (never) or positive");
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
@@ -148,7 +146,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_lanes") p.seg_lanes = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "heavy_lane_len") p.heavy_lane_len = v;
-    else if (key == "heavy_blocks") p.heavy_blocks = small(v);
     else if (key == "seg_block_len") p.seg_block_len = v;
     else if (key == "seg_flat_len") p.seg_flat_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);

@@ -65,9 +65,6 @@ struct shapes_v3_plan {
                                       // reads at least this many elements (rows: a block each from 256 x this),
                                       // since merging such states costs ~40 instructions a level (never the bits:
                                       // those results are correctly rounded; run 61: 128 best on rows, by 2-3%)
-  int heavy_blocks = 3;               // rows and segments through accumulators of 32 bytes or more, float32 data: the
-                                      // rows kernel's blocks a SM, 3 (80 registers, no spills) or 4 (64 registers, a few
-                                      // dozen bytes spilled); never the bits (eighteenth session, measured in run 64)
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):

@@ -247,8 +247,8 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
-template <class Op, int G, bool ADAPT = false, bool LAZY = false, int HB = 3>
-__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? HB : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+template <class Op, int G, bool ADAPT = false, bool LAZY = false>
+__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
