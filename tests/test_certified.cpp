@@ -623,9 +623,8 @@ template <int N> void check_n_terms(std::mt19937_64& g, int cases, int& accepted
 // lane has in flight as one exact term): every sum accepted is exact (checked as integers, not
 // by the proof), states round as N additions in turn do, a refused step leaves the state alone,
 // one-signed uniform data nearly always pass, zeros keep their sign rule, infinities and NaN are
-// never certified, and one binade past the bound 29 - log2 N the step refuses sums that are not
-// always exact in float64. (The bound is sufficient, proved above sum_exact; unlike N = 4's it
-// is not shown tight here: random data one binade past it came out exact in 2M cases.)
+// never certified, and the bound 29 - log2 N is tight: one binade past it (15 terms just below 2
+// and one of 2^-26 (1 + 2^-23), N = 16) the float64 sum is inexact, and the step refuses it.
 TEST(Certified, ManyFloat32TermsAtOnceAreExactAndKeepTheResult) {
   std::mt19937_64 g(20261202);
   for (int pass = 0; pass < 4; ++pass) {
@@ -647,7 +646,22 @@ TEST(Certified, ManyFloat32TermsAtOnceAreExactAndKeepTheResult) {
     double s4, sn;
     ASSERT_EQ(oc::sum4_exact(x[0], x[1], x[2], x[3], s4), oc::sum_exact<4>(x, sn));
   }
-  // tight: with 16 terms 26 binades apart (one binade past the bound), some sums are inexact
+  // tight: 15 terms 0x3fffffff (just below 2) and one 0x32800001 (2^-26 (1 + 2^-23)): a spread
+  // of 26, one binade past N = 16's bound; their float64 sum is inexact, and the step refuses
+  // them (the eighteenth-session review's counterexample)
+  {
+    float x[16];
+    for (float& v : x) v = tally::ops::exact::float_of(0x3fffffffu);
+    x[7] = tally::ops::exact::float_of(0x32800001u);
+    double s = 0;
+    for (float v : x) s += static_cast<double>(v);
+    EXPECT_FALSE(sum_n_is_exact<16>(x, s));
+    double t;
+    EXPECT_FALSE(oc::sum_exact<16>(x, t));
+    t = oc::detail::tree_sum<0, 16>(x);
+    EXPECT_FALSE(sum_n_is_exact<16>(x, t));
+  }
+  // with 16 terms 26 binades apart (one binade past the bound), some sums are inexact
   {
     int inexact = 0;
     for (int c = 0; c < 20000; ++c) {

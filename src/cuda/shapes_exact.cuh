@@ -149,6 +149,7 @@ __device__ __forceinline__ void count_gated_block(long long* status_out, unsigne
   if (threadIdx.x == 0) {
     __threadfence();
     if (atomicAdd(counter, 1u) == gridDim.x * gridDim.y - 1) {
+      __threadfence();  // (every block's count, and so its gate read, before the write)
       *counter = 0;
       status_out[1] = -1;
     }
