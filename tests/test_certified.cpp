@@ -423,6 +423,42 @@ bool sum4_is_exact(const float (&x)[4], double s) {
 }
 }  // namespace
 
+namespace {
+/// Long float32 sums built as the certified shape pass builds them: blocks of K elements
+/// folded by `step(state, block)` into 1 to 8 lanes in turn, the lanes merged, the result
+/// rounded and compared with the CPU exact path's bits (lengths `lengths`, whole blocks only;
+/// three distributions, ten seeds each). Returns how many of the cases the states decided.
+template <int K, class Step>
+int long_sums_against_cpu(std::mt19937_64& g, std::initializer_list<std::int64_t> lengths, std::uint64_t seed0, Step step,
+                          int& cases) {
+  int decided = 0;
+  for (int dist : {0, 1, 2}) {
+    for (std::int64_t n : lengths) {
+      for (std::uint64_t seed = 0; seed < 10; ++seed) {
+        std::vector<float> x = data<float>(n, dist, seed0 + 31 * n + seed + 7 * dist);
+        const int lanes = 1 + static_cast<int>(g() % 8);
+        std::vector<oc::state> st(static_cast<std::size_t>(lanes));
+        for (std::int64_t v = 0; v < n / K; ++v) {
+          float block[K];
+          std::memcpy(block, x.data() + K * v, sizeof block);
+          step(st[static_cast<std::size_t>(v % lanes)], block);
+        }
+        for (int l = 1; l < lanes; ++l) st[0] = oc::merge<3>(st[0], st[static_cast<std::size_t>(l)]);
+        tally::view<const float> vx{x.data(), n, tally::memory::host};
+        ++cases;
+        float r;
+        if (oc::round_state<float>(st[0], r)) {
+          ++decided;
+          EXPECT_EQ(tally::ops::exact::bits_of(r), tally::ops::exact::bits_of(tally::sum<float>(vx, cpu)))
+              << "K " << K << " dist " << dist << " n " << n << " seed " << seed;
+        }
+      }
+    }
+  }
+  return decided;
+}
+}  // namespace
+
 // ops::certified::sum4_exact / add4 (the certified shape pass's four-term step): every sum it
 // accepts is exact (the three additions' TwoSum errors are zero), it accepts nearly all of
 // one-signed uniform data, and states built four terms at a time round to the exact path's
@@ -523,27 +559,10 @@ TEST(Certified, FourFloat32TermsAtOnceAreExactAndKeepTheResult) {
   }
   // long sums four at a time (the shape pass's order: lanes of vectors, merged) against the
   // CPU exact path
-  int decided = 0, cases = 0;
-  for (int dist : {0, 1, 2}) {
-    for (std::int64_t n : {4, 8, 200, 1024, 4000}) {
-      for (std::uint64_t seed = 0; seed < 10; ++seed) {
-        std::vector<float> x = data<float>(n, dist, 900 + 31 * n + seed + 7 * dist);
-        const int lanes = 1 + static_cast<int>(g() % 8);
-        std::vector<oc::state> st(static_cast<std::size_t>(lanes));
-        for (std::int64_t v = 0; v < n / 4; ++v)
-          oc::add4<3, true>(st[static_cast<std::size_t>(v % lanes)], x[4 * v], x[4 * v + 1], x[4 * v + 2], x[4 * v + 3]);
-        for (int l = 1; l < lanes; ++l) st[0] = oc::merge<3>(st[0], st[static_cast<std::size_t>(l)]);
-        tally::view<const float> vx{x.data(), n, tally::memory::host};
-        ++cases;
-        float r;
-        if (oc::round_state<float>(st[0], r)) {
-          ++decided;
-          EXPECT_EQ(tally::ops::exact::bits_of(r), tally::ops::exact::bits_of(tally::sum<float>(vx, cpu)))
-              << "dist " << dist << " n " << n << " seed " << seed;
-        }
-      }
-    }
-  }
+  int cases = 0;
+  const int decided = long_sums_against_cpu<4>(g, {4, 8, 200, 1024, 4000}, 900, [](oc::state& a, const float (&b)[4]) {
+    oc::add4<3, true>(a, b[0], b[1], b[2], b[3]);
+  }, cases);
   std::printf("four-term states: %d of %d decided, each the exact path's bits\n", decided, cases);
   EXPECT_GE(decided * 10, cases * 8);
 }
@@ -608,7 +627,9 @@ template <int N> void check_n_terms(std::mt19937_64& g, int cases, int& accepted
       for (float v : x) oc::add<3, true>(b, static_cast<double>(v));
       float ra, rb;
       const bool da = oc::round_state<float>(a, ra), db = oc::round_state<float>(b, rb);
-      if (da && db) ASSERT_EQ(tally::ops::exact::bits_of(ra), tally::ops::exact::bits_of(rb)) << "N " << N << " case " << c;
+      if (da && db) {
+        ASSERT_EQ(tally::ops::exact::bits_of(ra), tally::ops::exact::bits_of(rb)) << "N " << N << " case " << c;
+      }
     } else {
       ++refused;
       oc::state a;
@@ -715,32 +736,11 @@ TEST(Certified, ManyFloat32TermsAtOnceAreExactAndKeepTheResult) {
   }
   // long sums 16 at a time (add_n, else add4: the pass's order), lanes merged, against the CPU
   // exact path
-  int decided = 0, cases = 0;
-  for (int dist : {0, 1, 2}) {
-    for (std::int64_t n : {16, 32, 208, 1024, 4096}) {
-      for (std::uint64_t seed = 0; seed < 10; ++seed) {
-        std::vector<float> x = data<float>(n, dist, 1300 + 31 * n + seed + 7 * dist);
-        const int lanes = 1 + static_cast<int>(g() % 8);
-        std::vector<oc::state> st(static_cast<std::size_t>(lanes));
-        for (std::int64_t v = 0; v < n / 16; ++v) {
-          float c16[16];
-          std::memcpy(c16, x.data() + 16 * v, sizeof c16);
-          oc::state& s = st[static_cast<std::size_t>(v % lanes)];
-          if (!oc::add_n<3, true>(s, c16))
-            for (int q = 0; q < 16; q += 4) oc::add4<3, true>(s, c16[q], c16[q + 1], c16[q + 2], c16[q + 3]);
-        }
-        for (int l = 1; l < lanes; ++l) st[0] = oc::merge<3>(st[0], st[static_cast<std::size_t>(l)]);
-        tally::view<const float> vx{x.data(), n, tally::memory::host};
-        ++cases;
-        float r;
-        if (oc::round_state<float>(st[0], r)) {
-          ++decided;
-          EXPECT_EQ(tally::ops::exact::bits_of(r), tally::ops::exact::bits_of(tally::sum<float>(vx, cpu)))
-              << "dist " << dist << " n " << n << " seed " << seed;
-        }
-      }
-    }
-  }
+  int cases = 0;
+  const int decided = long_sums_against_cpu<16>(g, {16, 32, 208, 1024, 4096}, 1300, [](oc::state& a, const float (&b)[16]) {
+    if (!oc::add_n<3, true>(a, b))
+      for (int q = 0; q < 16; q += 4) oc::add4<3, true>(a, b[q], b[q + 1], b[q + 2], b[q + 3]);
+  }, cases);
   std::printf("sixteen-term states: %d of %d decided, each the exact path's bits\n", decided, cases);
   EXPECT_GE(decided * 10, cases * 8);
 }
