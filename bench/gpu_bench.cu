@@ -1046,6 +1046,12 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"cols2k", with([](auto& p) { p.col_blocks = 2048; })},
       {"heavy64", with([](auto& p) { p.heavy_lane_len = 64; })},  // (the certified pass's lanes: the tune-exact jobs)
       {"heavy256", with([](auto& p) { p.heavy_lane_len = 256; })},
+      // exact mode (the tune-exact jobs): columns always / never through the certified pass,
+      // its columns four rows a term (add4) instead of a running sum, the gated kernel launched plainly
+      {"certcols1", with([](auto& p) { p.cert_cols = 1; })},
+      {"certcols0", with([](auto& p) { p.cert_cols = 0; })},
+      {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
+      {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
@@ -1160,11 +1166,18 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                    {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, exact);
     }});
-    for (std::int64_t cols : {std::int64_t(1) << 10, std::int64_t(1) << 13}) {
+    for (std::int64_t cols : {std::int64_t(1) << 10, std::int64_t(1) << 13, std::int64_t(1) << 16}) {
       const std::int64_t r = n / cols;
       jobs.push_back({"tune-exact-rows-" + std::to_string(r) + "x" + std::to_string(cols) + "-async", r, [&, r, cols](int k) {
         tally::reduce_axis_async(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
                                  {out, r, tally::dtype::float32, tally::memory::device}, dstatus, exact);
+      }});
+    }
+    for (std::int64_t cols : {std::int64_t(1) << 10, std::int64_t(1) << 13, std::int64_t(1) << 16}) {
+      const std::int64_t r = n / cols;
+      jobs.push_back({"tune-exact-cols-" + std::to_string(r) + "x" + std::to_string(cols) + "-async", cols, [&, r, cols](int k) {
+        tally::reduce_axis_async(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
+                                 {out, cols, tally::dtype::float32, tally::memory::device}, dstatus, exact);
       }});
     }
   }

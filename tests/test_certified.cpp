@@ -618,7 +618,14 @@ template <int N> void check_n_terms(std::mt19937_64& g, int cases, int& accepted
       }
     }
     double s;
+    // the running form (the certified column pass's: one term a row): the same decision, and
+    // when accepted the same exact float64, zero signs included
+    oc::running run;
+    for (float v : x) oc::run_add(run, v);
+    const bool run_ok = oc::run_exact<N>(run);
     if (oc::sum_exact<N>(x, s)) {
+      ASSERT_TRUE(run_ok) << "N " << N << " case " << c;
+      ASSERT_EQ(tally::ops::exact::bits_of(run.s), tally::ops::exact::bits_of(s)) << "N " << N << " case " << c;
       ++accepted;
       ASSERT_TRUE(sum_n_is_exact<N>(x, s)) << "N " << N << " case " << c;
       // the state rounds as N additions in turn
@@ -631,6 +638,7 @@ template <int N> void check_n_terms(std::mt19937_64& g, int cases, int& accepted
         ASSERT_EQ(tally::ops::exact::bits_of(ra), tally::ops::exact::bits_of(rb)) << "N " << N << " case " << c;
       }
     } else {
+      ASSERT_FALSE(run_ok) << "N " << N << " case " << c;
       ++refused;
       oc::state a;
       EXPECT_FALSE((oc::add_n<3, true>(a, x)));
@@ -681,6 +689,9 @@ TEST(Certified, ManyFloat32TermsAtOnceAreExactAndKeepTheResult) {
     EXPECT_FALSE(oc::sum_exact<16>(x, t));
     t = oc::detail::tree_sum<0, 16>(x);
     EXPECT_FALSE(sum_n_is_exact<16>(x, t));
+    oc::running run;
+    for (float v : x) oc::run_add(run, v);
+    EXPECT_FALSE(oc::run_exact<16>(run));
   }
   // with 16 terms 26 binades apart (one binade past the bound), some sums are inexact
   {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -28,7 +29,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
-         a.seg_lazy_tiles == b.seg_lazy_tiles;
+         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -61,6 +62,10 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 2; }},
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = -1; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
+      {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
+      {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
+      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
+      {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -154,6 +159,13 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
+  const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0");
+  EXPECT_EQ(q.cert_cols, 1);
+  EXPECT_EQ(q.col_run, 0);
+  EXPECT_EQ(q.pdl, 0);
+  EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
+  EXPECT_EQ(p.col_run, 1);
+  EXPECT_EQ(p.pdl, 1);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
@@ -166,6 +178,9 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"seg_lazy_tiles=3", "seg_lazy_tiles"},
       {"seg_lanes=6", "seg_lanes"},
       {"seg_flat_len=-5", "seg_flat_len"},
+      {"cert_cols=3", "cert_cols"},
+      {"col_run=-1", "col_run"},
+      {"pdl=2", "pdl"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -303,4 +318,116 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
     }
   }
   tn::set_shapes_v3_params(base);
+}
+
+// Exact column sums by every column route of the GPU: the certified pass with a running sum
+// per output (plan col_run = 1, float32) or four rows a term (col_run = 0), or the exact
+// kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
+// programmatic dependent of the pass or plainly (pdl). Blocking and stream-ordered, each
+// twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
+// zero by every call): the same bits as the cpu backend's exact result every time, and the
+// stream-ordered status words (-1, -1) over stale ones. The data: one sign and one range (the
+// running sums accepted), columns with one element 2^40 times the rest every 16 rows (those
+// running sums refused: the rows read again), ill-conditioned columns (the pass refuses the
+// outputs: the exact kernels behind the gate), and columns of signed zeros, exact
+// cancellations, infinities and NaN. Tall, square-ish and wide shapes, and a width that is not
+// a multiple of the 16-byte vector.
+TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::vector<std::pair<std::string, tn::shapes_v3_plan>> plans;
+  for (int cert : {-1, 0, 1})
+    for (int run : {1, 0})
+      for (int pdl : {1, 0}) {
+        if (cert == 0 && (run == 0 || pdl == 0)) continue;  // (the exact kernels alone: neither applies)
+        tn::shapes_v3_plan p = base;
+        p.cert_cols = cert;
+        p.col_run = run;
+        p.pdl = pdl;
+        plans.emplace_back("cert_cols " + std::to_string(cert) + ", col_run " + std::to_string(run) + ", pdl " + std::to_string(pdl), p);
+      }
+  std::mt19937_64 gen(20261202);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto value = [&](int kind, std::int64_t i, std::int64_t j, std::int64_t rows) -> double {
+    switch (kind) {
+      case 0: return u(gen);  // one sign, one range
+      case 1: {  // every third column: one element in 16 rows 2^40 times the others
+        const double v = u(gen) + 0.5;
+        return j % 3 == 0 && i % 16 == j % 16 ? std::ldexp(v, 40) : v;
+      }
+      case 2: {  // ill-conditioned: +-2^e pairs down the column (rows i, i + 1), a small rest
+        const std::int64_t pair = i / 2;
+        std::mt19937_64 h(static_cast<std::uint64_t>(pair * 131 + j));
+        const double big = std::ldexp(1.0 + static_cast<double>(h() % 1024) / 1024, static_cast<int>(h() % 90) - 10);
+        if (i + 1 < rows || rows % 2 == 0) return i % 2 == 0 ? big : -big;
+        return std::ldexp(u(gen), -30);
+      }
+      default: {  // specials by column
+        const double inf = std::numeric_limits<double>::infinity();
+        switch (j % 7) {
+          case 1: return i == rows / 2 ? inf : u(gen);
+          case 2: return i == rows - 1 ? std::numeric_limits<double>::quiet_NaN() : u(gen);
+          case 3: return i == 0 ? inf : i == rows - 1 ? -inf : 1.0;
+          case 4: return -0.0;
+          case 5: return i % 2 == 0 ? 0.75 : -0.75;
+          default: return std::ldexp(u(gen), -static_cast<int>(gen() % 100));
+        }
+      }
+    }
+  };
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{70001, 64}, {601, 5000}, {40, 70000}, {1000, 1027}};
+  for (dtype t : {dtype::float32, dtype::float64}) {
+    const std::size_t esz = t == dtype::float32 ? 4 : 8;
+    for (const auto& [rows, cols] : shapes) {
+      for (int kind = 0; kind < 4; ++kind) {
+        SCOPED_TRACE(std::string(esz == 4 ? "float32" : "float64") + ", " + std::to_string(rows) + " x " + std::to_string(cols) +
+                     ", data " + std::to_string(kind));
+        const std::size_t n = static_cast<std::size_t>(rows * cols), m = static_cast<std::size_t>(cols);
+        std::vector<unsigned char> hx(n * esz);
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const double v = value(kind, i, j, rows);
+            const std::size_t at = static_cast<std::size_t>(i * cols + j) * esz;
+            if (esz == 4) {
+              const float f = static_cast<float>(v);
+              std::memcpy(&hx[at], &f, 4);
+            } else {
+              std::memcpy(&hx[at], &v, 8);
+            }
+          }
+        std::vector<unsigned char> want(m * esz);
+        tally::reduce_axis(tally::reduce_op::sum, {hx.data(), rows, cols, cols, 1, t, tally::memory::host}, 0,
+                           {want.data(), cols, t, tally::memory::host}, tally::options{tally::backend::cpu});
+        tt::cuda::device_buffer x(hx.size()), out(m * esz), st(2 * sizeof(std::int64_t));
+        x.upload(0, hx.data(), hx.size());
+        const tally::options gpu{tally::backend::cuda};
+        for (const auto& [name, p] : plans) {
+          SCOPED_TRACE(name);
+          tn::set_shapes_v3_params(p);
+          for (int call = 0; call < 4; ++call) {  // blocking, stream-ordered, blocking, stream-ordered
+            std::vector<unsigned char> got(m * esz, 0xab);
+            out.upload(0, got.data(), got.size());
+            const tally::matrix_ref xr{x.get(), rows, cols, cols, 1, t, tally::memory::device};
+            const tally::mutable_array_ref orf{out.get(), cols, t, tally::memory::device};
+            if (call % 2 == 0) {
+              tally::reduce_axis(tally::reduce_op::sum, xr, 0, orf, gpu);
+            } else {
+              const std::int64_t stale[2] = {5, 5};
+              st.upload(0, stale, sizeof stale);
+              tally::reduce_axis_async(tally::reduce_op::sum, xr, 0, orf, static_cast<std::int64_t*>(st.get()), gpu);
+              std::int64_t words[2];
+              st.download(words, 0, sizeof words);  // (blocking: after the call on the legacy stream)
+              EXPECT_EQ(words[0], -1) << "call " << call;
+              EXPECT_EQ(words[1], -1) << "call " << call;
+            }
+            out.download(got.data(), 0, got.size());
+            for (std::size_t o = 0; o < m; ++o)
+              ASSERT_EQ(std::memcmp(&got[o * esz], &want[o * esz], esz), 0) << "column " << o << ", call " << call;
+          }
+        }
+        tn::set_shapes_v3_params(base);
+      }
+    }
+  }
 }

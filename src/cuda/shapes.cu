@@ -149,7 +149,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (sizeof(A) >= 32) {
-      if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      // (float32: a running sum per output, one state update per 16 rows, plan.col_run)
+      if (vec && plan.col_run) v3::cols_kernel_heavy<Op, VV, true><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else {
       if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -356,7 +358,9 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     // 1024 x 65536 (512, more than a wave) 2545 / 2605 (run 63).
     const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
     const std::int64_t col_block = 32LL * (16 / static_cast<std::int64_t>(sizeof(T)));
-    const bool skip_columns = column_mode && (g.outputs < 32 * col_block || g.outputs >= col_block * 3 * sm_count());
+    const int cert_cols = tuning::shapes_v3_params().cert_cols;
+    const bool skip_columns = column_mode && (cert_cols == 0 || (cert_cols < 0 && (g.outputs < 32 * col_block ||
+                                                                                   g.outputs >= col_block * 3 * sm_count())));
     if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !skip_columns) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {

@@ -114,6 +114,9 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   /// their exponents allow (ops::certified::add_n: one state update per N elements); false
   /// when they do not, a left unchanged (the caller then folds them vector by vector).
   static constexpr bool vector_terms = std::is_same_v<T, float>;
+  /// One float64 term known to be an exact sum of elements (a column's running sum,
+  /// ops::certified::running).
+  static __device__ __forceinline__ void accumulate_term(acc& a, double t) { ops::certified::add<3, true>(a, t); }
   template <int N> static __device__ __forceinline__ bool accumulate_vectors(acc& a, const float (&v)[N]) {
     return ops::certified::add_n<3, true>(a, v);
   }

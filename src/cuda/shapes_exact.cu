@@ -57,24 +57,47 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   const std::size_t total = s_out + round_up(out_bytes);
   const bool cached = tuning::shapes_vector_loads();
   scratch_lease lease(total, stream, cached);  // held until the sync below
-  // gated: the stream's persistent block counter (0 between calls), for the last exact
-  // kernel's blocks to count themselves and reset the caller's overflow word (no status kernel)
-  unsigned* gate_counter = gate && cached ? lease.persistent(0).blocks_done : nullptr;
+  // gated, or stream-ordered columns: the stream's persistent block counter (0 between calls),
+  // for the exact kernel's blocks to count themselves and set the caller's status words (no
+  // status kernel)
+  const bool count_blocks = cached && (gate || (column_mode && r.stream_ordered && r.status_device));
+  unsigned* done_counter = count_blocks ? lease.persistent(0).blocks_done : nullptr;
   char* scratch = lease.data();
   auto* status = reinterpret_cast<long long*>(scratch);
-  auto* slots = reinterpret_cast<std::int64_t*>(scratch + s_slots);
+  // the merge slots and counters: the stream's zero-between-calls memory (the kernels leave it
+  // zero; no memset, so that a gated kernel follows the pass directly, plan.pdl), else zeroed here
+  auto* slots = merge_bytes && cached ? static_cast<std::int64_t*>(lease.zeroed(merge_bytes))
+                                      : reinterpret_cast<std::int64_t*>(scratch + s_slots);
   auto* counters = reinterpret_cast<unsigned long long*>(slots + slot_count * W);
   Out* out = out_bytes ? reinterpret_cast<Out*>(scratch + s_out) : static_cast<Out*>(r.out);
-  if (!gate) TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));  // (gated: unused)
-  if (merge_bytes) TALLY_CUDA(cudaMemsetAsync(slots, 0, merge_bytes, stream));
+  if (!gate && !(column_mode && done_counter)) TALLY_CUDA(cudaMemsetAsync(status, 0x7f, 2 * sizeof(long long), stream));
+  if (merge_bytes && !cached) TALLY_CUDA(cudaMemsetAsync(slots, 0, merge_bytes, stream));
+  // gated: launched as a programmatic dependent of the certified pass (sm_90, plan.pdl), so that
+  // its launch overlaps the pass's last blocks; griddepcontrol.wait in the kernel orders its
+  // gate read after the whole pass
+  cudaLaunchAttribute pdl_attr[1];
+  pdl_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  pdl_attr[0].val.programmaticStreamSerializationAllowed = 1;
+  const bool pdl = gate && tuning::shapes_v3_params().pdl != 0;
+  auto config = [&](std::int64_t gx_, std::int64_t gy_) {
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(static_cast<unsigned>(gx_), static_cast<unsigned>(gy_));
+    c.blockDim = dim3(kBlock);
+    c.dynamicSmemBytes = 0;
+    c.stream = stream;
+    c.attrs = pdl_attr;
+    c.numAttrs = pdl ? 1 : 0;
+    return c;
+  };
 
   // (gated: the certified pass checked the offsets; its verdict is in gate[0])
   const long long* bad = gate ? nullptr : check_offsets(d, status, stream);
   TALLY_CUDA(cudaGetLastError());
   if (column_mode) {
-    dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    exact_col_kernel<T, Out, MEAN><<<grid, kBlock, 0, stream>>>(d, out, chunk, slots, counters, gate, gate_counter);
-    TALLY_CUDA(cudaGetLastError());
+    const cudaLaunchConfig_t c = config(gx, chunks);
+    long long* status_out = gate ? gate : done_counter ? reinterpret_cast<long long*>(r.status_device) : nullptr;
+    TALLY_CUDA(cudaLaunchKernelEx(&c, exact_col_kernel<T, Out, MEAN>, d, out, chunk, slots, counters,
+                                  static_cast<const long long*>(gate), status_out, done_counter));
   } else {
     // Gated (behind the certified pass, which proves every output of most calls): grids of
     // at most 8 blocks a SM, which loop over the tiles and outputs when the gate opens, so
@@ -82,11 +105,10 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     // ordered certified calls trailed the blocking ones by up to 8%). Not yet run on a GPU.
     const std::int64_t cap = gate ? 8LL * sm_count() : std::numeric_limits<std::int64_t>::max();
     const std::int64_t blocks = (g.outputs + kWarps - 1) / kWarps;
-    if (gate_counter) {  // one launch: the tiles and the short outputs, and the overflow word (eighteenth session)
+    if (gate && done_counter) {  // one launch: the tiles and the short outputs, and the overflow word (eighteenth session)
       const std::int64_t grid = std::max<std::int64_t>(1, std::min(std::max(tiles, blocks), cap));
-      exact_gated_kernel<T, Out, MEAN><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, out, slots, tiles > 0, gate,
-                                                                                          gate_counter);
-      TALLY_CUDA(cudaGetLastError());
+      const cudaLaunchConfig_t c = config(grid, 1);
+      TALLY_CUDA(cudaLaunchKernelEx(&c, exact_gated_kernel<T, Out, MEAN>, d, out, slots, tiles > 0, gate, done_counter));
     } else {
     if (tiles > 0) {
       exact_tile_kernel<T, Out, MEAN><<<static_cast<unsigned>(std::min(tiles, cap)), kBlock, 0, stream>>>(d, out, slots, bad, gate);
@@ -100,8 +122,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     if (gate) {
       // (gate is r.status_device; with a counter, the last exact kernel's last block has set
       // its overflow word)
-      if (!gate_counter) shapes_gated_status<<<1, 32, 0, stream>>>(gate);
-    } else if (r.status_device) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
+      if (!done_counter) shapes_gated_status<<<1, 32, 0, stream>>>(gate);
+    } else if (r.status_device && !(column_mode && done_counter)) shapes_export_status<<<1, 32, 0, stream>>>(status, reinterpret_cast<long long*>(r.status_device));
     TALLY_CUDA(cudaGetLastError());
     return;
   }

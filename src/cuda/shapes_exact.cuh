@@ -132,6 +132,15 @@ __device__ __noinline__ void finish(Out* out, std::int64_t o, std::int64_t* d, u
 /// always run.
 __device__ __forceinline__ bool skipped(const long long* gate) { return gate && (gate[0] >= 0 || gate[1] < 0); }
 
+/// A kernel launched as a programmatic dependent of the one before it in the stream (the gated
+/// exact kernels behind the certified pass, plan.pdl; sm_90 griddepcontrol): waits until that
+/// grid has finished and its writes are visible. Launched plainly, the wait returns at once.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// A gated call's status words as the caller reads them: the certified pass's offsets word,
 /// and no overflow (gate[1] held the first refused output, not an overflow).
 static __global__ void shapes_gated_status(long long* gate) {
@@ -143,7 +152,8 @@ static __global__ void shapes_gated_status(long long* gate) {
 /// the counter and writes the caller's overflow word, status_out[1], to -1 (the exact path
 /// resolves every output the pass refused). Each block counts after reading the gate, so the
 /// word is written after every read of it. Called by every thread of every block, first.
-__device__ __forceinline__ void count_gated_block(long long* status_out, unsigned* counter) {
+/// both: an ungated call's (column mode, no offsets): status_out[0] to -1 as well.
+__device__ __forceinline__ void count_gated_block(long long* status_out, unsigned* counter, bool both = false) {
   if (!counter) return;
   __syncthreads();  // every thread of this block has read the gate
   if (threadIdx.x == 0) {
@@ -152,6 +162,7 @@ __device__ __forceinline__ void count_gated_block(long long* status_out, unsigne
       __threadfence();  // (every block's count, and so its gate read, before the write)
       *counter = 0;
       status_out[1] = -1;
+      if (both) status_out[0] = -1;
     }
   }
 }
@@ -233,11 +244,11 @@ __device__ __forceinline__ void exact_tiles(const geo& g, Out* out, std::int64_t
       if (last) {  // every other block of this output has added its digits (and fenced)
         __threadfence();
         for (int i = threadIdx.x; i < D; i += kBlock) acc[i] = static_cast<std::int64_t>(__ldcg(reinterpret_cast<const long long*>(slot + i)));
+        if (threadIdx.x == 0) sflags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
         __syncthreads();
-        if (threadIdx.x == 0) {
-          unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
-          finish<T, Out, MEAN>(out, s, acc, flags, len);
-        }
+        // the slot idle again (zero) for the next call: the stream's persistent slots need no memset
+        for (int i = threadIdx.x; i < slot_words<T>; i += kBlock) slot[i] = 0;
+        if (threadIdx.x == 0) finish<T, Out, MEAN>(out, s, acc, sflags, len);
       }
       __syncthreads();  // acc and sflags are reused
     }
@@ -260,6 +271,7 @@ __global__ void __launch_bounds__(kBlock) exact_tile_kernel(geo g, Out* out, std
 template <class T, class Out, bool MEAN>
 __global__ void __launch_bounds__(kBlock) exact_gated_kernel(geo g, Out* out, std::int64_t* slots, bool has_tiles,
                                                               long long* gate, unsigned* counter) {
+  wait_for_prior_grid();
   const bool skip = skipped(gate);
   count_gated_block(gate, counter);
   if (skip) return;
@@ -269,19 +281,24 @@ __global__ void __launch_bounds__(kBlock) exact_gated_kernel(geo g, Out* out, st
 
 /// Column mode: kColOut adjacent outputs per block (blockIdx.x), rows [y * chunk, (y + 1) *
 /// chunk) of gridDim.y chunks; with more than one chunk the blocks merge through slots (one
-/// per output, slot_words<T> words, zeroed) and counters (one per blockIdx.x, zeroed).
+/// per output, slot_words<T> words, zeroed) and counters (one per blockIdx.x, zeroed), which
+/// the last block of each blockIdx.x leaves zero again. gate: as exact_gated_kernel's, with
+/// status_out = gate; or none (nullptr), and with done_counter set the last block to count
+/// writes both of status_out's words (-1: column mode has no offsets, and no exact sum
+/// overflows the status), so that a stream-ordered call needs no status kernel.
 template <class T, class Out, bool MEAN>
 __global__ void __launch_bounds__(kBlock) exact_col_kernel(geo g, Out* out, std::int64_t chunk, std::int64_t* slots,
-                                                           unsigned long long* counters, long long* gate,
-                                                           unsigned* gate_counter) {
+                                                           unsigned long long* counters, const long long* gate,
+                                                           long long* status_out, unsigned* done_counter) {
   using L = layout_of<T>;
   constexpr int D = L::digits;
   __shared__ std::int64_t acc[kColOut][D];
   __shared__ unsigned sflags[kColOut];
   __shared__ bool last;
   {
+    if (gate) wait_for_prior_grid();
     const bool skip = skipped(gate);
-    count_gated_block(gate, gate_counter);
+    count_gated_block(status_out, done_counter, gate == nullptr);
     if (skip) return;
   }
   const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
@@ -326,19 +343,22 @@ __global__ void __launch_bounds__(kBlock) exact_col_kernel(geo g, Out* out, std:
              static_cast<unsigned long long>(sflags[threadIdx.x]));
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(counters + blockIdx.x, 1ULL) == gridDim.y - 1;
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counters + blockIdx.x, 1ULL) == gridDim.y - 1;
+    if (last) counters[blockIdx.x] = 0;  // idle again for the next call
+  }
   __syncthreads();
   if (!last) return;
   __threadfence();
   for (int i = threadIdx.x; i < live * D; i += kBlock)
     acc[i / D][i % D] = static_cast<std::int64_t>(
         __ldcg(reinterpret_cast<const long long*>(slots + (o0 + i / D) * slot_words<T> + i % D)));
+  if (threadIdx.x < live)
+    sflags[threadIdx.x] = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slots + (o0 + threadIdx.x) * slot_words<T> + D)));
   __syncthreads();
-  if (threadIdx.x < live) {
-    const std::int64_t* slot = slots + (o0 + threadIdx.x) * slot_words<T>;
-    unsigned flags = static_cast<unsigned>(__ldcg(reinterpret_cast<const long long*>(slot + D)));
-    finish<T, Out, MEAN>(out, o0 + threadIdx.x, acc[threadIdx.x], flags, g.len);
-  }
+  // the slots idle again (zero) for the next call: the stream's persistent slots need no memset
+  for (int i = threadIdx.x; i < live * slot_words<T>; i += kBlock) slots[o0 * slot_words<T> + i] = 0;
+  if (threadIdx.x < live) finish<T, Out, MEAN>(out, o0 + threadIdx.x, acc[threadIdx.x], sflags[threadIdx.x], g.len);
 }
 
 }  // namespace tally::cuda::shapes_k::exact

@@ -52,6 +52,18 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
           reinterpret_cast<unsigned*>(base + 24), reinterpret_cast<unsigned*>(base + 28)};
 }
 
+void* shapes_scratch::reserve_zeroed(std::size_t need, cudaStream_t stream) {
+  if (need <= zeroed_bytes && zeroed) return zeroed;
+  const std::size_t grow = std::max<std::size_t>({need, 2 * zeroed_bytes, 4096});
+  if (zeroed) TALLY_CUDA(cudaFreeAsync(zeroed, stream));
+  zeroed = nullptr;
+  zeroed_bytes = 0;
+  TALLY_CUDA(cudaMallocAsync(&zeroed, grow, stream));
+  TALLY_CUDA(cudaMemsetAsync(zeroed, 0, grow, stream));
+  zeroed_bytes = grow;
+  return zeroed;
+}
+
 shapes_scratch& get_shapes_scratch(cudaStream_t stream) {
   static std::mutex m;
   static std::map<stream_key, std::unique_ptr<shapes_scratch>> cache;
@@ -111,6 +123,10 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
+  if (p.cert_cols < -1 || p.cert_cols > 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_cols must be -1 (the measured rule), 0 or 1");
+  if (p.col_run != 0 && p.col_run != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0 or 1");
+  if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");
   if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
 }
@@ -153,6 +169,9 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
+    else if (key == "cert_cols") p.cert_cols = small(v);
+    else if (key == "col_run") p.col_run = small(v);
+    else if (key == "pdl") p.pdl = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -33,6 +33,13 @@ struct shapes_scratch {
   shapes_persistent reserve_persistent(std::size_t tickets, cudaStream_t stream);
   void* persist = nullptr;
   std::size_t persist_tickets = 0;
+  /// At least `bytes` of device memory that is all zero between calls (call with in_use held):
+  /// grown like the scratch and zeroed (stream-ordered) when (re)allocated; every call's
+  /// kernels leave what they use zero again (the exact path's merge slots and counters), so a
+  /// call needs no memset.
+  void* reserve_zeroed(std::size_t bytes, cudaStream_t stream);
+  void* zeroed = nullptr;
+  std::size_t zeroed_bytes = 0;
 };
 
 /// The scratch of the current device for `stream` (created on first use; never freed).
@@ -51,6 +58,8 @@ class scratch_lease {
   char* data() const noexcept { return data_; }
   /// The persistent words of the (device, stream) cache (a cached lease only).
   shapes_persistent persistent(std::size_t tickets) const { return cache_->reserve_persistent(tickets, stream_); }
+  /// The zero-between-calls memory of the (device, stream) cache (a cached lease only).
+  void* zeroed(std::size_t bytes) const { return cache_->reserve_zeroed(bytes, stream_); }
 
  private:
   char* data_ = nullptr;

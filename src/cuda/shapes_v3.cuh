@@ -65,6 +65,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 // min/max, and equal segments of 200 and 1024 2% slower)
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
+inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
 inline constexpr std::int64_t kWarpSegment = 2048;  // segments under plan seg_block_len: a warp reads those of at most this many elements
@@ -247,6 +248,17 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
+/// Lets a kernel launched behind this one as a programmatic dependent (the gated exact kernel
+/// of a stream-ordered exact-mode call, plan.pdl) start its launch once every block of this
+/// grid has begun: its blocks then take the slots this grid's blocks free, and wait
+/// (griddepcontrol.wait) for this whole grid, its writes visible, before reading anything.
+/// A no-op when no such kernel follows.
+__device__ __forceinline__ void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 template <class Op, int G, bool ADAPT = false, bool LAZY = false>
 __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
@@ -254,6 +266,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  allow_dependents();
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY && !ADAPT));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
@@ -695,7 +708,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
-template <class Op, int V>
+template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
   using A = typename Op::acc;
@@ -703,6 +716,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
   A(*sh)[32][V] = reinterpret_cast<A(*)[32][V]>(sh_raw);  // (warps, lanes, V)
   __shared__ bool last;
+  allow_dependents();
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * 32 + lane) * V;  // first output of this lane
   const int nc = c0 >= g.outputs ? 0 : (g.outputs - c0 < V ? static_cast<int>(g.outputs - c0) : V);
@@ -715,6 +729,48 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   if (nc == V && V > 1) {
     const T* p = x + c0;  // outer == 1
     std::int64_t k = k0 + w;
+    if constexpr (RUN && v2::takes_vectors<Op>()) {
+      // (the certified pass over float32, nineteenth session: each output's rows summed one at
+      // a time into a running float64 (ops::certified::running), which enters the state as
+      // one exact term every kRunRows rows when their exponents allow; when they do not, that
+      // output's rows since the last update are read again and added one at a time. 4
+      // instructions an element and one state update per 16 rows, against add4's ~10 and one
+      // per 4 rows; the registers: V running sums beside the V states)
+      constexpr int kRunIters = kRunRows / kColUnroll;  // loop steps between state updates
+      constexpr std::int64_t step = kColUnroll * kColWarps;  // rows a loop step advances
+      ops::certified::running run[V];
+      int held = 0;  // loop steps in run since the last update
+      auto update = [&](const std::int64_t k_end) {  // the steps [k_end - held step, k_end)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          if (ops::certified::run_exact<kRunRows>(run[e])) {
+            Op::accumulate_term(a[e], run[e].s);
+          } else {
+#pragma unroll 1
+            for (std::int64_t kk = k_end - held * step; kk < k_end; kk += step)
+#pragma unroll 1
+              for (int u = 0; u < kColUnroll; ++u)
+                Op::accumulate(a[e], __ldg(p + (kk + u * kColWarps) * g.inner + e), kk + u * kColWarps);
+          }
+          run[e] = ops::certified::running{};
+        }
+        held = 0;
+      };
+      for (; k + (kColUnroll - 1) * kColWarps < k1; k += step) {
+        uint4 r[kColUnroll];
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) {
+          T v[V];
+          __builtin_memcpy(v, &r[u], 16);
+#pragma unroll
+          for (int e = 0; e < V; ++e) ops::certified::run_add(run[e], v[e]);
+        }
+        if (++held == kRunIters) update(k + step);
+      }
+      if (held > 0) update(k);
+    } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
       uint4 r[kColUnroll];
 #pragma unroll
@@ -852,10 +908,10 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
 /// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
 /// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
 /// waves of 3 blocks a SM.
-template <class Op, int V>
+template <class Op, int V, bool RUN = false>
 __global__ void __launch_bounds__(kBlock, 3) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                                               unsigned* tickets, finish f) {
-  cols_body<Op, V>(g, op, chunk, partials, tickets, f);
+  cols_body<Op, V, RUN>(g, op, chunk, partials, tickets, f);
 }
 
 }  // namespace tally::cuda::shapes_k::v3

@@ -202,6 +202,39 @@ template <int K, bool ORDERED = false, int N> TALLY_HD bool add_n(state& s, cons
   return true;
 }
 
+/// A running float64 sum of float32 terms added one at a time, with what sum_exact's test
+/// needs of them: the largest magnitude m and the unsigned minimum g of 2 |bits| - 1 (a zero
+/// wraps to 0xffffffff and never counts). The test is sum_exact's, and so is the proof: every
+/// partial sum, in any order, is an integer multiple of 2^(gmin - 150) below
+/// N 2^(fmax - 126), exact in float64 when fmax - gmin <= 29 - log2 N for N terms; the
+/// running sum is then the exact sum, and one term for the state (add). For a column of a
+/// row-major matrix, whose terms reach a lane one row at a time: 4 instructions a term (the
+/// conversion, the float64 addition, a float and an integer minimum or maximum) against
+/// add4's ~10, and one state update per N rows. s starts at -0.0, so that it is -0 only
+/// when every term is -0, as in the additions into the state. A NaN is skipped by the
+/// maximum but reaches s (never certified); an infinity gives fmax = 255 (refused unless
+/// every other term is 2^101 or more, and then s is not finite).
+struct running {
+  double s = -0.0;
+  float m = 0;
+  std::uint32_t g = 0xffffffffu;
+};
+
+/// Adds one float32 term to a running sum (running).
+TALLY_HD void run_add(running& r, float x) {
+  r.s += static_cast<double>(x);
+  r.m = std::fmax(r.m, std::fabs(x));
+  const std::uint32_t gi = (exact::bits_of(x) << 1) - 1u;
+  r.g = gi < r.g ? gi : r.g;
+}
+
+/// Whether a running sum of at most N terms (N a power of two, 4 to 64) is exact (running).
+template <int N> TALLY_HD bool run_exact(const running& r) {
+  static_assert(N >= 4 && N <= 64 && (N & (N - 1)) == 0);
+  constexpr int log2n = N == 4 ? 2 : N == 8 ? 3 : N == 16 ? 4 : N == 32 ? 5 : 6;
+  return static_cast<int>(exact::bits_of(r.m) >> 23) - static_cast<int>(r.g >> 24) <= 29 - log2n;
+}
+
 /// Adds the product x * y. EXACT: the product is exact in float64 (float32 inputs), so its
 /// error term is skipped. Otherwise TwoProduct by FMA; the error term goes in below hi.
 template <int K, bool EXACT, bool ORDERED = false> TALLY_HD void add_product(state& s, double x, double y) {
