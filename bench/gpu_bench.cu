@@ -1051,6 +1051,12 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"certcols1", with([](auto& p) { p.cert_cols = 1; })},
       {"certcols0", with([](auto& p) { p.cert_cols = 0; })},
       {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
+      {"certcols1+colrun2", with([](auto& p) { p.cert_cols = 1; p.col_run = 2; })},
+      {"certcols1+colrun3", with([](auto& p) { p.cert_cols = 1; p.col_run = 3; })},
+      {"colrun0", with([](auto& p) { p.col_run = 0; })},
+      {"colrun2", with([](auto& p) { p.col_run = 2; })},
+      {"colrun3", with([](auto& p) { p.col_run = 3; })},
+      {"t16k", with([](auto& p) { p.tile = 16384; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)

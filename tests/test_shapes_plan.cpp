@@ -64,7 +64,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
-      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
+      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 4; }},
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
   };
   for (const bad& c : cases) {
@@ -321,7 +321,7 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
 }
 
 // Exact column sums by every column route of the GPU: the certified pass with a running sum
-// per output (plan col_run = 1, float32) or four rows a term (col_run = 0), or the exact
+// per output (plan col_run = 1, 2: float32) or four rows a term (col_run = 0, 3), or the exact
 // kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
 // programmatic dependent of the pass or plainly (pdl). Blocking and stream-ordered, each
 // twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
@@ -338,9 +338,10 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
   const tn::shapes_v3_plan base = tn::shapes_v3_params();
   std::vector<std::pair<std::string, tn::shapes_v3_plan>> plans;
   for (int cert : {-1, 0, 1})
-    for (int run : {1, 0})
+    for (int run : {0, 1, 2, 3})
       for (int pdl : {1, 0}) {
-        if (cert == 0 && (run == 0 || pdl == 0)) continue;  // (the exact kernels alone: neither applies)
+        if (cert == 0 && (run != 0 || pdl == 0)) continue;  // (the exact kernels alone: neither applies)
+        if (pdl == 0 && run != 1) continue;                 // (the launch is the same for every col_run)
         tn::shapes_v3_plan p = base;
         p.cert_cols = cert;
         p.col_run = run;
@@ -357,9 +358,11 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
         return j % 3 == 0 && i % 16 == j % 16 ? std::ldexp(v, 40) : v;
       }
       case 2: {  // ill-conditioned: +-2^e pairs down the column (rows i, i + 1), a small rest
-        const std::int64_t pair = i / 2;
-        std::mt19937_64 h(static_cast<std::uint64_t>(pair * 131 + j));
-        const double big = std::ldexp(1.0 + static_cast<double>(h() % 1024) / 1024, static_cast<int>(h() % 90) - 10);
+        std::uint64_t h = static_cast<std::uint64_t>((i / 2) * 131 + j) * 0x9e3779b97f4a7c15ULL;  // (splitmix64's finaliser)
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+        h ^= h >> 31;
+        const double big = std::ldexp(1.0 + static_cast<double>(h % 1024) / 1024, static_cast<int>((h >> 10) % 90) - 10);
         if (i + 1 < rows || rows % 2 == 0) return i % 2 == 0 ? big : -big;
         return std::ldexp(u(gen), -30);
       }

@@ -49,6 +49,8 @@ template <auto Kernel> int fit_blocks() {
   return fit;
 }
 
+template <class Op> inline constexpr bool takes_vectors_v = v2::takes_vectors<Op>();
+
 template <class Op> struct is_fast_sum : std::false_type {};
 template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
 
@@ -95,7 +97,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // rounded, so the chunks never change the bits) the fewest chunks whose grid fills whole
       // waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of 396, and the
       // certified columns read at 0.37-0.60 of the read kernel)
-      const std::int64_t slots = 3LL * sm_count();
+      // (plan.col_run 2 and 3: 2 blocks a SM)
+      const std::int64_t slots = (plan.col_run >= 2 && vec && takes_vectors_v<Op> ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
       std::int64_t want = 1;
       double best = 0;
@@ -149,10 +152,19 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (sizeof(A) >= 32) {
-      // (float32: a running sum per output, one state update per 16 rows, plan.col_run)
-      if (vec && plan.col_run) v3::cols_kernel_heavy<Op, VV, true><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      // (float32 vectors, plan.col_run: 0 four rows a term, 3 blocks a SM; 1 a running sum per
+      // output, one state update per 16 rows; 2 that with the next rows loaded ahead, 2 blocks
+      // a SM (118 registers); 3 four rows a term, 2 blocks a SM)
+      if constexpr (takes_vectors_v<Op>) {
+        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, 1, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (vec && plan.col_run == 2) v3::cols_kernel_heavy<Op, VV, 2, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (vec && plan.col_run == 3) v3::cols_kernel_heavy<Op, VV, 0, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      } else {
+        if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      }
     } else {
       if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);

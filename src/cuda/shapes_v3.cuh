@@ -708,7 +708,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
-template <class Op, int V, bool RUN = false>
+template <class Op, int V, int RUN = 0>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
   using A = typename Op::acc;
@@ -729,7 +729,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   if (nc == V && V > 1) {
     const T* p = x + c0;  // outer == 1
     std::int64_t k = k0 + w;
-    if constexpr (RUN && v2::takes_vectors<Op>()) {
+    if constexpr (RUN != 0 && v2::takes_vectors<Op>()) {
       // (the certified pass over float32, nineteenth session: each output's rows summed one at
       // a time into a running float64 (ops::certified::running), which enters the state as
       // one exact term every kRunRows rows when their exponents allow; when they do not, that
@@ -756,10 +756,12 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         }
         held = 0;
       };
-      for (; k + (kColUnroll - 1) * kColWarps < k1; k += step) {
-        uint4 r[kColUnroll];
+      auto fits = [&](const std::int64_t kk) { return kk + (kColUnroll - 1) * kColWarps < k1; };
+      auto load = [&](uint4 (&r)[kColUnroll], const std::int64_t kk) {
 #pragma unroll
-        for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (k + u * kColWarps) * g.inner));
+        for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (kk + u * kColWarps) * g.inner));
+      };
+      auto take = [&](const uint4 (&r)[kColUnroll]) {
 #pragma unroll
         for (int u = 0; u < kColUnroll; ++u) {
           T v[V];
@@ -767,7 +769,26 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
           for (int e = 0; e < V; ++e) ops::certified::run_add(run[e], v[e]);
         }
-        if (++held == kRunIters) update(k + step);
+      };
+      if constexpr (RUN == 2) {
+        // (the next step's rows loaded before this step's are added: two steps in flight)
+        uint4 r[kColUnroll];
+        if (fits(k)) load(r, k);
+        for (; fits(k); k += step) {
+          uint4 nx[kColUnroll];
+          const bool more = fits(k + step);
+          if (more) load(nx, k + step);
+          take(r);
+          if (++held == kRunIters) update(k + step);
+          if (more) __builtin_memcpy(r, nx, sizeof r);
+        }
+      } else {
+        for (; fits(k); k += step) {
+          uint4 r[kColUnroll];
+          load(r, k);
+          take(r);
+          if (++held == kRunIters) update(k + step);
+        }
       }
       if (held > 0) update(k);
     } else
@@ -908,8 +929,8 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
 /// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
 /// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
 /// waves of 3 blocks a SM.
-template <class Op, int V, bool RUN = false>
-__global__ void __launch_bounds__(kBlock, 3) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
+template <class Op, int V, int RUN = 0, int MIN_BLOCKS = 3>
+__global__ void __launch_bounds__(kBlock, MIN_BLOCKS) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                                               unsigned* tickets, finish f) {
   cols_body<Op, V, RUN>(g, op, chunk, partials, tickets, f);
 }
