@@ -1057,6 +1057,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"colrun2", with([](auto& p) { p.col_run = 2; })},
       {"colrun3", with([](auto& p) { p.col_run = 3; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
+      {"ahead1", with([](auto& p) { p.rows_ahead = 1; })},
+      {"ahead1+colrun2", with([](auto& p) { p.rows_ahead = 1; p.col_run = 2; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)

@@ -29,7 +29,8 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
-         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl;
+         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
+         a.rows_ahead == b.rows_ahead;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -66,6 +67,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
       {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 4; }},
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
+      {"rows_ahead", [](tn::shapes_v3_plan& p) { p.rows_ahead = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -431,6 +433,90 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
         }
         tn::set_shapes_v3_params(base);
       }
+    }
+  }
+}
+
+// Exact float32 row and segment sums with the certified rows kernel at 3 blocks a SM and at 2
+// with the next vectors loaded ahead (plan rows_ahead), blocking and stream-ordered: the same
+// bits as the cpu backend's exact result. Rows longer than a tile item (70001), a block each
+// (5000), a few lanes each (1000) and short unaligned ones (37); one segment of a million
+// among tiny and empty ones. Data: uniform; one element 2^40 times the rest every 16 (the
+// sixteen-element steps refused and read again); ill-conditioned pairs (outputs refused: the
+// exact kernels behind the gate).
+TEST(ShapesPlanGpu, ExactRowsAndSegmentsWithRowsAheadAreCorrectlyRounded) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::mt19937_64 gen(1202);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  auto fill = [&](std::vector<float>& v, int kind) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (kind == 0) v[i] = u(gen);
+      else if (kind == 1) v[i] = i % 16 == 5 ? std::ldexp(u(gen) + 0.5f, 40) : u(gen) + 0.5f;
+      else v[i] = i % 2 == 0 ? std::ldexp(1.0f + u(gen), static_cast<int>(gen() % 90) - 10) : -v[i - 1];
+    }
+    if (kind == 2) v.back() = 0x1p-30f;
+  };
+  std::vector<std::int64_t> uneven{0};
+  for (int s = 0; s < 3001; ++s) uneven.push_back(uneven.back() + (s == 1500 ? 1000000 : s % 4));
+  struct shape {
+    std::int64_t rows, cols;  // rows x cols; rows = 0: the segments above
+  };
+  for (const shape sh : {shape{300, 70001}, shape{200, 5000}, shape{3000, 1000}, shape{20000, 37}, shape{0, 0}}) {
+    const bool seg = sh.rows == 0;
+    const std::int64_t n = seg ? uneven.back() : sh.rows * sh.cols, m = seg ? static_cast<std::int64_t>(uneven.size()) - 1 : sh.rows;
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE((seg ? std::string("uneven segments") : std::to_string(sh.rows) + " x " + std::to_string(sh.cols)) +
+                   ", data " + std::to_string(kind));
+      std::vector<float> hx(static_cast<std::size_t>(n));
+      fill(hx, kind);
+      std::vector<float> want(static_cast<std::size_t>(m));
+      const tally::options cpu{tally::backend::cpu};
+      if (seg)
+        tally::reduce_segments(tally::reduce_op::sum, {hx.data(), n, dtype::float32, tally::memory::host}, uneven.data(), m,
+                               {want.data(), m, dtype::float32, tally::memory::host}, cpu);
+      else
+        tally::reduce_axis(tally::reduce_op::sum, {hx.data(), sh.rows, sh.cols, sh.cols, 1, dtype::float32, tally::memory::host}, 1,
+                           {want.data(), m, dtype::float32, tally::memory::host}, cpu);
+      tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(uneven.size() * 8);
+      x.upload(0, hx.data(), hx.size() * 4);
+      off.upload(0, uneven.data(), uneven.size() * 8);
+      for (int ahead : {0, 1}) {
+        tn::shapes_v3_plan p = base;
+        p.rows_ahead = ahead;
+        tn::set_shapes_v3_params(p);
+        for (int call = 0; call < 2; ++call) {  // blocking, stream-ordered
+          SCOPED_TRACE("rows_ahead " + std::to_string(ahead) + ", call " + std::to_string(call));
+          std::vector<float> got(want.size(), 7.0f);
+          out.upload(0, got.data(), got.size() * 4);
+          const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};
+          const tally::options gpu{tally::backend::cuda};
+          auto* stp = static_cast<std::int64_t*>(st.get());
+          const std::int64_t stale[2] = {5, 5};
+          st.upload(0, stale, sizeof stale);
+          if (seg) {
+            const tally::array_ref xr{x.get(), n, dtype::float32, tally::memory::device};
+            const auto* dof = static_cast<const std::int64_t*>(off.get());
+            if (call == 0) tally::reduce_segments(tally::reduce_op::sum, xr, dof, m, o, gpu);
+            else tally::reduce_segments_async(tally::reduce_op::sum, xr, dof, m, o, stp, gpu);
+          } else {
+            const tally::matrix_ref xr{x.get(), sh.rows, sh.cols, sh.cols, 1, dtype::float32, tally::memory::device};
+            if (call == 0) tally::reduce_axis(tally::reduce_op::sum, xr, 1, o, gpu);
+            else tally::reduce_axis_async(tally::reduce_op::sum, xr, 1, o, stp, gpu);
+          }
+          if (call == 1) {
+            std::int64_t words[2];
+            st.download(words, 0, sizeof words);
+            EXPECT_EQ(words[0], -1);
+            EXPECT_EQ(words[1], -1);
+          }
+          out.download(got.data(), 0, got.size() * 4);
+          for (std::size_t i = 0; i < want.size(); ++i)
+            ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0) << "output " << i << " of " << want.size();
+        }
+      }
+      tn::set_shapes_v3_params(base);
     }
   }
 }

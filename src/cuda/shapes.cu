@@ -97,8 +97,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // rounded, so the chunks never change the bits) the fewest chunks whose grid fills whole
       // waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of 396, and the
       // certified columns read at 0.37-0.60 of the read kernel)
-      // (plan.col_run 2 and 3: 2 blocks a SM)
-      const std::int64_t slots = (plan.col_run >= 2 && vec && takes_vectors_v<Op> ? 2LL : 3LL) * sm_count();
+      // (the blocks a SM of plan.col_run's kernel)
+      const bool cert_vec = vec && takes_vectors_v<Op>;
+      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : cert_vec && plan.col_run == 3 ? 4LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
       std::int64_t want = 1;
       double best = 0;
@@ -153,12 +154,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (sizeof(A) >= 32) {
       // (float32 vectors, plan.col_run: 0 four rows a term, 3 blocks a SM; 1 a running sum per
-      // output, one state update per 16 rows; 2 that with the next rows loaded ahead, 2 blocks
-      // a SM (118 registers); 3 four rows a term, 2 blocks a SM)
+      // output, one state update per 16 rows, the next rows loaded ahead, 2 blocks a SM (118
+      // registers); 2 that with the states in shared memory between updates, 3 blocks a SM
+      // (80 registers); 3 the same at 4 blocks a SM (64 registers, some spilled))
       if constexpr (takes_vectors_v<Op>) {
-        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, 1, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (vec && plan.col_run == 2) v3::cols_kernel_heavy<Op, VV, 2, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (vec && plan.col_run == 3) v3::cols_kernel_heavy<Op, VV, 0, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, 1, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (vec && plan.col_run == 2) v3::cols_kernel_heavy<Op, VV, 2, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (vec && plan.col_run == 3) v3::cols_kernel_heavy<Op, VV, 2, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       } else {
@@ -191,16 +193,26 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       const std::int64_t items = tiles + groups;
       // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
       // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
-      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
-      std::int64_t grid = items;
-      if (plan.blocks_per_sm >= 0)
-        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
-      grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      v3::finish fk = f;
-      fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
-                                                                 plan.item_order, plan.tile_probe, fk);
+      // (plan.rows_ahead, the certified pass over float32: MINB = 2, 2 blocks a SM with the
+      // next vectors loaded ahead)
+      auto with_minb = [&]<int MINB>() {
+        auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY, MINB>;
+        const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY, MINB>>();
+        std::int64_t grid = items;
+        if (plan.blocks_per_sm >= 0)
+          grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
+        grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
+        v3::finish fk = f;
+        fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
+        kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
+                                                                   plan.item_order, plan.tile_probe, fk);
+      };
+      if constexpr (takes_vectors_v<Op>) {
+        if (plan.rows_ahead) with_minb.template operator()<2>();
+        else with_minb.template operator()<0>();
+      } else {
+        with_minb.template operator()<0>();
+      }
     };
     auto lanes = [&]<int G>() {
       if (lazy) go.template operator()<G, false, true>();
@@ -370,9 +382,15 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     // 1024 x 65536 (512, more than a wave) 2545 / 2605 (run 63).
     const bool column_mode = g.offsets == nullptr && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
     const std::int64_t col_block = 32LL * (16 / static_cast<std::int64_t>(sizeof(T)));
+    // Since the nineteenth session, float32 columns read as 16-byte vectors always go through
+    // the pass (its running sums with the next rows loaded ahead, plan.col_run; run 68:
+    // 3119 / 2651 / 3215 GB/s on the three shapes against the exact kernels' 2765 / 2307 / 2663).
     const int cert_cols = tuning::shapes_v3_params().cert_cols;
-    const bool skip_columns = column_mode && (cert_cols == 0 || (cert_cols < 0 && (g.outputs < 32 * col_block ||
-                                                                                   g.outputs >= col_block * 3 * sm_count())));
+    const bool vec_f32 = std::is_same_v<T, float> && g.outer == 1 && g.inner > 0 && g.inner % 4 == 0 &&
+                         reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    const bool skip_columns =
+        column_mode && (cert_cols == 0 || (cert_cols < 0 && !vec_f32 &&
+                                           (g.outputs < 32 * col_block || g.outputs >= col_block * 3 * sm_count())));
     if (tuning::shapes_certified() && (!r.stream_ordered || r.status_device) && !skip_columns) {
       outcome c;
       auto pass = [&]<class Out, bool MEAN>() {

@@ -87,9 +87,11 @@ struct shapes_v3_plan {
   int cert_cols = -1;                 // exact mode, column mode: 1 always through the certified pass, 0 never (the exact
                                       // kernels), -1 the measured rule (shapes.cu run_t); never the bits (correctly rounded)
   int col_run = 1;                    // certified columns (float32 vectors): 0 four rows a term (add4), 3 blocks a SM; 1 a
-                                      // running float64 sum per output, one state update per 16 rows (cols_body RUN), 3 blocks
-                                      // a SM; 2 that with the next rows loaded ahead, 2 blocks a SM; 3 add4, 2 blocks a SM;
-                                      // never the bits (correctly rounded)
+                                      // running float64 sum per output, one state update per 16 rows, the next rows loaded
+                                      // ahead (cols_body RUN 1), 2 blocks a SM; 2 that with the states in shared memory
+                                      // between updates (RUN 2), 3 blocks a SM; 3 the same at 4 blocks a SM; never the bits
+  int rows_ahead = 0;                 // certified rows and segments (float32): 1 the rows kernel at 2 blocks a SM with the
+                                      // next vectors loaded ahead (fold_contig AHEAD), 0 at 3 blocks a SM; never the bits
   int pdl = 1;                        // exact mode, stream-ordered: 1 the gated exact kernel launched as a programmatic dependent
                                       // of the certified pass (sm_90: its launch overlaps the pass's last blocks); 0 plainly
   int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
@@ -114,7 +116,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, col_run not 0..3, or tile_probe,
-/// seg_lazy_tiles or pdl not 0 or 1. Thread-safe.
+/// seg_lazy_tiles, rows_ahead or pdl not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

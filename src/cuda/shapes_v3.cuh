@@ -259,14 +259,17 @@ __device__ __forceinline__ void allow_dependents() {
 #endif
 }
 
-template <class Op, int G, bool ADAPT = false, bool LAZY = false>
-__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+template <class Op, int G, bool ADAPT = false, bool LAZY = false, int MINB = 0>
+__global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   allow_dependents();
+  // (MINB = 2, plan rows_ahead: the certified pass at 2 blocks a SM, the next vectors loaded
+  // ahead in fold_contig)
+  constexpr bool kAhead = MINB == 2;
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY && !ADAPT));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
@@ -323,7 +326,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, kUnroll3, kAhead>(a, xs, lo, hi, threadIdx.x, kBlock);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -464,7 +467,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
           span_of(g, s0 + i, b, e, at);
           if (e - b > split) continue;  // (the tile items')
           A a = Op::identity();
-          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, e - b, lane, 32);
+          v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, e - b, lane, 32);
 #pragma unroll
           for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
           if (lane == 0) op.write(s0 + i, a, e - b);
@@ -546,14 +549,14 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       if (g.off && len <= kWarpSegment) {  // (segments, eager: the bits of block_batch, a warp)
         if (threadIdx.x < 32) {
           A a = Op::identity();
-          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
+          v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
 #pragma unroll
           for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
           if (threadIdx.x == 0) op.write(o, a, len);
         }
       } else if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3, kAhead>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -580,7 +583,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -608,7 +611,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
@@ -633,7 +636,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     const std::int64_t len = e - b;
     if (live && len <= kWarpSegment) {
       A a = Op::identity();
-      v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, 32);
+      v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, 32);
 #pragma unroll
       for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
       if (lane == 0) op.write(o, a, len);
@@ -647,7 +650,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       const std::int64_t kb = batch_b[k], ke = batch_e[k];
       if (ke < 0) continue;  // (uniform in the block)
       A a = Op::identity();
-      v2::fold_contig<Op, kUnroll3>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
+      v2::fold_contig<Op, kUnroll3, kAhead>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
       A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
       if (threadIdx.x == 0) op.write(taken0 + static_cast<std::int64_t>(k) * gridDim.x, total, ke - kb);
       __syncthreads();  // temp is reused
@@ -740,17 +743,42 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       constexpr std::int64_t step = kColUnroll * kColWarps;  // rows a loop step advances
       ops::certified::running run[V];
       int held = 0;  // loop steps in run since the last update
+      // RUN 2: the V states in shared memory between updates (sh_raw, as (field, V, warps,
+      // lanes) doubles: a lane's own words, conflict-free), so that the loop holds only the
+      // running sums and two steps of rows in registers
+      double(*ss)[V][kColWarps][32] = reinterpret_cast<double(*)[V][kColWarps][32]>(sh_raw);  // (4 fields, V, warps, lanes)
+      static_assert(RUN != 2 || sizeof(sh_raw) >= 4 * V * kColWarps * 32 * sizeof(double));
+      if constexpr (RUN == 2) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          ss[0][e][w][lane] = a[e].hi;
+          ss[1][e][w][lane] = a[e].mid;
+          ss[2][e][w][lane] = a[e].lo;
+          ss[3][e][w][lane] = a[e].bound;
+        }
+      }
       auto update = [&](const std::int64_t k_end) {  // the steps [k_end - held step, k_end)
 #pragma unroll
         for (int e = 0; e < V; ++e) {
+          A sa;
+          if constexpr (RUN == 2) sa = A{ss[0][e][w][lane], ss[1][e][w][lane], ss[2][e][w][lane], ss[3][e][w][lane]};
+          else sa = a[e];
           if (ops::certified::run_exact<kRunRows>(run[e])) {
-            Op::accumulate_term(a[e], run[e].s);
+            Op::accumulate_term(sa, run[e].s);
           } else {
 #pragma unroll 1
             for (std::int64_t kk = k_end - held * step; kk < k_end; kk += step)
 #pragma unroll 1
               for (int u = 0; u < kColUnroll; ++u)
-                Op::accumulate(a[e], __ldg(p + (kk + u * kColWarps) * g.inner + e), kk + u * kColWarps);
+                Op::accumulate(sa, __ldg(p + (kk + u * kColWarps) * g.inner + e), kk + u * kColWarps);
+          }
+          if constexpr (RUN == 2) {
+            ss[0][e][w][lane] = sa.hi;
+            ss[1][e][w][lane] = sa.mid;
+            ss[2][e][w][lane] = sa.lo;
+            ss[3][e][w][lane] = sa.bound;
+          } else {
+            a[e] = sa;
           }
           run[e] = ops::certified::running{};
         }
@@ -770,27 +798,23 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
           for (int e = 0; e < V; ++e) ops::certified::run_add(run[e], v[e]);
         }
       };
-      if constexpr (RUN == 2) {
-        // (the next step's rows loaded before this step's are added: two steps in flight)
-        uint4 r[kColUnroll];
-        if (fits(k)) load(r, k);
-        for (; fits(k); k += step) {
-          uint4 nx[kColUnroll];
-          const bool more = fits(k + step);
-          if (more) load(nx, k + step);
-          take(r);
-          if (++held == kRunIters) update(k + step);
-          if (more) __builtin_memcpy(r, nx, sizeof r);
-        }
-      } else {
-        for (; fits(k); k += step) {
-          uint4 r[kColUnroll];
-          load(r, k);
-          take(r);
-          if (++held == kRunIters) update(k + step);
-        }
+      // the next step's rows loaded before this step's are added: two steps in flight (run 68:
+      // without it, the running sums read 2780 GB/s on 8192 x 8192, 3119 with it)
+      uint4 r[kColUnroll];
+      if (fits(k)) load(r, k);
+      for (; fits(k); k += step) {
+        uint4 nx[kColUnroll];
+        const bool more = fits(k + step);
+        if (more) load(nx, k + step);
+        take(r);
+        if (++held == kRunIters) update(k + step);
+        if (more) __builtin_memcpy(r, nx, sizeof r);
       }
       if (held > 0) update(k);
+      if constexpr (RUN == 2) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) a[e] = A{ss[0][e][w][lane], ss[1][e][w][lane], ss[2][e][w][lane], ss[3][e][w][lane]};
+      }
     } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
       uint4 r[kColUnroll];
@@ -844,6 +868,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   // the 8 warps' accumulators, combined in warp order by warp 0
+  if constexpr (RUN == 2) __syncthreads();  // (every lane has read its states out of sh_raw)
 #pragma unroll
   for (int e = 0; e < V; ++e) sh[w][lane][e] = a[e];
   __syncthreads();
