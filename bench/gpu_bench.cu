@@ -1047,18 +1047,13 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"heavy64", with([](auto& p) { p.heavy_lane_len = 64; })},  // (the certified pass's lanes: the tune-exact jobs)
       {"heavy256", with([](auto& p) { p.heavy_lane_len = 256; })},
       // exact mode (the tune-exact jobs): columns always / never through the certified pass,
-      // its columns four rows a term (add4) instead of a running sum, the gated kernel launched plainly
+      // its columns four rows a term (add4, 3 blocks a SM) instead of running sums with the
+      // next rows ahead (2 blocks a SM), the gated kernel launched plainly
       {"certcols1", with([](auto& p) { p.cert_cols = 1; })},
       {"certcols0", with([](auto& p) { p.cert_cols = 0; })},
       {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
-      {"certcols1+colrun2", with([](auto& p) { p.cert_cols = 1; p.col_run = 2; })},
-      {"certcols1+colrun3", with([](auto& p) { p.cert_cols = 1; p.col_run = 3; })},
       {"colrun0", with([](auto& p) { p.col_run = 0; })},
-      {"colrun2", with([](auto& p) { p.col_run = 2; })},
-      {"colrun3", with([](auto& p) { p.col_run = 3; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
-      {"ahead1", with([](auto& p) { p.rows_ahead = 1; })},
-      {"ahead1+colrun2", with([](auto& p) { p.rows_ahead = 1; p.col_run = 2; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)

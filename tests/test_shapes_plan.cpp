@@ -29,8 +29,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
-         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
-         a.rows_ahead == b.rows_ahead;
+         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -65,9 +64,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
-      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 4; }},
+      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
-      {"rows_ahead", [](tn::shapes_v3_plan& p) { p.rows_ahead = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -323,7 +321,8 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
 }
 
 // Exact column sums by every column route of the GPU: the certified pass with a running sum
-// per output (plan col_run = 1, 2: float32) or four rows a term (col_run = 0, 3), or the exact
+// per output and the next rows loaded ahead (plan col_run = 1, float32) or four rows a term
+// (col_run = 0), or the exact
 // kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
 // programmatic dependent of the pass or plainly (pdl). Blocking and stream-ordered, each
 // twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
@@ -340,7 +339,7 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
   const tn::shapes_v3_plan base = tn::shapes_v3_params();
   std::vector<std::pair<std::string, tn::shapes_v3_plan>> plans;
   for (int cert : {-1, 0, 1})
-    for (int run : {0, 1, 2, 3})
+    for (int run : {0, 1})
       for (int pdl : {1, 0}) {
         if (cert == 0 && (run != 0 || pdl == 0)) continue;  // (the exact kernels alone: neither applies)
         if (pdl == 0 && run != 1) continue;                 // (the launch is the same for every col_run)
@@ -437,14 +436,16 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
   }
 }
 
-// Exact float32 row and segment sums with the certified rows kernel at 3 blocks a SM and at 2
-// with the next vectors loaded ahead (plan rows_ahead), blocking and stream-ordered: the same
-// bits as the cpu backend's exact result. Rows longer than a tile item (70001), a block each
+// Exact float32 row and segment sums through the certified pass and, where it refuses an
+// output, the exact kernels behind it (launched as a programmatic dependent of the pass or
+// plainly, plan pdl; the tile merge slots the stream's zero-between-calls memory), blocking and
+// stream-ordered (status words (-1, -1) over stale ones): the same bits as the cpu backend's
+// exact result. Rows longer than a tile item (70001), a block each
 // (5000), a few lanes each (1000) and short unaligned ones (37); one segment of a million
 // among tiny and empty ones. Data: uniform; one element 2^40 times the rest every 16 (the
 // sixteen-element steps refused and read again); ill-conditioned pairs (outputs refused: the
 // exact kernels behind the gate).
-TEST(ShapesPlanGpu, ExactRowsAndSegmentsWithRowsAheadAreCorrectlyRounded) {
+TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
   using tally::dtype;
   if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
   const tn::shapes_v3_plan base = tn::shapes_v3_params();
@@ -482,12 +483,12 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsWithRowsAheadAreCorrectlyRounded) {
       tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(uneven.size() * 8);
       x.upload(0, hx.data(), hx.size() * 4);
       off.upload(0, uneven.data(), uneven.size() * 8);
-      for (int ahead : {0, 1}) {
+      for (int pdl : {1, 0}) {
         tn::shapes_v3_plan p = base;
-        p.rows_ahead = ahead;
+        p.pdl = pdl;
         tn::set_shapes_v3_params(p);
-        for (int call = 0; call < 2; ++call) {  // blocking, stream-ordered
-          SCOPED_TRACE("rows_ahead " + std::to_string(ahead) + ", call " + std::to_string(call));
+        for (int call = 0; call < 4; ++call) {  // blocking, stream-ordered, twice
+          SCOPED_TRACE("pdl " + std::to_string(pdl) + ", call " + std::to_string(call));
           std::vector<float> got(want.size(), 7.0f);
           out.upload(0, got.data(), got.size() * 4);
           const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};
@@ -498,14 +499,14 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsWithRowsAheadAreCorrectlyRounded) {
           if (seg) {
             const tally::array_ref xr{x.get(), n, dtype::float32, tally::memory::device};
             const auto* dof = static_cast<const std::int64_t*>(off.get());
-            if (call == 0) tally::reduce_segments(tally::reduce_op::sum, xr, dof, m, o, gpu);
+            if (call % 2 == 0) tally::reduce_segments(tally::reduce_op::sum, xr, dof, m, o, gpu);
             else tally::reduce_segments_async(tally::reduce_op::sum, xr, dof, m, o, stp, gpu);
           } else {
             const tally::matrix_ref xr{x.get(), sh.rows, sh.cols, sh.cols, 1, dtype::float32, tally::memory::device};
-            if (call == 0) tally::reduce_axis(tally::reduce_op::sum, xr, 1, o, gpu);
+            if (call % 2 == 0) tally::reduce_axis(tally::reduce_op::sum, xr, 1, o, gpu);
             else tally::reduce_axis_async(tally::reduce_op::sum, xr, 1, o, stp, gpu);
           }
-          if (call == 1) {
+          if (call % 2 == 1) {
             std::int64_t words[2];
             st.download(words, 0, sizeof words);
             EXPECT_EQ(words[0], -1);

@@ -99,7 +99,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // certified columns read at 0.37-0.60 of the read kernel)
       // (the blocks a SM of plan.col_run's kernel)
       const bool cert_vec = vec && takes_vectors_v<Op>;
-      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : cert_vec && plan.col_run == 3 ? 4LL : 3LL) * sm_count();
+      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
       std::int64_t want = 1;
       double best = 0;
@@ -153,14 +153,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (sizeof(A) >= 32) {
-      // (float32 vectors, plan.col_run: 0 four rows a term, 3 blocks a SM; 1 a running sum per
-      // output, one state update per 16 rows, the next rows loaded ahead, 2 blocks a SM (118
-      // registers); 2 that with the states in shared memory between updates, 3 blocks a SM
-      // (80 registers); 3 the same at 4 blocks a SM (64 registers, some spilled))
+      // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
+      // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
       if constexpr (takes_vectors_v<Op>) {
-        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, 1, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (vec && plan.col_run == 2) v3::cols_kernel_heavy<Op, VV, 2, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (vec && plan.col_run == 3) v3::cols_kernel_heavy<Op, VV, 2, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       } else {
@@ -193,26 +189,16 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       const std::int64_t items = tiles + groups;
       // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
       // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
-      // (plan.rows_ahead, the certified pass over float32: MINB = 2, 2 blocks a SM with the
-      // next vectors loaded ahead)
-      auto with_minb = [&]<int MINB>() {
-        auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY, MINB>;
-        const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY, MINB>>();
-        std::int64_t grid = items;
-        if (plan.blocks_per_sm >= 0)
-          grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
-        grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-        v3::finish fk = f;
-        fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
-        kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
-                                                                   plan.item_order, plan.tile_probe, fk);
-      };
-      if constexpr (takes_vectors_v<Op>) {
-        if (plan.rows_ahead) with_minb.template operator()<2>();
-        else with_minb.template operator()<0>();
-      } else {
-        with_minb.template operator()<0>();
-      }
+      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
+      std::int64_t grid = items;
+      if (plan.blocks_per_sm >= 0)
+        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
+      grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
+      v3::finish fk = f;
+      fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
+      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
+                                                                 plan.item_order, plan.tile_probe, fk);
     };
     auto lanes = [&]<int G>() {
       if (lazy) go.template operator()<G, false, true>();

@@ -125,10 +125,8 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
   if (p.cert_cols < -1 || p.cert_cols > 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_cols must be -1 (the measured rule), 0 or 1");
-  if (p.col_run < 0 || p.col_run > 3) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must lie in [0, 3]");
+  if (p.col_run != 0 && p.col_run != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0 or 1");
   if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");
-  if (p.rows_ahead != 0 && p.rows_ahead != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.rows_ahead must be 0 or 1");
   if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
 }
@@ -174,7 +172,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "cert_cols") p.cert_cols = small(v);
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);
-    else if (key == "rows_ahead") p.rows_ahead = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -93,9 +93,7 @@ __device__ __forceinline__ void fold_vectors(typename Op::acc& a, const uint4 (&
 /// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; U vectors in flight.
 /// (Loads with the L2 256-byte prefetch hint, ld .L2::256B, measured 2-6% slower on segments
 /// of 1024 to 32Ki elements and on the uneven case, 2% faster on segments of 200: run 45.)
-/// AHEAD: the next U vectors are loaded before the current ones are folded (two steps in
-/// flight; for the certified pass's heavy kernels at 2 blocks a SM, plan rows_ahead).
-template <class Op, int U = kUnroll2, bool AHEAD = false>
+template <class Op, int U = kUnroll2>
 __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename Op::elem* p, std::int64_t k0,
                                             std::int64_t k1, int first, int step) {
   using T = typename Op::elem;
@@ -109,31 +107,11 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
   const std::int64_t nv = (k1 - kh) / V;
   const uint4* pv = reinterpret_cast<const uint4*>(p + kh);
   std::int64_t j = first;
-  if constexpr (AHEAD) {
-    auto fits = [&](const std::int64_t jj) { return jj + (U - 1) * static_cast<std::int64_t>(step) < nv; };
+  for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
     uint4 w[U];
-    if (fits(j)) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
-    }
-    for (; fits(j); j += U * step) {
-      const std::int64_t jn = j + static_cast<std::int64_t>(U) * step;
-      const bool more = fits(jn);
-      uint4 nx[U];
-      if (more) {
-#pragma unroll
-        for (int u = 0; u < U; ++u) nx[u] = __ldg(pv + jn + static_cast<std::int64_t>(u) * step);
-      }
-      fold_vectors<Op>(a, w, pv, kh, j, step);
-      if (more) __builtin_memcpy(w, nx, sizeof w);
-    }
-  } else {
-    for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
-      uint4 w[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
-      fold_vectors<Op>(a, w, pv, kh, j, step);
-    }
+    for (int u = 0; u < U; ++u) w[u] = __ldg(pv + j + static_cast<std::int64_t>(u) * step);
+    fold_vectors<Op>(a, w, pv, kh, j, step);
   }
   if (j < nv) {  // this lane's last (< U) vectors: all in flight together, in the same order
     uint4 w[U];

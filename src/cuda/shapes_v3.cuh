@@ -259,17 +259,14 @@ __device__ __forceinline__ void allow_dependents() {
 #endif
 }
 
-template <class Op, int G, bool ADAPT = false, bool LAZY = false, int MINB = 0>
-__global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+template <class Op, int G, bool ADAPT = false, bool LAZY = false>
+__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   allow_dependents();
-  // (MINB = 2, plan rows_ahead: the certified pass at 2 blocks a SM, the next vectors loaded
-  // ahead in fold_contig)
-  constexpr bool kAhead = MINB == 2;
   static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY && !ADAPT));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
@@ -326,7 +323,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, kUnroll3, kAhead>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -467,7 +464,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
           span_of(g, s0 + i, b, e, at);
           if (e - b > split) continue;  // (the tile items')
           A a = Op::identity();
-          v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, e - b, lane, 32);
+          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, e - b, lane, 32);
 #pragma unroll
           for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
           if (lane == 0) op.write(s0 + i, a, e - b);
@@ -549,14 +546,14 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
       if (g.off && len <= kWarpSegment) {  // (segments, eager: the bits of block_batch, a warp)
         if (threadIdx.x < 32) {
           A a = Op::identity();
-          v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
+          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
 #pragma unroll
           for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
           if (threadIdx.x == 0) op.write(o, a, len);
         }
       } else if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3, kAhead>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -583,7 +580,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -611,7 +608,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
@@ -636,7 +633,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
     const std::int64_t len = e - b;
     if (live && len <= kWarpSegment) {
       A a = Op::identity();
-      v2::fold_contig<Op, kGroupUnroll, kAhead>(a, x + at, 0, len, lane, 32);
+      v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, 32);
 #pragma unroll
       for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
       if (lane == 0) op.write(o, a, len);
@@ -650,7 +647,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
       const std::int64_t kb = batch_b[k], ke = batch_e[k];
       if (ke < 0) continue;  // (uniform in the block)
       A a = Op::identity();
-      v2::fold_contig<Op, kUnroll3, kAhead>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
+      v2::fold_contig<Op, kUnroll3>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
       A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
       if (threadIdx.x == 0) op.write(taken0 + static_cast<std::int64_t>(k) * gridDim.x, total, ke - kb);
       __syncthreads();  // temp is reused
@@ -711,7 +708,7 @@ __global__ void __launch_bounds__(kBlock, MINB > 0 ? MINB : sizeof(typename Op::
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
-template <class Op, int V, int RUN = 0>
+template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
   using A = typename Op::acc;
@@ -732,53 +729,31 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   if (nc == V && V > 1) {
     const T* p = x + c0;  // outer == 1
     std::int64_t k = k0 + w;
-    if constexpr (RUN != 0 && v2::takes_vectors<Op>()) {
+    if constexpr (RUN && v2::takes_vectors<Op>()) {
       // (the certified pass over float32, nineteenth session: each output's rows summed one at
       // a time into a running float64 (ops::certified::running), which enters the state as
       // one exact term every kRunRows rows when their exponents allow; when they do not, that
       // output's rows since the last update are read again and added one at a time. 4
       // instructions an element and one state update per 16 rows, against add4's ~10 and one
-      // per 4 rows; the registers: V running sums beside the V states)
+      // per 4 rows. With the next rows loaded ahead (below) it takes 118 registers: launched
+      // at 2 blocks a SM (cols_kernel_heavy MIN_BLOCKS). Run 69, the same running sums with the
+      // states in shared memory between updates, at 3 and 4 blocks a SM (80 and 64 registers):
+      // 18-50% slower; run 67, without the rows ahead at 3 blocks a SM: 4-10% slower than add4)
       constexpr int kRunIters = kRunRows / kColUnroll;  // loop steps between state updates
       constexpr std::int64_t step = kColUnroll * kColWarps;  // rows a loop step advances
       ops::certified::running run[V];
       int held = 0;  // loop steps in run since the last update
-      // RUN 2: the V states in shared memory between updates (sh_raw, as (field, V, warps,
-      // lanes) doubles: a lane's own words, conflict-free), so that the loop holds only the
-      // running sums and two steps of rows in registers
-      double(*ss)[V][kColWarps][32] = reinterpret_cast<double(*)[V][kColWarps][32]>(sh_raw);  // (4 fields, V, warps, lanes)
-      static_assert(RUN != 2 || sizeof(sh_raw) >= 4 * V * kColWarps * 32 * sizeof(double));
-      if constexpr (RUN == 2) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          ss[0][e][w][lane] = a[e].hi;
-          ss[1][e][w][lane] = a[e].mid;
-          ss[2][e][w][lane] = a[e].lo;
-          ss[3][e][w][lane] = a[e].bound;
-        }
-      }
       auto update = [&](const std::int64_t k_end) {  // the steps [k_end - held step, k_end)
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          A sa;
-          if constexpr (RUN == 2) sa = A{ss[0][e][w][lane], ss[1][e][w][lane], ss[2][e][w][lane], ss[3][e][w][lane]};
-          else sa = a[e];
           if (ops::certified::run_exact<kRunRows>(run[e])) {
-            Op::accumulate_term(sa, run[e].s);
+            Op::accumulate_term(a[e], run[e].s);
           } else {
 #pragma unroll 1
             for (std::int64_t kk = k_end - held * step; kk < k_end; kk += step)
 #pragma unroll 1
               for (int u = 0; u < kColUnroll; ++u)
-                Op::accumulate(sa, __ldg(p + (kk + u * kColWarps) * g.inner + e), kk + u * kColWarps);
-          }
-          if constexpr (RUN == 2) {
-            ss[0][e][w][lane] = sa.hi;
-            ss[1][e][w][lane] = sa.mid;
-            ss[2][e][w][lane] = sa.lo;
-            ss[3][e][w][lane] = sa.bound;
-          } else {
-            a[e] = sa;
+                Op::accumulate(a[e], __ldg(p + (kk + u * kColWarps) * g.inner + e), kk + u * kColWarps);
           }
           run[e] = ops::certified::running{};
         }
@@ -811,10 +786,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         if (more) __builtin_memcpy(r, nx, sizeof r);
       }
       if (held > 0) update(k);
-      if constexpr (RUN == 2) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) a[e] = A{ss[0][e][w][lane], ss[1][e][w][lane], ss[2][e][w][lane], ss[3][e][w][lane]};
-      }
     } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
       uint4 r[kColUnroll];
@@ -868,7 +839,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   // the 8 warps' accumulators, combined in warp order by warp 0
-  if constexpr (RUN == 2) __syncthreads();  // (every lane has read its states out of sh_raw)
 #pragma unroll
   for (int e = 0; e < V; ++e) sh[w][lane][e] = a[e];
   __syncthreads();
@@ -954,7 +924,7 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
 /// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
 /// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
 /// waves of 3 blocks a SM.
-template <class Op, int V, int RUN = 0, int MIN_BLOCKS = 3>
+template <class Op, int V, bool RUN = false, int MIN_BLOCKS = 3>
 __global__ void __launch_bounds__(kBlock, MIN_BLOCKS) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                                               unsigned* tickets, finish f) {
   cols_body<Op, V, RUN>(g, op, chunk, partials, tickets, f);
