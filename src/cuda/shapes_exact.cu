@@ -33,6 +33,13 @@ int sm_count() {
   return sms;
 }
 
+int compute_major() {
+  int dev = 0, major = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
+
 template <class T, class Out, bool MEAN>
 void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, long long* gate) {
   constexpr int W = slot_words<T>;
@@ -78,7 +85,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   cudaLaunchAttribute pdl_attr[1];
   pdl_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   pdl_attr[0].val.programmaticStreamSerializationAllowed = 1;
-  const bool pdl = gate && tuning::shapes_v3_params().pdl != 0;
+  // (compute capability 9.0 and later: griddepcontrol; the attribute is not set before)
+  const bool pdl = gate && tuning::shapes_v3_params().pdl != 0 && compute_major() >= 9;
   auto config = [&](std::int64_t gx_, std::int64_t gy_) {
     cudaLaunchConfig_t c{};
     c.gridDim = dim3(static_cast<unsigned>(gx_), static_cast<unsigned>(gy_));
