@@ -5,6 +5,7 @@
 #include "cuda/shapes_exact.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -33,11 +34,22 @@ int sm_count() {
   return sms;
 }
 
-int compute_major() {
-  int dev = 0, major = 0;
+/// Whether the gated exact kernels may be launched as programmatic dependents on the current
+/// device: compute capability 9.0 or later, and device code built for it (their
+/// griddepcontrol.wait is compiled only for sm_90 and later; code JIT-compiled from older PTX
+/// would run without the wait). Asked once a device.
+bool dependent_launch_ok() {
+  static std::atomic<int> known[64];  // per device: 0 not asked, 1 no, 2 yes
+  int dev = 0;
   TALLY_CUDA(cudaGetDevice(&dev));
+  if (dev >= 0 && dev < 64 && known[dev].load(std::memory_order_relaxed) != 0) return known[dev].load() == 2;
+  int major = 0;
   TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  return major;
+  cudaFuncAttributes fa{};
+  TALLY_CUDA(cudaFuncGetAttributes(&fa, exact_gated_kernel<float, float, false>));
+  const bool ok = major >= 9 && fa.binaryVersion >= 90;
+  if (dev >= 0 && dev < 64) known[dev].store(ok ? 2 : 1);
+  return ok;
 }
 
 template <class T, class Out, bool MEAN>
@@ -85,8 +97,8 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   cudaLaunchAttribute pdl_attr[1];
   pdl_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   pdl_attr[0].val.programmaticStreamSerializationAllowed = 1;
-  // (compute capability 9.0 and later: griddepcontrol; the attribute is not set before)
-  const bool pdl = gate && tuning::shapes_v3_params().pdl != 0 && compute_major() >= 9;
+  // (compute capability 9.0 and later, with sm_90 device code: griddepcontrol; else plainly)
+  const bool pdl = gate && tuning::shapes_v3_params().pdl != 0 && dependent_launch_ok();
   auto config = [&](std::int64_t gx_, std::int64_t gy_) {
     cudaLaunchConfig_t c{};
     c.gridDim = dim3(static_cast<unsigned>(gx_), static_cast<unsigned>(gy_));

@@ -125,8 +125,8 @@ template <int K, bool ORDERED = false> TALLY_HD void add(state& s, double x) {
 /// fmax - gmin <= 27, and never overflowing or subnormal there (the bound is tight: at 28,
 /// 14,103 of 10.2M edge cases are inexact, seventeenth-session review). Zeros do not count (g = 511),
 /// and their signs come out as in four additions in turn (-0 only when all four are -0).
-/// Infinities and NaNs (f = 255) pass only beside other terms of 2^101 or more and leave s
-/// not finite, as the additions in turn would. Random data of one sign and range take this
+/// Infinities and NaNs (f = 255, g = 254) pass only beside zeros or other terms of 2^101 or
+/// more, and then leave s not finite, as the additions in turn would (never certified). Random data of one sign and range take this
 /// path nearly always (terms more than 27 binades apart within four neighbours are rare).
 TALLY_HD bool sum4_exact(float x0, float x1, float x2, float x3, double& s) {
   const std::uint32_t a0 = exact::bits_of(x0) & 0x7fffffffu, a1 = exact::bits_of(x1) & 0x7fffffffu,
@@ -212,8 +212,8 @@ template <int K, bool ORDERED = false, int N> TALLY_HD bool add_n(state& s, cons
 /// conversion, the float64 addition, a float and an integer minimum or maximum) against
 /// add4's ~10, and one state update per N rows. s starts at -0.0, so that it is -0 only
 /// when every term is -0, as in the additions into the state. A NaN is skipped by the
-/// maximum but reaches s (never certified); an infinity gives fmax = 255 (refused unless
-/// every other term is 2^101 or more, and then s is not finite).
+/// maximum but reaches s (never certified); an infinity (f = 255, g = 254) passes only beside
+/// zeros or other terms of 2^101 or more, and s is then not finite (never certified).
 struct running {
   double s = -0.0;
   float m = 0;
