@@ -93,11 +93,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
     if constexpr (sizeof(A) >= 32) {
-      // (the certified pass, cols_kernel_heavy: 3 blocks a SM; its results are correctly
-      // rounded, so the chunks never change the bits) the fewest chunks whose grid fills whole
-      // waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of 396, and the
-      // certified columns read at 0.37-0.60 of the read kernel)
-      // (the blocks a SM of plan.col_run's kernel)
+      // (the certified pass, cols_kernel_heavy: 2 or 3 blocks a SM, plan.col_run; its results
+      // are correctly rounded, so the chunks never change the bits) the fewest chunks whose
+      // grid fills whole waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of
+      // 396, and the certified columns read at 0.37-0.60 of the read kernel)
       const bool cert_vec = vec && takes_vectors_v<Op>;
       const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
@@ -155,11 +154,12 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if constexpr (sizeof(A) >= 32) {
       // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
       // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
+      bool running = false;
       if constexpr (takes_vectors_v<Op>) {
-        if (vec && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      } else {
+        running = vec && plan.col_run == 1;
+        if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      }
+      if (!running) {
         if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
@@ -360,7 +360,8 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     // proved. Column mode too since the eighteenth session: its four 32-byte states per lane
     // fit 80 registers with each output's four rows in flight taken as one term, add4, and
     // one row of partials loaded at a time when chunks combine)
-    // Column mode through the pass only where it measured faster than the exact kernels: from
+    // Other columns (float64, or not read as vectors) through the pass only where it measured
+    // faster than the exact kernels (eighteenth session, float32 with add4): from
     // 32 column blocks (32 V outputs each, V elements a 16-byte vector) to under one wave of
     // 3 blocks a SM, its row chunks then filling whole waves. 2^26 float32, stream-ordered
     // GB/s, pass / exact kernels: 8192 x 8192 (64 column blocks) 2724 / 2587 (run 65);
