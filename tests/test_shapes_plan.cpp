@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -29,7 +30,8 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
-         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl;
+         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
+         a.row_stages == b.row_stages;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -64,8 +66,9 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
-      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
+      {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 4; }},
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
+      {"row_stages", [](tn::shapes_v3_plan& p) { p.row_stages = 2; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -159,13 +162,15 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
-  const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0");
+  const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0");
   EXPECT_EQ(q.cert_cols, 1);
   EXPECT_EQ(q.col_run, 0);
   EXPECT_EQ(q.pdl, 0);
+  EXPECT_EQ(q.row_stages, 0);
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
+  EXPECT_EQ(p.row_stages, 1);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
@@ -181,6 +186,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"cert_cols=3", "cert_cols"},
       {"col_run=-1", "col_run"},
       {"pdl=2", "pdl"},
+      {"row_stages=-1", "row_stages"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -321,8 +327,8 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
 }
 
 // Exact column sums by every column route of the GPU: the certified pass with a running sum
-// per output and the next rows loaded ahead (plan col_run = 1, float32) or four rows a term
-// (col_run = 0), or the exact
+// per output and the next rows loaded ahead (plan col_run = 1, float32) or staged through
+// shared memory (2, 3), or four rows a term (col_run = 0), or the exact
 // kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
 // programmatic dependent of the pass or plainly (pdl). Blocking and stream-ordered, each
 // twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
@@ -339,7 +345,7 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
   const tn::shapes_v3_plan base = tn::shapes_v3_params();
   std::vector<std::pair<std::string, tn::shapes_v3_plan>> plans;
   for (int cert : {-1, 0, 1})
-    for (int run : {0, 1})
+    for (int run : {0, 1, 2, 3})
       for (int pdl : {1, 0}) {
         if (cert == 0 && (run != 0 || pdl == 0)) continue;  // (the exact kernels alone: neither applies)
         if (pdl == 0 && run != 1) continue;                 // (the launch is the same for every col_run)
@@ -438,11 +444,13 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
 
 // Exact float32 row and segment sums through the certified pass and, where it refuses an
 // output, the exact kernels behind it (launched as a programmatic dependent of the pass or
-// plainly, plan pdl; the tile merge slots the stream's zero-between-calls memory), blocking and
+// plainly, plan pdl; the pass's vectors staged through shared memory or not, plan row_stages;
+// the tile merge slots the stream's zero-between-calls memory), blocking and
 // stream-ordered (status words (-1, -1) over stale ones): the same bits as the cpu backend's
 // exact result. Rows longer than a tile item (70001), a block each
 // (5000), a few lanes each (1000) and short unaligned ones (37); one segment of a million
-// among tiny and empty ones. Data: uniform; one element 2^40 times the rest every 16 (the
+// among tiny and empty ones; segments of mean length past seg_block_len (a block each, some
+// longer than a tile, some short enough for a warp). Data: uniform; one element 2^40 times the rest every 16 (the
 // sixteen-element steps refused and read again); ill-conditioned pairs (outputs refused: the
 // exact kernels behind the gate).
 TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
@@ -459,36 +467,41 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
     }
     if (kind == 2) v.back() = 0x1p-30f;
   };
-  std::vector<std::int64_t> uneven{0};
+  std::vector<std::int64_t> uneven{0}, blocky{0};
   for (int s = 0; s < 3001; ++s) uneven.push_back(uneven.back() + (s == 1500 ? 1000000 : s % 4));
+  // (a mean past seg_block_len: a block per segment, block_batch; some past a tile, some a warp's)
+  for (int s = 0; s < 40; ++s) blocky.push_back(blocky.back() + std::array<std::int64_t, 5>{30001, 1500, 70000, 0, 17}[s % 5]);
   struct shape {
-    std::int64_t rows, cols;  // rows x cols; rows = 0: the segments above
+    std::int64_t rows, cols;  // rows x cols; rows = 0: the uneven segments above, -1: the blocky ones
   };
-  for (const shape sh : {shape{300, 70001}, shape{200, 5000}, shape{3000, 1000}, shape{20000, 37}, shape{0, 0}}) {
-    const bool seg = sh.rows == 0;
-    const std::int64_t n = seg ? uneven.back() : sh.rows * sh.cols, m = seg ? static_cast<std::int64_t>(uneven.size()) - 1 : sh.rows;
+  for (const shape sh : {shape{300, 70001}, shape{200, 5000}, shape{3000, 1000}, shape{20000, 37}, shape{0, 0}, shape{-1, 0}}) {
+    const bool seg = sh.rows <= 0;
+    const std::vector<std::int64_t>& offs = sh.rows == 0 ? uneven : blocky;
+    const std::int64_t n = seg ? offs.back() : sh.rows * sh.cols, m = seg ? static_cast<std::int64_t>(offs.size()) - 1 : sh.rows;
     for (int kind = 0; kind < 3; ++kind) {
-      SCOPED_TRACE((seg ? std::string("uneven segments") : std::to_string(sh.rows) + " x " + std::to_string(sh.cols)) +
+      SCOPED_TRACE((seg ? std::string(sh.rows == 0 ? "uneven segments" : "blocky segments")
+                        : std::to_string(sh.rows) + " x " + std::to_string(sh.cols)) +
                    ", data " + std::to_string(kind));
       std::vector<float> hx(static_cast<std::size_t>(n));
       fill(hx, kind);
       std::vector<float> want(static_cast<std::size_t>(m));
       const tally::options cpu{tally::backend::cpu};
       if (seg)
-        tally::reduce_segments(tally::reduce_op::sum, {hx.data(), n, dtype::float32, tally::memory::host}, uneven.data(), m,
+        tally::reduce_segments(tally::reduce_op::sum, {hx.data(), n, dtype::float32, tally::memory::host}, offs.data(), m,
                                {want.data(), m, dtype::float32, tally::memory::host}, cpu);
       else
         tally::reduce_axis(tally::reduce_op::sum, {hx.data(), sh.rows, sh.cols, sh.cols, 1, dtype::float32, tally::memory::host}, 1,
                            {want.data(), m, dtype::float32, tally::memory::host}, cpu);
-      tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(uneven.size() * 8);
+      tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(offs.size() * 8);
       x.upload(0, hx.data(), hx.size() * 4);
-      off.upload(0, uneven.data(), uneven.size() * 8);
-      for (int pdl : {1, 0}) {
+      off.upload(0, offs.data(), offs.size() * 8);
+      for (const auto [pdl, stages] : {std::pair{1, 1}, std::pair{0, 1}, std::pair{1, 0}}) {  // (plan pdl, row_stages)
         tn::shapes_v3_plan p = base;
         p.pdl = pdl;
+        p.row_stages = stages;
         tn::set_shapes_v3_params(p);
         for (int call = 0; call < 4; ++call) {  // blocking, stream-ordered, twice
-          SCOPED_TRACE("pdl " + std::to_string(pdl) + ", call " + std::to_string(call));
+          SCOPED_TRACE("pdl " + std::to_string(pdl) + ", row_stages " + std::to_string(stages) + ", call " + std::to_string(call));
           std::vector<float> got(want.size(), 7.0f);
           out.upload(0, got.data(), got.size() * 4);
           const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};

@@ -39,11 +39,23 @@ int sm_count() {
 
 std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
-/// Resident blocks a SM of a kernel of kBlock threads (asked once per kernel).
-template <auto Kernel> int fit_blocks() {
+/// Lets a kernel take `bytes` of dynamic shared memory (past the default 48 KiB), with the
+/// largest shared memory carveout (asked once per kernel).
+template <auto Kernel> void allow_shared(std::size_t bytes) {
+  static const bool done = [bytes] {
+    TALLY_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    TALLY_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    return true;
+  }();
+  (void)done;
+}
+
+/// Resident blocks a SM of a kernel of kBlock threads and DYN bytes of dynamic shared memory
+/// (asked once per kernel and size; allow_shared first when DYN is past 48 KiB).
+template <auto Kernel, std::size_t DYN = 0> int fit_blocks() {
   static const int fit = [] {
     int b = 0;
-    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0));
+    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, DYN));
     return std::max(1, b);
   }();
   return fit;
@@ -98,7 +110,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // grid fills whole waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of
       // 396, and the certified columns read at 0.37-0.60 of the read kernel)
       const bool cert_vec = vec && takes_vectors_v<Op>;
-      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
+      const std::int64_t slots = (cert_vec && (plan.col_run == 1 || plan.col_run == 3) ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
       std::int64_t want = 1;
       double best = 0;
@@ -154,10 +166,20 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if constexpr (sizeof(A) >= 32) {
       // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
       // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
+      // 2 the same running sums with the rows staged through shared memory by cp.async, 4
+      // steps at 3 blocks a SM; 3 6 steps at 2 blocks a SM)
       bool running = false;
       if constexpr (takes_vectors_v<Op>) {
-        running = vec && plan.col_run == 1;
-        if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        running = vec && plan.col_run >= 1;
+        auto staged = [&]<int MIN_BLOCKS, int STAGES>() {
+          constexpr auto kernel = v3::cols_kernel_heavy<Op, VV, true, MIN_BLOCKS, STAGES>;
+          constexpr std::size_t bytes = v3::col_smem_bytes<A, VV, STAGES>();
+          allow_shared<kernel>(bytes);
+          kernel<<<grid, kBlock, bytes, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        };
+        if (running && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else if (running && plan.col_run == 2) staged.template operator()<3, 4>();
+        else if (running) staged.template operator()<2, 6>();
       }
       if (!running) {
         if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -189,15 +211,19 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       const std::int64_t items = tiles + groups;
       // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
       // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
-      auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      const int fit = fit_blocks<v3::rows_kernel<Op, G, ADAPT, LAZY>>();
+      constexpr auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      // (the certified pass over float32, plan.row_stages: its vectors staged through shared memory)
+      constexpr std::size_t stage_bytes = heavy && takes_vectors_v<Op> ? v3::row_smem_bytes() : 0;
+      const std::size_t dyn = plan.row_stages ? stage_bytes : 0;
+      if (dyn) allow_shared<kernel>(dyn);
+      const int fit = dyn ? fit_blocks<kernel, stage_bytes>() : fit_blocks<kernel>();
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0)
         grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
       v3::finish fk = f;
       fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
-      kernel<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
+      kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };
     auto lanes = [&]<int G>() {

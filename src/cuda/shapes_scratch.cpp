@@ -125,7 +125,9 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
   if (p.cert_cols < -1 || p.cert_cols > 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_cols must be -1 (the measured rule), 0 or 1");
-  if (p.col_run != 0 && p.col_run != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0 or 1");
+  if (p.col_run < 0 || p.col_run > 3) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0, 1, 2 or 3");
+  if (p.row_stages != 0 && p.row_stages != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.row_stages must be 0 or 1");
   if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");
   if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
@@ -172,6 +174,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "cert_cols") p.cert_cols = small(v);
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);
+    else if (key == "row_stages") p.row_stages = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

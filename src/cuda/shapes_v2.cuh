@@ -58,6 +58,28 @@ template <class Op> __host__ __device__ constexpr bool takes_vectors() {
   else return false;
 }
 
+/// A 16-byte copy from global to shared memory that does not wait (cp.async, bypassing L1;
+/// a plain load and store before sm_80), and its group commit and wait.
+__device__ __forceinline__ void copy_async16(uint4* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
+               "l"(src)
+               : "memory");
+#else
+  *dst = __ldg(static_cast<const uint4*>(src));
+#endif
+}
+__device__ __forceinline__ void copy_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
 /// Folds U whole 16-byte vectors w[u] = pv[j + u step] (elements kb + (j + u step) V on) into
 /// a: by the op's accumulate_vectors where it has one (the certified pass: the U V float32
 /// elements as one exact term when their exponents allow, one state update instead of U; when
@@ -93,9 +115,14 @@ __device__ __forceinline__ void fold_vectors(typename Op::acc& a, const uint4 (&
 /// Folds p[k], k in [k0, k1), into a: this lane is `first` of `step` lanes; U vectors in flight.
 /// (Loads with the L2 256-byte prefetch hint, ld .L2::256B, measured 2-6% slower on segments
 /// of 1024 to 32Ki elements and on the uneven case, 2% faster on segments of 200: run 45.)
-template <class Op, int U = kUnroll2>
+/// STAGES > 0 and `stage` not null: the groups of U vectors staged through shared memory by
+/// cp.async, STAGES - 1 groups in flight while one is folded, without registers held for
+/// them (twentieth session); `stage` is this thread's STAGES U slots, kBlock uint4 apart
+/// (the thread reads back only the slots it filled: its own wait_group orders them). The
+/// same groups folded in the same order, so the same bits.
+template <class Op, int U = kUnroll2, int STAGES = 0>
 __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename Op::elem* p, std::int64_t k0,
-                                            std::int64_t k1, int first, int step) {
+                                            std::int64_t k1, int first, int step, uint4* stage = nullptr) {
   using T = typename Op::elem;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   static_assert(V * sizeof(T) == 16);
@@ -107,6 +134,36 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
   const std::int64_t nv = (k1 - kh) / V;
   const uint4* pv = reinterpret_cast<const uint4*>(p + kh);
   std::int64_t j = first;
+  if constexpr (STAGES > 0) {
+    if (stage != nullptr) {
+      const std::int64_t span = static_cast<std::int64_t>(U) * step;  // vectors a group advances
+      const std::int64_t groups = nv - j - (U - 1) * static_cast<std::int64_t>(step) > 0
+                                      ? (nv - j - (U - 1) * static_cast<std::int64_t>(step) + span - 1) / span
+                                      : 0;
+      auto issue = [&](const std::int64_t i, const int s) {
+        if (i < groups) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) copy_async16(stage + (s * U + u) * kBlock, pv + j + i * span + static_cast<std::int64_t>(u) * step);
+        }
+        copy_async_commit();
+      };
+#pragma unroll
+      for (int i = 0; i < STAGES - 1; ++i) issue(i, i);
+      int s_read = 0, s_fill = STAGES - 1;
+      for (std::int64_t i = 0; i < groups; ++i) {
+        issue(i + STAGES - 1, s_fill);
+        copy_async_wait<STAGES - 1>();
+        uint4 w[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) w[u] = stage[(s_read * U + u) * kBlock];
+        fold_vectors<Op>(a, w, pv, kh, j + i * span, step);
+        s_read = s_read == STAGES - 1 ? 0 : s_read + 1;
+        s_fill = s_fill == STAGES - 1 ? 0 : s_fill + 1;
+      }
+      copy_async_wait<0>();
+      j += groups * span;
+    }
+  }
   for (; j + (U - 1) * static_cast<std::int64_t>(step) < nv; j += U * step) {
     uint4 w[U];
 #pragma unroll

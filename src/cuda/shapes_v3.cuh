@@ -66,6 +66,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
+inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
 inline constexpr std::int64_t kWarpSegment = 2048;  // segments under plan seg_block_len: a warp reads those of at most this many elements
@@ -91,6 +92,18 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+
+/// The dynamic shared memory of this launch, in bytes.
+__device__ __forceinline__ unsigned dynamic_shared_bytes() {
+  unsigned b;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(b));
+  return b;
+}
+
+/// The dynamic shared memory that stages the certified rows kernel's vectors (plan
+/// row_stages): kRowStages groups of kUnroll3 (= kGroupUnroll) 16-byte vectors a thread.
+constexpr unsigned row_smem_bytes() { return static_cast<unsigned>(kRowStages) * kUnroll3 * kBlock * 16; }
+static_assert(kUnroll3 == kGroupUnroll);
 
 /// Completion of a fused launch.
 struct finish {
@@ -273,6 +286,15 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
+  // The certified pass over float32 (32-byte accumulators): its vectors staged through
+  // dynamic shared memory by cp.async when the launch gives row_smem_bytes (plan row_stages;
+  // v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
+  constexpr int RS = sizeof(A) >= 32 && v2::takes_vectors<Op>() ? kRowStages : 0;
+  uint4* stage = nullptr;
+  if constexpr (RS > 0) {
+    extern __shared__ uint4 rows_dynamic[];
+    if (dynamic_shared_bytes() >= row_smem_bytes()) stage = rows_dynamic + threadIdx.x;
+  }
   // Offsets check (segments; the first bad index to status[0], reported by block_done): each
   // block checks a balanced share of the offsets (sizes differ by at most one, so every block
   // has one when there are at least as many offsets as blocks; run 48). The reads of the
@@ -323,7 +345,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
           const std::int64_t lo = (b > f0 ? b : f0) - b, hi = (e < f1 ? e : f1) - b;
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
-          v2::fold_contig<Op, kUnroll3>(a, xs, lo, hi, threadIdx.x, kBlock);
+          v2::fold_contig<Op, kUnroll3, RS>(a, xs, lo, hi, threadIdx.x, kBlock, stage);
           A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
@@ -546,14 +568,14 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       if (g.off && len <= kWarpSegment) {  // (segments, eager: the bits of block_batch, a warp)
         if (threadIdx.x < 32) {
           A a = Op::identity();
-          v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32);
+          v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, static_cast<int>(threadIdx.x), 32, stage);
 #pragma unroll
           for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
           if (threadIdx.x == 0) op.write(o, a, len);
         }
       } else if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
-        v2::fold_contig<Op, kUnroll3>(a, x + at, 0, len, threadIdx.x, kBlock);
+        v2::fold_contig<Op, kUnroll3, RS>(a, x + at, 0, len, threadIdx.x, kBlock, stage);
         A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
@@ -580,7 +602,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         if (live) span_of(g, o, b, e, at);
         const std::int64_t len = e - b;
         A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, gl);
+        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, gl, stage);
         for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
@@ -608,7 +630,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, G);
+      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, G, stage);
 #pragma unroll
       for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
       if (live && lane == 0 && len <= split) op.write(o, a, len);
@@ -633,7 +655,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     const std::int64_t len = e - b;
     if (live && len <= kWarpSegment) {
       A a = Op::identity();
-      v2::fold_contig<Op, kGroupUnroll>(a, x + at, 0, len, lane, 32);
+      v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, 32, stage);
 #pragma unroll
       for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
       if (lane == 0) op.write(o, a, len);
@@ -647,7 +669,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       const std::int64_t kb = batch_b[k], ke = batch_e[k];
       if (ke < 0) continue;  // (uniform in the block)
       A a = Op::identity();
-      v2::fold_contig<Op, kUnroll3>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock);
+      v2::fold_contig<Op, kUnroll3, RS>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock, stage);
       A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
       if (threadIdx.x == 0) op.write(taken0 + static_cast<std::int64_t>(k) * gridDim.x, total, ke - kb);
       __syncthreads();  // temp is reused
@@ -705,15 +727,38 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   block_done(f);
 }
 
+/// Dynamic shared memory of a column block that stages its rows (cols_body STAGES > 0):
+/// STAGES steps of kColUnroll 16-byte rows per thread, or the warps' accumulators after the
+/// row loop, whichever is larger. 0 without staging.
+template <class A, int V, int STAGES> constexpr std::size_t col_smem_bytes() {
+  if constexpr (STAGES == 0) return 0;
+  const std::size_t rows = std::size_t(STAGES) * kColUnroll * kBlock * 16, accs = std::size_t(kColWarps) * 32 * V * sizeof(A);
+  return rows > accs ? rows : accs;
+}
+
+/// The shared memory of a column block: static (the warps' accumulators) or, when staging,
+/// dynamic (col_smem_bytes).
+template <class A, int V, int STAGES> __device__ __forceinline__ unsigned char* col_shared() {
+  if constexpr (STAGES > 0) {
+    extern __shared__ uint4 col_dynamic[];
+    return reinterpret_cast<unsigned char*>(col_dynamic);
+  } else {
+    __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
+    return sh_raw;
+  }
+}
+
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
-template <class Op, int V, bool RUN = false>
+template <class Op, int V, bool RUN = false, int STAGES = 0>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
-  __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
+  // (STAGES > 0: the rows staged through dynamic shared memory, col_smem_bytes; the warps'
+  // accumulators reuse it after the row loop)
+  unsigned char* sh_raw = col_shared<A, V, STAGES>();
   A(*sh)[32][V] = reinterpret_cast<A(*)[32][V]>(sh_raw);  // (warps, lanes, V)
   __shared__ bool last;
   allow_dependents();
@@ -773,6 +818,41 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
           for (int e = 0; e < V; ++e) ops::certified::run_add(run[e], v[e]);
         }
       };
+      if constexpr (STAGES > 0) {
+        // the rows staged through shared memory by cp.async, STAGES - 1 steps in flight
+        // without registers held for them (twentieth session); each thread reads back only
+        // the slots it filled, so its own wait_group is the only ordering needed
+        // (stage, u, thread): 16-byte slots, consecutive threads consecutive slots
+        uint4* stage = reinterpret_cast<uint4*>(sh_raw);
+        const std::int64_t steps = k1 - k - (kColUnroll - 1) * kColWarps > 0
+                                       ? (k1 - k - (kColUnroll - 1) * kColWarps + step - 1) / step
+                                       : 0;
+        auto issue = [&](const std::int64_t i, const int s) {
+          if (i < steps) {
+#pragma unroll
+            for (int u = 0; u < kColUnroll; ++u)
+              v2::copy_async16(stage + (s * kColUnroll + u) * kBlock + threadIdx.x,
+                           p + (k + i * step + u * kColWarps) * g.inner);
+          }
+          v2::copy_async_commit();
+        };
+#pragma unroll
+        for (int i = 0; i < STAGES - 1; ++i) issue(i, i);
+        int s_read = 0, s_fill = STAGES - 1;
+        for (std::int64_t i = 0; i < steps; ++i) {
+          issue(i + STAGES - 1, s_fill);
+          v2::copy_async_wait<STAGES - 1>();
+          uint4 r[kColUnroll];
+#pragma unroll
+          for (int u = 0; u < kColUnroll; ++u) r[u] = stage[(s_read * kColUnroll + u) * kBlock + threadIdx.x];
+          take(r);
+          if (++held == kRunIters) update(k + (i + 1) * step);
+          s_read = s_read == STAGES - 1 ? 0 : s_read + 1;
+          s_fill = s_fill == STAGES - 1 ? 0 : s_fill + 1;
+        }
+        v2::copy_async_wait<0>();
+        k += steps * step;
+      } else {
       // the next step's rows loaded before this step's are added: two steps in flight (run 68:
       // without it, the running sums read 2780 GB/s on 8192 x 8192, 3119 with it)
       uint4 r[kColUnroll];
@@ -784,6 +864,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         take(r);
         if (++held == kRunIters) update(k + step);
         if (more) __builtin_memcpy(r, nx, sizeof r);
+      }
       }
       if (held > 0) update(k);
     } else
@@ -839,6 +920,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   // the 8 warps' accumulators, combined in warp order by warp 0
+  if constexpr (STAGES > 0) __syncthreads();  // (every thread's staged rows are read)
 #pragma unroll
   for (int e = 0; e < V; ++e) sh[w][lane][e] = a[e];
   __syncthreads();
@@ -924,10 +1006,10 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
 /// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
 /// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
 /// waves of 3 blocks a SM.
-template <class Op, int V, bool RUN = false, int MIN_BLOCKS = 3>
+template <class Op, int V, bool RUN = false, int MIN_BLOCKS = 3, int STAGES = 0>
 __global__ void __launch_bounds__(kBlock, MIN_BLOCKS) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                                               unsigned* tickets, finish f) {
-  cols_body<Op, V, RUN>(g, op, chunk, partials, tickets, f);
+  cols_body<Op, V, RUN, STAGES>(g, op, chunk, partials, tickets, f);
 }
 
 }  // namespace tally::cuda::shapes_k::v3
