@@ -1053,8 +1053,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"certcols0", with([](auto& p) { p.cert_cols = 0; })},
       {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
       {"colrun0", with([](auto& p) { p.col_run = 0; })},
-      {"colrun2", with([](auto& p) { p.col_run = 2; })},  // (twentieth session: rows staged by cp.async)
-      {"colrun3", with([](auto& p) { p.col_run = 3; })},
       {"rowstage0", with([](auto& p) { p.row_stages = 0; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},

@@ -37,6 +37,13 @@ int sm_count() {
   return sms;
 }
 
+int cc_major() {
+  int dev = 0, major = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
+
 std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
 /// Lets a kernel take `bytes` of dynamic shared memory (past the default 48 KiB), with the
@@ -110,7 +117,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // grid fills whole waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of
       // 396, and the certified columns read at 0.37-0.60 of the read kernel)
       const bool cert_vec = vec && takes_vectors_v<Op>;
-      const std::int64_t slots = (cert_vec && (plan.col_run == 1 || plan.col_run == 3) ? 2LL : 3LL) * sm_count();
+      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
       std::int64_t want = 1;
       double best = 0;
@@ -166,20 +173,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if constexpr (sizeof(A) >= 32) {
       // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
       // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
-      // 2 the same running sums with the rows staged through shared memory by cp.async, 4
-      // steps at 3 blocks a SM; 3 6 steps at 2 blocks a SM)
       bool running = false;
       if constexpr (takes_vectors_v<Op>) {
-        running = vec && plan.col_run >= 1;
-        auto staged = [&]<int MIN_BLOCKS, int STAGES>() {
-          constexpr auto kernel = v3::cols_kernel_heavy<Op, VV, true, MIN_BLOCKS, STAGES>;
-          constexpr std::size_t bytes = v3::col_smem_bytes<A, VV, STAGES>();
-          allow_shared<kernel>(bytes);
-          kernel<<<grid, kBlock, bytes, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        };
-        if (running && plan.col_run == 1) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else if (running && plan.col_run == 2) staged.template operator()<3, 4>();
-        else if (running) staged.template operator()<2, 6>();
+        running = vec && plan.col_run == 1;
+        if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
       if (!running) {
         if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -214,8 +211,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       constexpr auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
       // (the certified pass over float32, plan.row_stages: its vectors staged through shared memory)
       constexpr std::size_t stage_bytes = heavy && takes_vectors_v<Op> ? v3::row_smem_bytes() : 0;
-      const std::size_t dyn = plan.row_stages ? stage_bytes : 0;
-      if (dyn) allow_shared<kernel>(dyn);
+      // (only where cp.async exists, compute capability 8.0 on, and the staged blocks fit as
+      // many a SM as the others: 3 x 64 KiB needs the 228 KiB of sm_80 / sm_90 class SMs)
+      std::size_t dyn = 0;
+      if (stage_bytes > 0 && plan.row_stages && cc_major() >= 8) {
+        allow_shared<kernel>(stage_bytes);
+        if (fit_blocks<kernel, stage_bytes>() >= fit_blocks<kernel>()) dyn = stage_bytes;
+      }
       const int fit = dyn ? fit_blocks<kernel, stage_bytes>() : fit_blocks<kernel>();
       std::int64_t grid = items;
       if (plan.blocks_per_sm >= 0)

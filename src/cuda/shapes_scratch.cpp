@@ -125,7 +125,7 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.tile_probe != 0 && p.tile_probe != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.tile_probe must be 0 or 1");
   if (p.cert_cols < -1 || p.cert_cols > 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_cols must be -1 (the measured rule), 0 or 1");
-  if (p.col_run < 0 || p.col_run > 3) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0, 1, 2 or 3");
+  if (p.col_run != 0 && p.col_run != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0 or 1");
   if (p.row_stages != 0 && p.row_stages != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.row_stages must be 0 or 1");
   if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");

@@ -89,9 +89,9 @@ struct shapes_v3_plan {
   int col_run = 1;                    // certified columns (float32 vectors): 1 a running float64 sum per output, one state
                                       // update per 16 rows, the next rows loaded ahead, 2 blocks a SM (cols_body RUN; run 68:
                                       // 3119 / 2651 / 3215 GB/s on 8192^2, 65536 x 1024, 1024 x 65536 against add4's 2494 /
-                                      // 1895 / 1549); 0 four rows a term (add4), 3 blocks a SM; 2 the running sums with the
-                                      // rows staged through shared memory by cp.async, 4 steps, 3 blocks a SM (80 registers);
-                                      // 3 the same with 6 steps, 2 blocks a SM; never the bits
+                                      // 1895 / 1549); 0 four rows a term (add4), 3 blocks a SM; never the bits (twentieth
+                                      // session: the rows staged through shared memory by cp.async, 4 steps at 3 blocks a SM
+                                      // or 6 at 2, read 1969-2575 / 2281-3068 GB/s: removed)
   int row_stages = 1;                 // the certified pass over float32 rows and segments (rows_kernel): 1 its vectors staged
                                       // through shared memory by cp.async, kRowStages groups a thread (3 in flight while one
                                       // is folded; 64 KiB a block); 0 loaded into registers, one group at a time; never the bits
@@ -118,8 +118,8 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, col_run not 0 to 3, or
-/// tile_probe, seg_lazy_tiles, row_stages or pdl not 0 or 1. Thread-safe.
+/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
+/// col_run, row_stages or pdl not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

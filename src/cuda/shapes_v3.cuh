@@ -93,6 +93,38 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
+/// The lanes of a group of `lanes` (reading one output with v2::fold_contig) that can hold
+/// any of an output's len elements of type T: at most V - 1 read the scalar head or tail,
+/// lane j the vectors j, j + lanes, ... (V elements a 16-byte vector).
+template <class T> __device__ __forceinline__ int lanes_used(std::int64_t len, int lanes) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  const std::int64_t u = len / V + V;
+  return u < lanes ? static_cast<int>(u) : lanes;
+}
+
+/// The group reduction of a warp's groups of `lanes` lanes (lane 0 of each gets its group's
+/// accumulator). TRIM (accumulators of 32 bytes or more, the certified pass's, whose merges
+/// cost ~40 instructions a level and whose results are correctly rounded whatever the merge
+/// tree): the levels at or past `used` (the most lanes_used of the warp's groups, warp-
+/// uniform) are skipped, their partners holding the identity; so a 32-lane group of a
+/// 3-element segment merges twice, not five times.
+template <class Op, bool TRIM>
+__device__ __forceinline__ typename Op::acc group_reduce(typename Op::acc a, int lanes, int used) {
+  int top = lanes;
+  if constexpr (TRIM) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned most = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(used));
+#else
+    unsigned most = static_cast<unsigned>(used);
+    for (int d = 16; d >= 1; d /= 2) most = max(most, __shfl_xor_sync(0xffffffffu, most, d));
+#endif
+    top = static_cast<int>(most) < lanes ? static_cast<int>(most) : lanes;
+  }
+  for (int d = lanes / 2; d >= 1; d /= 2)
+    if (!TRIM || d < top) a = Op::combine(a, v2::shfl_down_w(a, d, lanes));
+  return a;
+}
+
 /// The dynamic shared memory of this launch, in bytes.
 __device__ __forceinline__ unsigned dynamic_shared_bytes() {
   unsigned b;
@@ -290,6 +322,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   // dynamic shared memory by cp.async when the launch gives row_smem_bytes (plan row_stages;
   // v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
   constexpr int RS = sizeof(A) >= 32 && v2::takes_vectors<Op>() ? kRowStages : 0;
+  constexpr bool kTrim = sizeof(A) >= 32;  // (group_reduce: the certified pass's merges trimmed to the lanes used)
   uint4* stage = nullptr;
   if constexpr (RS > 0) {
     extern __shared__ uint4 rows_dynamic[];
@@ -603,7 +636,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         const std::int64_t len = e - b;
         A a = Op::identity();
         if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, gl, stage);
-        for (int d = gl / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, gl));
+        a = group_reduce<Op, kTrim>(a, gl, live && len <= split ? lanes_used<T>(len, gl) : 0);
         if (live && lane == 0 && len <= split) op.write(o, a, len);
       }
     } else {
@@ -631,8 +664,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       const std::int64_t len = e - b;
       A a = Op::identity();
       if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, G, stage);
-#pragma unroll
-      for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, G));
+      a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
   };
@@ -656,8 +688,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     if (live && len <= kWarpSegment) {
       A a = Op::identity();
       v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, 32, stage);
-#pragma unroll
-      for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+      a = group_reduce<Op, kTrim>(a, 32, lanes_used<T>(len, 32));  // (warp-uniform: one segment a warp)
       if (lane == 0) op.write(o, a, len);
     }
     if (lane == 0) {
@@ -727,38 +758,15 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   block_done(f);
 }
 
-/// Dynamic shared memory of a column block that stages its rows (cols_body STAGES > 0):
-/// STAGES steps of kColUnroll 16-byte rows per thread, or the warps' accumulators after the
-/// row loop, whichever is larger. 0 without staging.
-template <class A, int V, int STAGES> constexpr std::size_t col_smem_bytes() {
-  if constexpr (STAGES == 0) return 0;
-  const std::size_t rows = std::size_t(STAGES) * kColUnroll * kBlock * 16, accs = std::size_t(kColWarps) * 32 * V * sizeof(A);
-  return rows > accs ? rows : accs;
-}
-
-/// The shared memory of a column block: static (the warps' accumulators) or, when staging,
-/// dynamic (col_smem_bytes).
-template <class A, int V, int STAGES> __device__ __forceinline__ unsigned char* col_shared() {
-  if constexpr (STAGES > 0) {
-    extern __shared__ uint4 col_dynamic[];
-    return reinterpret_cast<unsigned char*>(col_dynamic);
-  } else {
-    __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
-    return sh_raw;
-  }
-}
-
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
 /// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
-template <class Op, int V, bool RUN = false, int STAGES = 0>
+template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
-  // (STAGES > 0: the rows staged through dynamic shared memory, col_smem_bytes; the warps'
-  // accumulators reuse it after the row loop)
-  unsigned char* sh_raw = col_shared<A, V, STAGES>();
+  __shared__ alignas(A) unsigned char sh_raw[kColWarps * 32 * V * sizeof(A)];
   A(*sh)[32][V] = reinterpret_cast<A(*)[32][V]>(sh_raw);  // (warps, lanes, V)
   __shared__ bool last;
   allow_dependents();
@@ -818,41 +826,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
           for (int e = 0; e < V; ++e) ops::certified::run_add(run[e], v[e]);
         }
       };
-      if constexpr (STAGES > 0) {
-        // the rows staged through shared memory by cp.async, STAGES - 1 steps in flight
-        // without registers held for them (twentieth session); each thread reads back only
-        // the slots it filled, so its own wait_group is the only ordering needed
-        // (stage, u, thread): 16-byte slots, consecutive threads consecutive slots
-        uint4* stage = reinterpret_cast<uint4*>(sh_raw);
-        const std::int64_t steps = k1 - k - (kColUnroll - 1) * kColWarps > 0
-                                       ? (k1 - k - (kColUnroll - 1) * kColWarps + step - 1) / step
-                                       : 0;
-        auto issue = [&](const std::int64_t i, const int s) {
-          if (i < steps) {
-#pragma unroll
-            for (int u = 0; u < kColUnroll; ++u)
-              v2::copy_async16(stage + (s * kColUnroll + u) * kBlock + threadIdx.x,
-                           p + (k + i * step + u * kColWarps) * g.inner);
-          }
-          v2::copy_async_commit();
-        };
-#pragma unroll
-        for (int i = 0; i < STAGES - 1; ++i) issue(i, i);
-        int s_read = 0, s_fill = STAGES - 1;
-        for (std::int64_t i = 0; i < steps; ++i) {
-          issue(i + STAGES - 1, s_fill);
-          v2::copy_async_wait<STAGES - 1>();
-          uint4 r[kColUnroll];
-#pragma unroll
-          for (int u = 0; u < kColUnroll; ++u) r[u] = stage[(s_read * kColUnroll + u) * kBlock + threadIdx.x];
-          take(r);
-          if (++held == kRunIters) update(k + (i + 1) * step);
-          s_read = s_read == STAGES - 1 ? 0 : s_read + 1;
-          s_fill = s_fill == STAGES - 1 ? 0 : s_fill + 1;
-        }
-        v2::copy_async_wait<0>();
-        k += steps * step;
-      } else {
       // the next step's rows loaded before this step's are added: two steps in flight (run 68:
       // without it, the running sums read 2780 GB/s on 8192 x 8192, 3119 with it)
       uint4 r[kColUnroll];
@@ -864,7 +837,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         take(r);
         if (++held == kRunIters) update(k + step);
         if (more) __builtin_memcpy(r, nx, sizeof r);
-      }
       }
       if (held > 0) update(k);
     } else
@@ -920,7 +892,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   // the 8 warps' accumulators, combined in warp order by warp 0
-  if constexpr (STAGES > 0) __syncthreads();  // (every thread's staged rows are read)
 #pragma unroll
   for (int e = 0; e < V; ++e) sh[w][lane][e] = a[e];
   __syncthreads();
@@ -1006,10 +977,10 @@ __global__ void __launch_bounds__(kBlock) cols_kernel(geo g, Op op, std::int64_t
 /// a lane), held to 80 registers, 3 blocks a SM, without spills (64 registers spilled 92 bytes;
 /// with no bound, 156 registers and one block). launch_v3 sizes its row chunks for whole
 /// waves of 3 blocks a SM.
-template <class Op, int V, bool RUN = false, int MIN_BLOCKS = 3, int STAGES = 0>
+template <class Op, int V, bool RUN = false, int MIN_BLOCKS = 3>
 __global__ void __launch_bounds__(kBlock, MIN_BLOCKS) cols_kernel_heavy(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                                               unsigned* tickets, finish f) {
-  cols_body<Op, V, RUN, STAGES>(g, op, chunk, partials, tickets, f);
+  cols_body<Op, V, RUN>(g, op, chunk, partials, tickets, f);
 }
 
 }  // namespace tally::cuda::shapes_k::v3
