@@ -1054,7 +1054,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
       {"colrun0", with([](auto& p) { p.col_run = 0; })},
       {"rowstage0", with([](auto& p) { p.row_stages = 0; })},
-      {"groupsfirst", with([](auto& p) { p.seg_groups_first = 1; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
@@ -1202,6 +1201,16 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
         std::exit(2);
       }
   if (!g_tune_configs.empty()) {  // --tune-configs: only the configurations named in the list
+    for (std::size_t b = 0, e; b <= g_tune_configs.size(); b = e + 1) {  // (a name not known is an error, not a skip)
+      e = g_tune_configs.find(',', b);
+      if (e == std::string::npos) e = g_tune_configs.size();
+      const std::string name = g_tune_configs.substr(b, e - b);
+      if (std::none_of(cfgs.begin(), cfgs.end(), [&](const cfg& c) { return name == c.name; })) {
+        std::fprintf(stderr, "shapes-tune: --tune-configs names '%s', which is not a configuration (see the list in bench_shapes_tune)\n",
+                     name.c_str());
+        std::exit(2);
+      }
+    }
     const std::string list = "," + g_tune_configs + ",";
     cfgs.erase(std::remove_if(cfgs.begin(), cfgs.end(),
                               [&](const cfg& c) { return list.find("," + std::string(c.name) + ",") == std::string::npos; }),
