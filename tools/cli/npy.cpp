@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -457,8 +458,17 @@ std::string make_header(const host_array& a) {
 constexpr int kTempSlots = 4;
 char temp_paths[kTempSlots][4096];
 volatile std::sig_atomic_t temp_used[kTempSlots];
+// A signal that reaches another thread (the CPU backend's OpenMP workers do not block them)
+// while a temporary file is being created and registered: the handler leaves it pending, and
+// the creating thread raises it again once the file is registered (lock-free atomics are
+// async-signal-safe). Before this, such a signal could stop the process with the new file
+// left behind (a CI run of test_a_signal_while_writing_leaves_no_temporary_file[SIGHUP]).
+std::atomic<int> temp_creating{0}, temp_pending{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void remove_temps_and_reraise(int sig) {
+  temp_pending.store(sig);
+  if (temp_creating.load() != 0) return;  // (the creating thread raises it again)
   for (int i = 0; i < kTempSlots; ++i)
     if (temp_used[i]) ::unlink(temp_paths[i]);
   std::signal(sig, SIG_DFL);
@@ -506,10 +516,14 @@ class temp_file {
     sigemptyset(&block);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
     ::pthread_sigmask(SIG_BLOCK, &block, &old);
+    temp_creating.store(1);
     fd_ = mkstemp(path_.data());
     const int made = errno;
     if (fd_ >= 0) slot_ = register_temp(path_);
+    temp_creating.store(0);
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // (a signal another thread took meanwhile: now, with the file registered)
+    if (const int pending = temp_pending.load(); pending != 0) std::raise(pending);
     errno = made;
     if (fd_ < 0) fail(dest, "cannot create a temporary file in '" + dir + "': " + errno_text());
   }
