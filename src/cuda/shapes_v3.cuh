@@ -149,6 +149,7 @@ struct finish {
   unsigned* tile_next;             // device, 0 between calls: lazy tiles, the next tile item to claim
   unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
+  int groups_first;                // lazy tiles: the group items before the tiles (plan seg_groups_first)
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
 };
@@ -727,6 +728,10 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     // walk's state and the group items' offsets loaded ahead are then never live together,
     // which keeps ptxas under the 64-register cap.
     check_offsets(true);  // (launched for segments only: g.off is set)
+    // (f.groups_first, plan seg_groups_first: the group items first, then the tiles, so that
+    // no block waits for the others' offsets checks and the tiles, claimed one at a time,
+    // end the kernel balanced)
+    auto tiles_phase = [&]() {
     if (tiles > 0) {
       __shared__ bool tiles_needed;
       if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
@@ -748,11 +753,18 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         }
       }
     }
-    if constexpr (G == kBlock) {
-      for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
-        block_batch(taken);
-    } else {
-      for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+    };
+    auto groups_phase = [&]() {
+      if constexpr (G == kBlock) {
+        for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
+          block_batch(taken);
+      } else {
+        for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+      }
+    };
+    for (int phase = 0; phase < 2; ++phase) {  // (each phase's code once)
+      if ((phase == 0) == (f.groups_first != 0)) groups_phase();
+      else tiles_phase();
     }
   }
   block_done(f);
