@@ -125,6 +125,27 @@ __device__ __forceinline__ typename Op::acc group_reduce(typename Op::acc a, int
   return a;
 }
 
+/// Block-wide reduction (thread 0 gets the block's accumulator) for accumulators of 32 bytes
+/// or more, the certified pass's: a butterfly in each warp, then warp 0 merges the kBlock / 32
+/// warp results in a tree of 3 levels, where cub::BlockReduce's warp reductions have thread 0
+/// merge them one after another (7 dependent merges of ~40 instructions). `aggs`: kBlock / 32
+/// states of shared memory, read by warp 0 before the caller's next barrier.
+template <class Op> __device__ __forceinline__ typename Op::acc block_tree(typename Op::acc a, typename Op::acc* aggs) {
+  constexpr int kWarpsHere = kBlock / 32;
+  static_assert(kWarpsHere <= 32 && (kWarpsHere & (kWarpsHere - 1)) == 0);
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+  const int w = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  if (lane == 0) aggs[w] = a;
+  __syncthreads();
+  if (w == 0) {
+    a = lane < kWarpsHere ? aggs[lane] : Op::identity();
+#pragma unroll
+    for (int d = kWarpsHere / 2; d >= 1; d /= 2) a = Op::combine(a, v2::shfl_down_w(a, d, 32));
+  }
+  return a;
+}
+
 /// The dynamic shared memory of this launch, in bytes.
 __device__ __forceinline__ unsigned dynamic_shared_bytes() {
   unsigned b;
@@ -324,6 +345,13 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   // v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
   constexpr int RS = sizeof(A) >= 32 && v2::takes_vectors<Op>() ? kRowStages : 0;
   constexpr bool kTrim = sizeof(A) >= 32;  // (group_reduce: the certified pass's merges trimmed to the lanes used)
+  // a block's accumulator to thread 0: block_tree for the certified pass's states, else CUB's
+  // (the callers' barriers after each use cover both: temp's bytes hold block_tree's states)
+  static_assert(sizeof(typename block_reduce::TempStorage) >= kBlock / 32 * sizeof(A));
+  auto reduce_block = [&](const A& v) -> A {
+    if constexpr (kTrim) return block_tree<Op>(v, reinterpret_cast<A*>(&temp));
+    else return block_reduce(temp).Reduce(v, combine_op<Op>{});
+  };
   uint4* stage = nullptr;
   if constexpr (RS > 0) {
     extern __shared__ uint4 rows_dynamic[];
@@ -380,7 +408,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
           v2::fold_contig<Op, kUnroll3, RS>(a, xs, lo, hi, threadIdx.x, kBlock, stage);
-          A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+          A total = reduce_block(a);
           const std::int64_t t0 = b / tile, t1 = (b + len - 1) / tile;
           if (t0 == t1) {  // all of s is in this tile
             if (threadIdx.x == 0) op.write(s, total, len);
@@ -409,7 +437,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
               }
               for (; u <= t1; u += kBlock) c = Op::combine(c, load_cg(partials + slot_of(u)));
               __syncthreads();  // temp is reused
-              A all = block_reduce(temp).Reduce(c, combine_op<Op>{});
+              A all = reduce_block(c);
               if (threadIdx.x == 0) op.write(s, all, len);
             }
           }
@@ -610,7 +638,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       } else if (len <= split) {  // (uniform in the block)
         A a = Op::identity();
         v2::fold_contig<Op, kUnroll3, RS>(a, x + at, 0, len, threadIdx.x, kBlock, stage);
-        A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+        A total = reduce_block(a);
         if (threadIdx.x == 0) op.write(o, total, len);
         __syncthreads();  // temp is reused
       }
@@ -702,7 +730,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       if (ke < 0) continue;  // (uniform in the block)
       A a = Op::identity();
       v2::fold_contig<Op, kUnroll3, RS>(a, x + kb, 0, ke - kb, threadIdx.x, kBlock, stage);
-      A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
+      A total = reduce_block(a);
       if (threadIdx.x == 0) op.write(taken0 + static_cast<std::int64_t>(k) * gridDim.x, total, ke - kb);
       __syncthreads();  // temp is reused
     }
