@@ -1054,7 +1054,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"certcols1+colrun0", with([](auto& p) { p.cert_cols = 1; p.col_run = 0; })},
       {"colrun0", with([](auto& p) { p.col_run = 0; })},
       {"rowstage0", with([](auto& p) { p.row_stages = 0; })},
-      {"groupsfirst", with([](auto& p) { p.seg_groups_first = 1; })},
+      {"lazygroups", with([](auto& p) { p.seg_groups_first = 1; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
   };
