@@ -1057,6 +1057,10 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"lazygroups", with([](auto& p) { p.seg_groups_first = 1; })},
       {"t16k", with([](auto& p) { p.tile = 16384; })},
       {"pdl0", with([](auto& p) { p.pdl = 0; })},
+      // the gated exact launch's blocks a SM (rows and segments 8, columns 4 by default)
+      {"gate1", with([](auto& p) { p.gate_blocks = 1; })},
+      {"gate2", with([](auto& p) { p.gate_blocks = 2; })},
+      {"gate4", with([](auto& p) { p.gate_blocks = 4; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;

@@ -31,7 +31,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
-         a.row_stages == b.row_stages && a.seg_groups_first == b.seg_groups_first;
+         a.row_stages == b.row_stages && a.seg_groups_first == b.seg_groups_first && a.gate_blocks == b.gate_blocks;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -70,6 +70,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
       {"row_stages", [](tn::shapes_v3_plan& p) { p.row_stages = 2; }},
       {"seg_groups_first", [](tn::shapes_v3_plan& p) { p.seg_groups_first = -1; }},
+      {"gate_blocks", [](tn::shapes_v3_plan& p) { p.gate_blocks = -1; }},
+      {"gate_blocks", [](tn::shapes_v3_plan& p) { p.gate_blocks = 17; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -174,6 +176,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(p.pdl, 1);
   EXPECT_EQ(p.row_stages, 1);
   EXPECT_EQ(p.seg_groups_first, 0);
+  EXPECT_EQ(p.gate_blocks, 0);  // (the defaults: 8 a SM for rows and segments, 4 for columns)
+  EXPECT_EQ(tn::parse_shapes_plan("gate_blocks=16").gate_blocks, 16);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
@@ -191,6 +195,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"pdl=2", "pdl"},
       {"row_stages=-1", "row_stages"},
       {"seg_groups_first=2", "seg_groups_first"},
+      {"gate_blocks=17", "gate_blocks"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -338,7 +343,7 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
 // per output and the next rows loaded ahead (plan col_run = 1, float32) or four rows a term
 // (col_run = 0), or the exact
 // kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
-// programmatic dependent of the pass or plainly (pdl). Blocking and stream-ordered, each
+// programmatic dependent of the pass or plainly (pdl), at 4 blocks a SM or 1 (gate_blocks). Blocking and stream-ordered, each
 // twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
 // zero by every call): the same bits as the cpu backend's exact result every time, and the
 // stream-ordered status words (-1, -1) over stale ones. The data: one sign and one range (the
@@ -363,6 +368,12 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
         p.pdl = pdl;
         plans.emplace_back("cert_cols " + std::to_string(cert) + ", col_run " + std::to_string(run) + ", pdl " + std::to_string(pdl), p);
       }
+  {  // the gated exact launch at one block a SM (plan gate_blocks; row chunks for 132 blocks, not 528)
+    tn::shapes_v3_plan p = base;
+    p.cert_cols = 1;
+    p.gate_blocks = 1;
+    plans.emplace_back("cert_cols 1, gate_blocks 1", p);
+  }
   std::mt19937_64 gen(20261202);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   auto value = [&](int kind, std::int64_t i, std::int64_t j, std::int64_t rows) -> double {
@@ -453,7 +464,8 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
 // Exact float32 row and segment sums through the certified pass and, where it refuses an
 // output, the exact kernels behind it (launched as a programmatic dependent of the pass or
 // plainly, plan pdl; the pass's vectors staged through shared memory or not, plan row_stages;
-// the group items before the tiles or after them, plan seg_groups_first;
+// the group items before the tiles or after them, plan seg_groups_first; the gated launch at 8
+// blocks a SM or 1, plan gate_blocks;
 // the tile merge slots the stream's zero-between-calls memory), blocking and
 // stream-ordered (status words (-1, -1) over stale ones): the same bits as the cpu backend's
 // exact result. Rows longer than a tile item (70001), a block each
@@ -504,16 +516,18 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
       tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(offs.size() * 8);
       x.upload(0, hx.data(), hx.size() * 4);
       off.upload(0, offs.data(), offs.size() * 8);
-      // (plan pdl, row_stages, seg_groups_first)
-      for (const auto [pdl, stages, groups] : {std::tuple{1, 1, 0}, std::tuple{0, 1, 0}, std::tuple{1, 0, 0}, std::tuple{1, 1, 1}}) {
+      // (plan pdl, row_stages, seg_groups_first, gate_blocks)
+      for (const auto& [pdl, stages, groups, gates] :
+           {std::tuple{1, 1, 0, 0}, std::tuple{0, 1, 0, 0}, std::tuple{1, 0, 0, 0}, std::tuple{1, 1, 1, 0}, std::tuple{1, 1, 0, 1}}) {
         tn::shapes_v3_plan p = base;
         p.pdl = pdl;
         p.row_stages = stages;
         p.seg_groups_first = groups;
+        p.gate_blocks = gates;
         tn::set_shapes_v3_params(p);
         for (int call = 0; call < 4; ++call) {  // blocking, stream-ordered, twice
           SCOPED_TRACE("pdl " + std::to_string(pdl) + ", row_stages " + std::to_string(stages) + ", seg_groups_first " +
-                       std::to_string(groups) + ", call " + std::to_string(call));
+                       std::to_string(groups) + ", gate_blocks " + std::to_string(gates) + ", call " + std::to_string(call));
           std::vector<float> got(want.size(), 7.0f);
           out.upload(0, got.data(), got.size() * 4);
           const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};

@@ -62,8 +62,10 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   // Column mode: blocks of kColOut outputs, rows split into chunks for a few waves of blocks.
   const std::int64_t gx = (g.outputs + kColOut - 1) / kColOut;
   std::int64_t chunks = 1, chunk = std::max<std::int64_t>(1, g.len), tiles = 0;
+  // gated (behind the certified pass): plan.gate_blocks a SM, else 8 (rows, segments) and 4 (columns)
+  const int gate_blocks = gate ? tuning::shapes_v3_params().gate_blocks : 0;
   if (column_mode) {
-    row_chunks(g.len, (4LL * sm_count() + gx - 1) / gx, 256, chunks, chunk);
+    row_chunks(g.len, ((gate_blocks > 0 ? gate_blocks : 4LL) * sm_count() + gx - 1) / gx, 256, chunks, chunk);
   } else if (g.n > 0 && (segmented || g.len > kXTile)) {
     tiles = (g.n + kXTile - 1) / kXTile;
   }
@@ -123,7 +125,7 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
     // at most 8 blocks a SM, which loop over the tiles and outputs when the gate opens, so
     // that a closed gate costs a few thousand empty blocks fewer (runs 60-62: the stream-
     // ordered certified calls trailed the blocking ones by up to 8%; measured since run 63).
-    const std::int64_t cap = gate ? 8LL * sm_count() : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t cap = gate ? (gate_blocks > 0 ? gate_blocks : 8LL) * sm_count() : std::numeric_limits<std::int64_t>::max();
     const std::int64_t blocks = (g.outputs + kWarps - 1) / kWarps;
     if (gate && done_counter) {  // one launch: the tiles and the short outputs, and the overflow word (eighteenth session)
       const std::int64_t grid = std::max<std::int64_t>(1, std::min(std::max(tiles, blocks), cap));

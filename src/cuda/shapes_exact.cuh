@@ -153,8 +153,12 @@ static __global__ void shapes_gated_status(long long* gate) {
 /// resolves every output the pass refused). Each block counts after reading the gate, so the
 /// word is written after every read of it. Called by every thread of every block, first.
 /// both: an ungated call's (column mode, no offsets): status_out[0] to -1 as well.
-__device__ __forceinline__ void count_gated_block(long long* status_out, unsigned* counter, bool both = false) {
-  if (!counter) return;
+/// needed: false when status_out[1] already reads -1 (a gate closed because the pass refused
+/// no output): then nothing is written, and the blocks do not count (a closed gate's launch
+/// is then only each block's gate read, not gridDim atomics on one word).
+__device__ __forceinline__ void count_gated_block(long long* status_out, unsigned* counter, bool both = false,
+                                                  bool needed = true) {
+  if (!counter || !needed) return;
   __syncthreads();  // every thread of this block has read the gate
   if (threadIdx.x == 0) {
     __threadfence();
@@ -273,7 +277,7 @@ __global__ void __launch_bounds__(kBlock) exact_gated_kernel(geo g, Out* out, st
                                                               long long* gate, unsigned* counter) {
   wait_for_prior_grid();
   const bool skip = skipped(gate);
-  count_gated_block(gate, counter);
+  count_gated_block(gate, counter, false, gate[1] >= 0);
   if (skip) return;
   if (has_tiles) exact_tiles<T, Out, MEAN>(g, out, slots, blockIdx.x, gridDim.x);
   exact_warp_outputs<T, Out, MEAN>(g, out, blockIdx.x, gridDim.x);
@@ -298,7 +302,7 @@ __global__ void __launch_bounds__(kBlock) exact_col_kernel(geo g, Out* out, std:
   {
     if (gate) wait_for_prior_grid();
     const bool skip = skipped(gate);
-    count_gated_block(status_out, done_counter, gate == nullptr);
+    count_gated_block(status_out, done_counter, gate == nullptr, gate == nullptr || gate[1] >= 0);
     if (skip) return;
   }
   const int lane = threadIdx.x & 31, w = threadIdx.x / 32;

@@ -97,6 +97,10 @@ struct shapes_v3_plan {
                                       // is folded; 64 KiB a block); 0 loaded into registers, one group at a time; never the bits
   int pdl = 1;                        // exact mode, stream-ordered: 1 the gated exact kernel launched as a programmatic dependent
                                       // of the certified pass (sm_90: its launch overlaps the pass's last blocks); 0 plainly
+  int gate_blocks = 0;                // exact mode, stream-ordered: blocks a SM of the gated exact launch behind the certified
+                                      // pass (1-16; rows and segments: its grid's cap, the blocks looping; columns: the row
+                                      // chunks' target), which with a closed gate only read the gate and return; 0 the
+                                      // defaults, 8 (rows, segments) and 4 (columns); never the bits (exact integer merges)
   int seg_groups_first = 0;           // segments under lazy tiles: 1 the group items first, then the tiles (claimed one at a
                                       // time, so they end the kernel balanced; no block waits for the others' offsets checks);
                                       // 0 the tiles first; never the bits
@@ -121,7 +125,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
+/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
 /// col_run, row_stages, seg_groups_first or pdl not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
