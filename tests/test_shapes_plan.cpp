@@ -31,7 +31,8 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
-         a.row_stages == b.row_stages && a.seg_groups_first == b.seg_groups_first && a.gate_blocks == b.gate_blocks;
+         a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
+         a.cert_col_waves == b.cert_col_waves;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -69,9 +70,10 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
       {"pdl", [](tn::shapes_v3_plan& p) { p.pdl = -1; }},
       {"row_stages", [](tn::shapes_v3_plan& p) { p.row_stages = 2; }},
-      {"seg_groups_first", [](tn::shapes_v3_plan& p) { p.seg_groups_first = -1; }},
       {"gate_blocks", [](tn::shapes_v3_plan& p) { p.gate_blocks = -1; }},
       {"gate_blocks", [](tn::shapes_v3_plan& p) { p.gate_blocks = 17; }},
+      {"cert_col_waves", [](tn::shapes_v3_plan& p) { p.cert_col_waves = 0; }},
+      {"cert_col_waves", [](tn::shapes_v3_plan& p) { p.cert_col_waves = 65; }},
   };
   for (const bad& c : cases) {
     tn::shapes_v3_plan p = before;
@@ -165,19 +167,20 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
-  const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0,seg_groups_first=1");
+  const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0,gate_blocks=2");
   EXPECT_EQ(q.cert_cols, 1);
   EXPECT_EQ(q.col_run, 0);
   EXPECT_EQ(q.pdl, 0);
   EXPECT_EQ(q.row_stages, 0);
-  EXPECT_EQ(q.seg_groups_first, 1);
+  EXPECT_EQ(q.gate_blocks, 2);
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
   EXPECT_EQ(p.row_stages, 1);
-  EXPECT_EQ(p.seg_groups_first, 0);
   EXPECT_EQ(p.gate_blocks, 0);  // (the defaults: 8 a SM for rows and segments, 4 for columns)
   EXPECT_EQ(tn::parse_shapes_plan("gate_blocks=16").gate_blocks, 16);
+  EXPECT_EQ(p.cert_col_waves, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("cert_col_waves=4").cert_col_waves, 4);
   const std::pair<const char*, const char*> bad[] = {
       {"tile=abc", "not name=integer"},
       {"tile", "not name=integer"},
@@ -194,8 +197,9 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"col_run=-1", "col_run"},
       {"pdl=2", "pdl"},
       {"row_stages=-1", "row_stages"},
-      {"seg_groups_first=2", "seg_groups_first"},
+      {"seg_groups_first=1", "no field 'seg_groups_first'"},  // (twenty-first session: fixed by accumulator size)
       {"gate_blocks=17", "gate_blocks"},
+      {"cert_col_waves=0", "cert_col_waves"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -209,7 +213,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_groups_first, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -233,10 +237,6 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("eager tiles, a block per SM, interleaved, no probe",
        [](auto& p) { p.seg_lazy_tiles = 0; p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
   with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
-  with("lazy tiles, group items first", [](auto& p) { p.seg_groups_first = 1; });
-  with("lazy tiles, group items first, a block per item",
-       [](auto& p) { p.seg_groups_first = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
-  with("lazy tiles, group items first, a block per SM", [](auto& p) { p.seg_groups_first = 1; p.blocks_per_sm = 1; });
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
@@ -343,7 +343,7 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
 // per output and the next rows loaded ahead (plan col_run = 1, float32) or four rows a term
 // (col_run = 0), or the exact
 // kernels (cert_cols = 0), and the measured rule (-1); the gated exact kernel launched as a
-// programmatic dependent of the pass or plainly (pdl), at 4 blocks a SM or 1 (gate_blocks). Blocking and stream-ordered, each
+// programmatic dependent of the pass or plainly (pdl), at 4 blocks a SM or 1 (gate_blocks); the pass in one wave of row chunks or three (cert_col_waves). Blocking and stream-ordered, each
 // twice on the same stream (the merge slots are the stream's zero-between-calls memory, left
 // zero by every call): the same bits as the cpu backend's exact result every time, and the
 // stream-ordered status words (-1, -1) over stale ones. The data: one sign and one range (the
@@ -373,6 +373,9 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
     p.cert_cols = 1;
     p.gate_blocks = 1;
     plans.emplace_back("cert_cols 1, gate_blocks 1", p);
+    p.gate_blocks = 0;
+    p.cert_col_waves = 3;  // (three waves of shorter row chunks)
+    plans.emplace_back("cert_cols 1, cert_col_waves 3", p);
   }
   std::mt19937_64 gen(20261202);
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -464,7 +467,7 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
 // Exact float32 row and segment sums through the certified pass and, where it refuses an
 // output, the exact kernels behind it (launched as a programmatic dependent of the pass or
 // plainly, plan pdl; the pass's vectors staged through shared memory or not, plan row_stages;
-// the group items before the tiles or after them, plan seg_groups_first; the gated launch at 8
+// the gated launch at 8
 // blocks a SM or 1, plan gate_blocks;
 // the tile merge slots the stream's zero-between-calls memory), blocking and
 // stream-ordered (status words (-1, -1) over stale ones): the same bits as the cpu backend's
@@ -516,18 +519,15 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
       tt::cuda::device_buffer x(hx.size() * 4), out(want.size() * 4), st(16), off(offs.size() * 8);
       x.upload(0, hx.data(), hx.size() * 4);
       off.upload(0, offs.data(), offs.size() * 8);
-      // (plan pdl, row_stages, seg_groups_first, gate_blocks)
-      for (const auto& [pdl, stages, groups, gates] :
-           {std::tuple{1, 1, 0, 0}, std::tuple{0, 1, 0, 0}, std::tuple{1, 0, 0, 0}, std::tuple{1, 1, 1, 0}, std::tuple{1, 1, 0, 1}}) {
+      // (plan pdl, row_stages, gate_blocks)
+      for (const auto& [pdl, stages, gates] : {std::tuple{1, 1, 0}, std::tuple{0, 1, 0}, std::tuple{1, 0, 0}, std::tuple{1, 1, 1}}) {
         tn::shapes_v3_plan p = base;
         p.pdl = pdl;
         p.row_stages = stages;
-        p.seg_groups_first = groups;
         p.gate_blocks = gates;
         tn::set_shapes_v3_params(p);
         for (int call = 0; call < 4; ++call) {  // blocking, stream-ordered, twice
-          SCOPED_TRACE("pdl " + std::to_string(pdl) + ", row_stages " + std::to_string(stages) + ", seg_groups_first " +
-                       std::to_string(groups) + ", gate_blocks " + std::to_string(gates) + ", call " + std::to_string(call));
+          SCOPED_TRACE("pdl " + std::to_string(pdl) + ", row_stages " + std::to_string(stages) + ", gate_blocks " + std::to_string(gates) + ", call " + std::to_string(call));
           std::vector<float> got(want.size(), 7.0f);
           out.upload(0, got.data(), got.size() * 4);
           const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};

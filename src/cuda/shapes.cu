@@ -115,7 +115,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // (the certified pass, cols_kernel_heavy: 2 or 3 blocks a SM, plan.col_run; its results
       // are correctly rounded, so the chunks never change the bits) the fewest chunks whose
       // grid fills whole waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of
-      // 396, and the certified columns read at 0.37-0.60 of the read kernel)
+      // 396, and the certified columns read at 0.37-0.60 of the read kernel), at least
+      // plan.cert_col_waves waves (more, shorter blocks: the block scheduler balances the SMs'
+      // work; run 79's ncu: one wave of 65536 x 1024 kept the SMs active 70% of its time)
       const bool cert_vec = vec && takes_vectors_v<Op>;
       const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
       const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
@@ -123,6 +125,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       double best = 0;
       for (std::int64_t c = 1; c <= most; ++c) {
         const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
+        if (waves < plan.cert_col_waves && c < most) continue;
         const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
         if (use > best + 0.01) {
           best = use;
@@ -167,7 +170,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
   v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
                segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
-               ps.tile_next, ps.long_seen, ps.checked, plan.seg_groups_first, 0};
+               ps.tile_next, ps.long_seen, ps.checked, 0};
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (sizeof(A) >= 32) {

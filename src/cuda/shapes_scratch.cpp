@@ -126,10 +126,10 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.cert_cols < -1 || p.cert_cols > 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_cols must be -1 (the measured rule), 0 or 1");
   if (p.col_run != 0 && p.col_run != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_run must be 0 or 1");
-  if (p.seg_groups_first != 0 && p.seg_groups_first != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_groups_first must be 0 or 1");
   if (p.row_stages != 0 && p.row_stages != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.row_stages must be 0 or 1");
+  if (p.cert_col_waves < 1 || p.cert_col_waves > 64)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.cert_col_waves must lie in [1, 64]");
   if (p.gate_blocks < 0 || p.gate_blocks > 16)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.gate_blocks must lie in [0, 16] (0: the defaults)");
   if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");
@@ -179,8 +179,8 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);
     else if (key == "row_stages") p.row_stages = small(v);
+    else if (key == "cert_col_waves") p.cert_col_waves = small(v);
     else if (key == "gate_blocks") p.gate_blocks = small(v);
-    else if (key == "seg_groups_first") p.seg_groups_first = small(v);
     else throw error(errc::invalid_argument, "tally: TALLY_SHAPES_PLAN has no field '" + key + "'");
     at = end + 1;
   }

@@ -92,6 +92,8 @@ struct shapes_v3_plan {
                                       // 1895 / 1549); 0 four rows a term (add4), 3 blocks a SM; never the bits (twentieth
                                       // session: the rows staged through shared memory by cp.async, 4 steps at 3 blocks a SM
                                       // or 6 at 2, read 1969-2575 / 2281-3068 GB/s: removed)
+  int cert_col_waves = 1;             // certified columns: the fewest row chunks whose grid fills at least this many waves
+                                      // (of 2 or 3 blocks a SM) to 95% (1-64); never the bits (correctly rounded)
   int row_stages = 1;                 // the certified pass over float32 rows and segments (rows_kernel): 1 its vectors staged
                                       // through shared memory by cp.async, kRowStages groups a thread (3 in flight while one
                                       // is folded; 64 KiB a block); 0 loaded into registers, one group at a time; never the bits
@@ -101,9 +103,6 @@ struct shapes_v3_plan {
                                       // pass (1-16; rows and segments: its grid's cap, the blocks looping; columns: the row
                                       // chunks' target), which with a closed gate only read the gate and return; 0 the
                                       // defaults, 8 (rows, segments) and 4 (columns); never the bits (exact integer merges)
-  int seg_groups_first = 0;           // segments under lazy tiles: 1 the group items first, then the tiles (claimed one at a
-                                      // time, so they end the kernel balanced; no block waits for the others' offsets checks);
-                                      // 0 the tiles first; never the bits
   int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
@@ -125,8 +124,8 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
-/// col_run, row_stages, seg_groups_first or pdl not 0 or 1. Thread-safe.
+/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
+/// col_run, row_stages or pdl not 0 or 1. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

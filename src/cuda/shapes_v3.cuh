@@ -170,7 +170,6 @@ struct finish {
   unsigned* tile_next;             // device, 0 between calls: lazy tiles, the next tile item to claim
   unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
-  int groups_first;                // lazy tiles: the group items before the tiles (plan seg_groups_first)
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
 };
@@ -345,6 +344,11 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   // v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
   constexpr int RS = sizeof(A) >= 32 && v2::takes_vectors<Op>() ? kRowStages : 0;
   constexpr bool kTrim = sizeof(A) >= 32;  // (group_reduce: the certified pass's merges trimmed to the lanes used)
+  // lazy tiles: the group items before the tiles for accumulators under 32 bytes (no block then
+  // waits at its start for the other blocks' offsets checks, and the tiles, claimed one at a
+  // time, end the kernel balanced); the certified pass's states keep the tiles first, where
+  // ptxas fits them without spills (twenty-first session, run 79)
+  constexpr bool kGroupsFirst = !kTrim;
   // a block's accumulator to thread 0: block_tree for the certified pass's states, else CUB's
   // (the callers' barriers after each use cover both: temp's bytes hold block_tree's states)
   static_assert(sizeof(typename block_reduce::TempStorage) >= kBlock / 32 * sizeof(A));
@@ -746,19 +750,19 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     }
     if (g.off) check_offsets(false);
   } else {
-    // The offsets check first; then, when a segment longer than split was seen, the tiles,
-    // claimed one at a time (an atomic counter): thread 0 claims the next as soon as it has
-    // one, so that the atomic's round trip hides behind the tile's reads; then the group
-    // items, taken in turn. Tiles first, so that the group items of short segments (latency,
-    // little reading) end the kernel beside the other blocks' tile reads instead of starting
-    // it with nothing else in flight (run 53: eager tiles, first, were 3% faster than lazy
-    // ones, last, on one huge segment among 10,000 tiny ones). Two loops, not one: the tile
-    // walk's state and the group items' offsets loaded ahead are then never live together,
-    // which keeps ptxas under the 64-register cap.
+    // The offsets check first; then the group items, taken in turn, and, when a segment
+    // longer than split was seen, the tiles, claimed one at a time (an atomic counter: thread
+    // 0 claims the next as soon as it has one, so that the atomic's round trip hides behind
+    // the tile's reads), in the order kGroupsFirst gives. Group items first (accumulators
+    // under 32 bytes): no block waits at its start for the other blocks' offsets checks, and
+    // the tiles, claimed one at a time, end the kernel balanced (run 79: 0.5-2% faster on
+    // every segment job than the tiles first, in a binary that chose the order at run time).
+    // The certified pass's 32-byte states keep the tiles first: with the group items first
+    // ptxas spills 36 bytes there, and 0 this way. Two loops, not one: the tile walk's state
+    // and the group items' offsets loaded ahead are then never live together, and the order
+    // is fixed at compile time (a run-time order spilled 14 bytes in the fast kernels, whose
+    // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
     check_offsets(true);  // (launched for segments only: g.off is set)
-    // (f.groups_first, plan seg_groups_first: the group items first, then the tiles, so that
-    // no block waits for the others' offsets checks and the tiles, claimed one at a time,
-    // end the kernel balanced)
     auto tiles_phase = [&]() {
     if (tiles > 0) {
       __shared__ bool tiles_needed;
@@ -790,9 +794,12 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
       }
     };
-    for (int phase = 0; phase < 2; ++phase) {  // (each phase's code once)
-      if ((phase == 0) == (f.groups_first != 0)) groups_phase();
-      else tiles_phase();
+    if constexpr (kGroupsFirst) {
+      groups_phase();
+      tiles_phase();
+    } else {
+      tiles_phase();
+      groups_phase();
     }
   }
   block_done(f);
