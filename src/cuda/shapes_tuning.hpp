@@ -93,7 +93,9 @@ struct shapes_v3_plan {
                                       // session: the rows staged through shared memory by cp.async, 4 steps at 3 blocks a SM
                                       // or 6 at 2, read 1969-2575 / 2281-3068 GB/s: removed)
   int cert_col_waves = 1;             // certified columns: the fewest row chunks whose grid fills at least this many waves
-                                      // (of 2 or 3 blocks a SM) to 95% (1-64); never the bits (correctly rounded)
+                                      // (of 2 or 3 blocks a SM) to 95% (1-64); never the bits (correctly rounded). Run 80:
+                                      // 2 / 3 / 4 / 8 waves read 65536 x 1024 at 1868 / 1346 / 1119 / 675 GB/s against one
+                                      // wave's 2649 (each column tile's last block merges the chunks' partials in turn)
   int row_stages = 1;                 // the certified pass over float32 rows and segments (rows_kernel): 1 its vectors staged
                                       // through shared memory by cp.async, kRowStages groups a thread (3 in flight while one
                                       // is folded; 64 KiB a block); 0 loaded into registers, one group at a time; never the bits
@@ -102,7 +104,9 @@ struct shapes_v3_plan {
   int gate_blocks = 0;                // exact mode, stream-ordered: blocks a SM of the gated exact launch behind the certified
                                       // pass (1-16; rows and segments: its grid's cap, the blocks looping; columns: the row
                                       // chunks' target), which with a closed gate only read the gate and return; 0 the
-                                      // defaults, 8 (rows, segments) and 4 (columns); never the bits (exact integer merges)
+                                      // defaults, 8 (rows, segments) and 4 (columns); never the bits (exact integer merges).
+                                      // Run 79: 1 a SM gains 0.5-1% with the gate closed, but an open gate's exact kernels
+                                      // would then run with an eighth of the blocks
   int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
