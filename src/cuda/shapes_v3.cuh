@@ -764,27 +764,27 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
     check_offsets(true);  // (launched for segments only: g.off is set)
     auto tiles_phase = [&]() {
-    if (tiles > 0) {
-      __shared__ bool tiles_needed;
-      if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
-      __syncthreads();
-      if (tiles_needed) {
-        unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
-        if (threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
-        while (true) {
-          if (threadIdx.x == 0) {
-            const unsigned c = ahead;
-            if (static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
-            claimed = c;
+      if (tiles > 0) {
+        __shared__ bool tiles_needed;
+        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
+        __syncthreads();
+        if (tiles_needed) {
+          unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
+          if (threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
+          while (true) {
+            if (threadIdx.x == 0) {
+              const unsigned c = ahead;
+              if (static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
+              claimed = c;
+            }
+            __syncthreads();
+            const unsigned c = claimed;
+            __syncthreads();  // (claimed is written again for the next claim)
+            if (static_cast<std::int64_t>(c) >= tiles) break;
+            tile_item(static_cast<std::int64_t>(c));
           }
-          __syncthreads();
-          const unsigned c = claimed;
-          __syncthreads();  // (claimed is written again for the next claim)
-          if (static_cast<std::int64_t>(c) >= tiles) break;
-          tile_item(static_cast<std::int64_t>(c));
         }
       }
-    }
     };
     auto groups_phase = [&]() {
       if constexpr (G == kBlock) {
