@@ -1064,6 +1064,12 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"gate1", with([](auto& p) { p.gate_blocks = 1; })},
       {"gate2", with([](auto& p) { p.gate_blocks = 2; })},
       {"gate4", with([](auto& p) { p.gate_blocks = 4; })},
+      // segment tiles whose count fills whole rounds of the resident blocks (2^26 elements: 396
+      // blocks of the certified pass at 3 a SM, 528 fast at 4): 56Ki 1171 tiles (2.96 rounds
+      // of 396), 42Ki 1561 (3.94), 84Ki 781 (1.97; 1.48 of 528), against 64Ki's 1024 (2.59)
+      {"segtile56k", with([](auto& p) { p.seg_tile = 57344; })},
+      {"segtile42k", with([](auto& p) { p.seg_tile = 43008; })},
+      {"segtile84k", with([](auto& p) { p.seg_tile = 86016; })},
   };
   // segments: one huge among 10,000 tiny ones (as bench_shapes)
   const std::int64_t segs = 10001;
