@@ -50,6 +50,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/shapes.cuh"
 #include "cuda/shapes_items.hpp"
@@ -237,22 +238,14 @@ __device__ __forceinline__ void block_done(const finish& f) {
 /// every lane's state: 8 times the L2 requests of the data.)
 template <class A> __device__ __forceinline__ A load_cg(const A* p) {
   static_assert(sizeof(A) % 4 == 0);
+  using W = std::conditional_t<sizeof(A) % 16 == 0, uint4, unsigned>;
+  constexpr int N = static_cast<int>(sizeof(A) / sizeof(W));
+  W w[N];
+  const W* q = reinterpret_cast<const W*>(p);
+#pragma unroll
+  for (int i = 0; i < N; ++i) w[i] = __ldcg(q + i);
   A r;
-  if constexpr (sizeof(A) % 16 == 0) {
-    constexpr int N = sizeof(A) / 16;
-    uint4 w[N];
-    const uint4* q = reinterpret_cast<const uint4*>(p);
-#pragma unroll
-    for (int i = 0; i < N; ++i) w[i] = __ldcg(q + i);
-    __builtin_memcpy(&r, w, sizeof r);
-  } else {
-    constexpr int N = sizeof(A) / 4;
-    unsigned w[N];
-    const unsigned* q = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-    for (int i = 0; i < N; ++i) w[i] = __ldcg(q + i);
-    __builtin_memcpy(&r, w, sizeof r);
-  }
+  __builtin_memcpy(&r, w, sizeof r);
   return r;
 }
 
