@@ -1125,6 +1125,18 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
     tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                  {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, fast);
   }});
+  // the uneven segments' parts (the tune-*segments-one and -tiny jobs): one segment of n, and
+  // the tiny ones without the huge one
+  const std::vector<std::int64_t> off_one{0, n};
+  std::vector<std::int64_t> off_tiny{0};
+  for (std::int64_t s = 0; s < segs; ++s)
+    if (s != segs / 2) off_tiny.push_back(off_tiny.back() + s % 4);
+  const std::int64_t tiny_segs = static_cast<std::int64_t>(off_tiny.size()) - 1, tiny_n = off_tiny.back();
+  std::int64_t *doff_one = nullptr, *doff_tiny = nullptr;
+  CK(cudaMalloc(&doff_one, sizeof(std::int64_t) * off_one.size()));
+  CK(cudaMemcpy(doff_one, off_one.data(), off_one.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&doff_tiny, sizeof(std::int64_t) * off_tiny.size()));
+  CK(cudaMemcpy(doff_tiny, off_tiny.data(), off_tiny.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   // the same segments with the huge one last (lazy tiles: the block that sees it is among the
   // last to check its share of the offsets)
   std::vector<std::int64_t> off_last{0};
@@ -1184,6 +1196,21 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                    {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, exact);
     }});
+    // the uneven case taken apart: its huge segment alone (one segment of n elements) and its
+    // 10,000 tiny ones alone (~15,000 elements: GB/s here still counts n elements' bytes, so
+    // the time of the call is n * 4 bytes / GB/s), fast and exact
+    for (const tally::options* o : {&fast, &exact}) {
+      const std::string mode = o == &exact ? "tune-exact-" : "tune-";
+      jobs.push_back({mode + "segments-one-async", 1, [&, o](int k) {
+        tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff_one, 1,
+                                     {out, 1, tally::dtype::float32, tally::memory::device}, dstatus, *o);
+      }});
+      jobs.push_back({mode + "segments-tiny-async", tiny_segs, [&, o](int k) {
+        tally::reduce_segments_async(tally::reduce_op::sum, {X(k), tiny_n, tally::dtype::float32, tally::memory::device},
+                                     doff_tiny, tiny_segs, {out, tiny_segs, tally::dtype::float32, tally::memory::device},
+                                     dstatus, *o);
+      }});
+    }
     for (std::int64_t cols : {std::int64_t(1) << 10, std::int64_t(1) << 13, std::int64_t(1) << 16}) {
       const std::int64_t r = n / cols;
       jobs.push_back({"tune-exact-rows-" + std::to_string(r) + "x" + std::to_string(cols) + "-async", r, [&, r, cols](int k) {
@@ -1268,6 +1295,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(doff64));
   CK(cudaFree(doff_last));
   CK(cudaFree(doff4k));
+  CK(cudaFree(doff_one));
+  CK(cudaFree(doff_tiny));
   CK(cudaFree(dstatus));
   for (std::int64_t* d : doff_eq) CK(cudaFree(d));
 }

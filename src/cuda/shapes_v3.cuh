@@ -69,6 +69,7 @@ inline constexpr int kColUnroll = 4;
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
+inline constexpr int kSpreadLoads = 8;  // the same in a column tile's finishing block, heavy accumulators (cols_body SPREAD)
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
 inline constexpr std::int64_t kWarpSegment = 2048;  // segments under plan seg_block_len: a warp reads those of at most this many elements
 
@@ -797,6 +798,10 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
         for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
           block_batch(taken);
       } else {
+        // (in turn, not claimed: run 85 claimed them one at a time after the certified pass's
+        // tiles, thread 0 holding the next claim, and the two barriers of each claim cost the
+        // warps' overlap across items: exact equal segments of 200 / 1024 / 8192 20% / 10% /
+        // 10% slower, the uneven ones 3% slower)
         for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
       }
     };
@@ -962,11 +967,40 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
     }
   }
-  // the 8 warps' accumulators, combined in warp order by warp 0
+  // Heavy accumulators (32 bytes or more: the certified pass's states, whose results are
+  // correctly rounded, and min/max with indices, first index on ties: neither's bits depend on
+  // the order of merges) are combined by every warp (SPREAD): warp w takes output e = w % V of
+  // its lanes and merges warps [h V, h V + V), h = w / V, then warps 0..V-1 merge the 8 / V
+  // parts: V + 8 / V - 2 dependent merges a thread, where warp 0 alone made 7 a chain for each
+  // of its V outputs (run 84's per-block clocks: ~3.5 us of every certified block's end). The
+  // others keep warp 0's warp-order combine (their bits follow the order).
+  constexpr bool SPREAD = sizeof(A) >= 32 && kColWarps % V == 0;
+  constexpr int kParts = SPREAD ? kColWarps / V : 1;  // (parts, V) = the 8 warps
+  const int es = w % V, hs = w / V;  // SPREAD: this thread's output (lane, es) and part hs
+  // SPREAD: the parts (kParts, lane, es) of sh combined in part order by warps 0..V-1 (hs == 0)
+  auto spread_parts = [&](A s) {
+    if constexpr (kParts > 1) {
+      __syncthreads();  // every part's warps are read
+      sh_put(hs, lane, es, s);
+      __syncthreads();
+      if (hs == 0)
+        for (int i = 1; i < kParts; ++i) s = Op::combine(s, sh_get(i, lane, es));
+    }
+    return s;
+  };
 #pragma unroll
   for (int e = 0; e < V; ++e) sh_put(w, lane, e, a[e]);
   __syncthreads();
-  if (w == 0) {
+  if constexpr (SPREAD) {
+    A s = sh_get(hs * V, lane, es);
+    for (int i = 1; i < V; ++i) s = Op::combine(s, sh_get(hs * V + i, lane, es));
+    s = spread_parts(s);
+    if (hs == 0 && es < nc) {
+      if (gridDim.y == 1) op.write(c0 + es, s, g.len);
+      else partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + c0 + es] = s;
+    }
+    if (gridDim.y > 1) __threadfence();
+  } else if (w == 0) {  // the 8 warps' accumulators, combined in warp order by warp 0
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       A s = sh_get(0, lane, e);
@@ -985,7 +1019,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   if (gridDim.y > 1) {
-    __syncthreads();  // warp 0's partials are written and fenced
+    __syncthreads();  // the partials are written and fenced
     if (threadIdx.x == 0) {
       __threadfence();
       const unsigned k = atomicAdd(&tickets[blockIdx.x], 1u);
@@ -993,42 +1027,63 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       if (last) tickets[blockIdx.x] = 0;
     }
     __syncthreads();
-    if (last) {  // every chunk of this column tile is in: warp w combines chunks w, w + 8, ...
+    if (last) {
       __threadfence();
-      A c[V];
-#pragma unroll
-      for (int e = 0; e < V; ++e) c[e] = Op::identity();
       auto part = [&](unsigned y, int e) { return partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e; };
-      unsigned y = w;
-      // (partials loaded together: kCombineLoads rows of V; one row for 32-byte accumulators,
-      // whose V x kCombineLoads states would take 512 bytes of registers)
-      constexpr int CL = sizeof(A) >= 32 ? 1 : kCombineLoads;
-      for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
-        A v[CL][V];
+      if constexpr (SPREAD) {
+        // every chunk of this column tile is in: thread (w, lane) merges chunks hs, hs + kParts,
+        // ... of its output (lane, es), kSpreadLoads partials in flight, then the parts are
+        // merged in part order
+        constexpr int CL = kSpreadLoads;
+        A c = Op::identity();
+        if (es < nc) {
+          unsigned y = hs;
+          for (; y + (CL - 1) * kParts < gridDim.y; y += CL * kParts) {
+            A v[CL];
 #pragma unroll
-        for (int i = 0; i < CL; ++i)
+            for (int i = 0; i < CL; ++i) v[i] = load_cg(part(y + i * kParts, es));
 #pragma unroll
-          for (int e = 0; e < V; ++e) v[i][e] = e < nc ? load_cg(part(y + i * kColWarps, e)) : Op::identity();
+            for (int i = 0; i < CL; ++i) c = Op::combine(c, v[i]);
+          }
+          for (; y < gridDim.y; y += kParts) c = Op::combine(c, load_cg(part(y, es)));
+        }
+        c = spread_parts(c);
+        if (hs == 0 && es < nc) op.write(c0 + es, c, g.len);
+      } else {  // warp w combines chunks w, w + 8, ...
+        A c[V];
 #pragma unroll
-        for (int i = 0; i < CL; ++i)
+        for (int e = 0; e < V; ++e) c[e] = Op::identity();
+        unsigned y = w;
+        // (partials loaded together: kCombineLoads rows of V; one row for 32-byte accumulators,
+        // whose V x kCombineLoads states would take 512 bytes of registers)
+        constexpr int CL = sizeof(A) >= 32 ? 1 : kCombineLoads;
+        for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
+          A v[CL][V];
 #pragma unroll
-          for (int e = 0; e < V; ++e) c[e] = Op::combine(c[e], v[i][e]);
-      }
-      for (; y < gridDim.y; y += kColWarps)
+          for (int i = 0; i < CL; ++i)
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e < nc) c[e] = Op::combine(c[e], load_cg(part(y, e)));
-      __syncthreads();  // sh is reused
+            for (int e = 0; e < V; ++e) v[i][e] = e < nc ? load_cg(part(y + i * kColWarps, e)) : Op::identity();
 #pragma unroll
-      for (int e = 0; e < V; ++e) sh_put(w, lane, e, c[e]);
-      __syncthreads();
-      if (w == 0) {
+          for (int i = 0; i < CL; ++i)
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          if (e >= nc) break;
-          A s = sh_get(0, lane, e);
-          for (int i = 1; i < kColWarps; ++i) s = Op::combine(s, sh_get(i, lane, e));
-          op.write(c0 + e, s, g.len);
+            for (int e = 0; e < V; ++e) c[e] = Op::combine(c[e], v[i][e]);
+        }
+        for (; y < gridDim.y; y += kColWarps)
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (e < nc) c[e] = Op::combine(c[e], load_cg(part(y, e)));
+        __syncthreads();  // sh is reused
+#pragma unroll
+        for (int e = 0; e < V; ++e) sh_put(w, lane, e, c[e]);
+        __syncthreads();
+        if (w == 0) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            if (e >= nc) break;
+            A s = sh_get(0, lane, e);
+            for (int i = 1; i < kColWarps; ++i) s = Op::combine(s, sh_get(i, lane, e));
+            op.write(c0 + e, s, g.len);
+          }
         }
       }
     }
