@@ -332,10 +332,18 @@ __device__ __forceinline__ void allow_dependents() {
 #endif
 }
 
-template <class Op, int G, bool ADAPT = false, bool LAZY = false>
-__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
-                                                      std::int64_t tile, std::int64_t split, std::int64_t tiles,
-                                                      std::int64_t items, int order, int probe, finish f) {
+/// Marks of rows_body's progress for an experiment's clocks (bench/experiments/seg_probe.cu):
+/// at(k) at point k of a block's run (1 offsets checked, 2 the tiles' need known, 3 the first
+/// tile begun, 4 + i the end of the block's tile i < 8, 12 and 13 the start and end of a
+/// segment's partials merge, 14 the items done). The library's, no_marks, does nothing.
+struct no_marks {
+  static __device__ __forceinline__ void at(int) {}
+};
+
+template <class Op, int G, bool ADAPT = false, bool LAZY = false, class Marks = no_marks>
+__device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile,
+                                          std::int64_t split, std::int64_t tiles, std::int64_t items, int order, int probe,
+                                          finish f) {
   using A = typename Op::acc;
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
@@ -435,6 +443,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
             }
             __syncthreads();
             if (last) {  // every other tile of s has written its partial: combine them in tile order
+              Marks::at(12);
               __threadfence();
               A c = Op::identity();
               auto slot_of = [&](std::int64_t u) { return 2 * u + ((u == t0 && b > t0 * tile) ? 1 : 0); };
@@ -450,6 +459,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
               __syncthreads();  // temp is reused
               A all = reduce_block(c);
               if (threadIdx.x == 0) op.write(s, all, len);
+              Marks::at(13);
             }
           }
           __syncthreads();  // temp and `last` are reused
@@ -750,10 +760,17 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   if constexpr (!LAZY) {
     // the order items are taken in (what each item computes, and so the bits, is the same
     // whatever the order, and whichever block takes it)
+    int done = 0;  // (Marks)
     for (std::int64_t taken = blockIdx.x; taken < items; taken += gridDim.x) {
       const std::int64_t it = item_at(taken, tiles, items, order);
-      if (it < tiles) tile_item(it);
-      else group_item(it, taken);
+      if (it < tiles) {
+        if (done == 0) Marks::at(3);
+        tile_item(it);
+        if (done < 8) Marks::at(4 + done);
+        ++done;
+      } else {
+        group_item(it, taken);
+      }
     }
     if (g.off) check_offsets(false);
   } else {
@@ -770,12 +787,15 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     // is fixed at compile time (a run-time order spilled 14 bytes in the fast kernels, whose
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
     check_offsets(true);  // (launched for segments only: g.off is set)
+    Marks::at(1);
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
         if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
         __syncthreads();
+        Marks::at(2);
         if (tiles_needed) {
+          int done = 0;  // (Marks)
           unsigned ahead = 0xffffffffu;  // thread 0: the next tile claimed
           if (threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
           while (true) {
@@ -788,7 +808,10 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
             const unsigned c = claimed;
             __syncthreads();  // (claimed is written again for the next claim)
             if (static_cast<std::int64_t>(c) >= tiles) break;
+            if (done == 0) Marks::at(3);
             tile_item(static_cast<std::int64_t>(c));
+            if (done < 8) Marks::at(4 + done);
+            ++done;
           }
         }
       }
@@ -813,7 +836,17 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
       groups_phase();
     }
   }
+  Marks::at(14);
   block_done(f);
+}
+
+/// The rows kernel (rows_body), 3 blocks a SM for accumulators of 32 bytes or more (the
+/// certified pass's), else 4.
+template <class Op, int G, bool ADAPT = false, bool LAZY = false>
+__global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
+                                                      std::int64_t tile, std::int64_t split, std::int64_t tiles,
+                                                      std::int64_t items, int order, int probe, finish f) {
+  rows_body<Op, G, ADAPT, LAZY>(g, op, partials, tickets, tile, split, tiles, items, order, probe, f);
 }
 
 /// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
