@@ -16,20 +16,13 @@
 #include <vector>
 
 #include "cuda/shapes_v3.cuh"
+#include "probe_common.cuh"
 
 using namespace tally::cuda;
 using namespace tally::cuda::shapes_k;
 using Op = certified_sum<float, float, false>;
 using A = Op::acc;
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
 
 struct clocks {
   unsigned long long* t;  // [blocks][2]: start, end (ns)
@@ -389,27 +382,9 @@ void report_stamps(const char* name, const stamps& sd, unsigned blocks, unsigned
               nl ? lsum[6] / nl / 1e3 : 0, rows_end_max / 1e3, last_end / 1e3);
 }
 
-__global__ void fill(float* x, std::int64_t n, unsigned seed) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    h *= 3266489917u;
-    h ^= h >> 16;
-    x[i] = static_cast<float>(h) * (2.0f / 4294967296.0f) - 1.0f;  // uniform [-1, 1)
-  }
-}
 
 struct shared_state {
-  long long* status;  // [2]
-  unsigned* blocks_done;
-  long long* host_status;  // device [2]
-  unsigned* tile_next;
-  unsigned* long_seen;
-  unsigned* checked;
-  unsigned* tickets;  // [4096]
+  finish_words w;  // tickets [4096]
   unsigned* claim;    // [4096]
   A* partials;
   float* out;
@@ -516,15 +491,9 @@ int main(int argc, char** argv) {
   const std::int64_t n = std::int64_t(1) << 26;
   float* x = nullptr;
   CK(cudaMalloc(&x, n * 4));
-  fill<<<4 * sms, 256>>>(x, n, 12345u);
+  fill<<<4 * sms, 256>>>(x, n, 12345u, 1.0f);
   shared_state S{};
-  CK(cudaMalloc(&S.status, 16));
-  CK(cudaMalloc(&S.blocks_done, 4));
-  CK(cudaMalloc(&S.host_status, 16));
-  CK(cudaMalloc(&S.tile_next, 4));
-  CK(cudaMalloc(&S.long_seen, 4));
-  CK(cudaMalloc(&S.checked, 4));
-  CK(cudaMalloc(&S.tickets, 4 * 4096));
+  S.w = make_finish_words(4096);
   CK(cudaMalloc(&S.claim, 4 * 4096));
   CK(cudaMalloc(&S.partials, sizeof(A) * 8 * n / 16));
   CK(cudaMalloc(&S.out, 4 * 65536));
@@ -532,12 +501,6 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&S.c.t, 16 * 65536));
   CK(cudaMalloc(&S.c.sm, 4 * 65536));
   CK(cudaMalloc(&S.st.s, 64 * 65536));
-  CK(cudaMemset(S.status, 0x7f, 16));
-  CK(cudaMemset(S.blocks_done, 0, 4));
-  CK(cudaMemset(S.tile_next, 0, 4));
-  CK(cudaMemset(S.long_seen, 0, 4));
-  CK(cudaMemset(S.checked, 0, 4));
-  CK(cudaMemset(S.tickets, 0, 4 * 4096));
   CK(cudaMemset(S.claim, 0, 4 * 4096));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -571,36 +534,32 @@ int main(int argc, char** argv) {
       for (int it = 0; it < 25; ++it) {
         Op op{S.out, S.ovf};
         CK(cudaMemset(S.ovf, 0x7f, 8));
-        v3::finish f{S.status, S.blocks_done, S.host_status, nullptr, 0, nullptr, 0, S.tile_next, S.long_seen, S.checked, 0};
+        v3::finish f{S.w.status, S.w.blocks_done, S.w.host_status, nullptr, 0, nullptr, 0, S.w.tile_next, S.w.long_seen, S.w.checked, 0};
         CK(cudaEventRecord(e0));
         if (variant == 0) {
           dim3 grid(gx, static_cast<unsigned>(chunks));
           blocks = grid.x * grid.y;
-          lib_kernel<<<grid, kBlock>>>(g, op, chunk, S.partials, S.tickets, f, S.c);
+          lib_kernel<<<grid, kBlock>>>(g, op, chunk, S.partials, S.w.tickets, f, S.c);
         } else if (variant >= 3) {
           dim3 grid(gx, static_cast<unsigned>(chunks));
           blocks = grid.x * grid.y;
-          if (variant == 3) lib2_kernel<0><<<grid, kBlock>>>(g, op, chunk, S.partials, S.tickets, f, S.st);
-          else if (variant == 4) lib2_kernel<1><<<grid, kBlock>>>(g, op, chunk, S.partials, S.tickets, f, S.st);
-          else if (variant == 5) lib2_kernel<1, 1><<<grid, kBlock>>>(g, op, chunk, S.partials, S.tickets, f, S.st);
-          else lib2_kernel<1, 2><<<grid, kBlock>>>(g, op, chunk, S.partials, S.tickets, f, S.st);
+          if (variant == 3) lib2_kernel<0><<<grid, kBlock>>>(g, op, chunk, S.partials, S.w.tickets, f, S.st);
+          else if (variant == 4) lib2_kernel<1><<<grid, kBlock>>>(g, op, chunk, S.partials, S.w.tickets, f, S.st);
+          else if (variant == 5) lib2_kernel<1, 1><<<grid, kBlock>>>(g, op, chunk, S.partials, S.w.tickets, f, S.st);
+          else lib2_kernel<1, 2><<<grid, kBlock>>>(g, op, chunk, S.partials, S.w.tickets, f, S.st);
         } else if (variant == 2) {
           std::int64_t fchunks = 0, fchunk = 0;
           row_chunks(rows, (512 + gx - 1) / gx, 64, fchunks, fchunk);
           dim3 grid(gx, static_cast<unsigned>(fchunks));
           blocks = grid.x * grid.y;
-          fast_kernel<<<grid, kBlock>>>(g, Fast{S.out, S.ovf}, fchunk, reinterpret_cast<double*>(S.partials), S.tickets, f, S.c);
+          fast_kernel<<<grid, kBlock>>>(g, Fast{S.out, S.ovf}, fchunk, reinterpret_cast<double*>(S.partials), S.w.tickets, f, S.c);
         } else {
           const unsigned per_tile = std::max<unsigned>(1, static_cast<unsigned>(slots / gx));
           dim3 grid(gx, per_tile);
           blocks = grid.x * grid.y;
-          dyn_kernel<<<grid, kBlock>>>(g, op, S.partials, S.tickets, S.claim, f, S.c);
+          dyn_kernel<<<grid, kBlock>>>(g, op, S.partials, S.w.tickets, S.claim, f, S.c);
         }
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaGetLastError());
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, e0, e1));
+        const float t = elapsed_ms(e0, e1);
         if (it >= 5) ms.push_back(t);
       }
       long long ovf = 0;
