@@ -33,7 +33,9 @@
 //    w, w + 8, ... of the chunk. The 8 warps' accumulators are combined in warp order through
 //    shared memory; with more than one chunk, each block writes its partials and the last
 //    chunk block of a column tile (a ticket per tile) combines the chunks in chunk order.
-//    The chunking depends only on the shape (not on the GPU), so the bits do too.
+//    Accumulators of 32 bytes or more (the certified pass's, correctly rounded whatever the
+//    order) are combined by all 8 warps instead, each taking one output's share (cols_body
+//    SPREAD). The chunking depends only on the shape (not on the GPU), so the bits do too.
 //  - Segments: every block of rows_kernel checks its share of the offsets (no separate
 //    launch): under lazy tiles (the default) first, flagging segments longer than split (the
 //    tiles then run first, claimed one at a time, and the group items after them), else after
