@@ -1031,6 +1031,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
       {"split24k", with([](auto& p) { p.seg_split = 24576; })},
       {"eager", with([](auto& p) { p.seg_lazy_tiles = 0; })},
+      {"ahead1", with([](auto& p) { p.seg_claim_ahead = 1; })},  // lazy tiles claimed as before run 95
+      {"ahead0", with([](auto& p) { p.seg_claim_ahead = 0; })},
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items

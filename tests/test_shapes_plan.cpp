@@ -32,7 +32,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
-         a.cert_col_waves == b.cert_col_waves;
+         a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -64,6 +64,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 2; }},
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = -1; }},
+      {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = 3; }},
+      {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = -1; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
@@ -173,6 +175,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(q.pdl, 0);
   EXPECT_EQ(q.row_stages, 0);
   EXPECT_EQ(q.gate_blocks, 2);
+  EXPECT_EQ(tn::parse_shapes_plan("seg_claim_ahead=1").seg_claim_ahead, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_claim_ahead, 2);  // (the default unless named)
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -213,7 +217,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, seg_claim_ahead, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -238,6 +242,8 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
        [](auto& p) { p.seg_lazy_tiles = 0; p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
   with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
+  with("lazy tiles claimed when the block is free", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 0; });
+  with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
   tn::shapes_v3_plan flat = base;

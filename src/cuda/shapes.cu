@@ -228,6 +228,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
       v3::finish fk = f;
       fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
+      fk.claim_ahead = plan.seg_claim_ahead;
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };

@@ -111,6 +111,9 @@ struct shapes_v3_plan {
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
                                       // bits; run 46: 1 is 10-13% faster on equal segments, which need no tile)
+  int seg_claim_ahead = 2;            // lazy tiles: when a block claims its next tile: 2 once the current tile's first
+                                      // part is read (before its block reduction), 1 when the current one is claimed
+                                      // (before run 95), 0 when the block is free; never the bits (runs 94-96)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -129,7 +132,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
-/// col_run, row_stages or pdl not 0 or 1. Thread-safe.
+/// col_run, row_stages or pdl not 0 or 1, or seg_claim_ahead not 0, 1 or 2. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

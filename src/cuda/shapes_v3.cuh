@@ -176,6 +176,7 @@ struct finish {
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
+  int claim_ahead = 2;             // lazy tiles: when a block claims its next tile (plan seg_claim_ahead, rows_body)
 };
 
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
@@ -342,7 +343,7 @@ struct no_marks {
   static __device__ __forceinline__ void at(int) {}
 };
 
-template <class Op, int G, bool ADAPT = false, bool LAZY = false, class Marks = no_marks, int AHEAD = 2>
+template <class Op, int G, bool ADAPT = false, bool LAZY = false, class Marks = no_marks, int AHEAD = -1>
 __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile,
                                           std::int64_t split, std::int64_t tiles, std::int64_t items, int order, int probe,
                                           finish f) {
@@ -416,14 +417,14 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
-  // Lazy tiles: thread 0's claim of the block's next tile, made ahead of its need. AHEAD 2 (the
-  // library's): once the current tile's first part is read, before its block reduction, so
-  // that the claim's round trip hides behind the reduction and the partial's write, yet the
-  // block claims only when it is nearly free. 1 (before run 94): when the current tile is
-  // claimed, so that a block held its next tile a whole tile before it could start it, and
-  // the first blocks back took the tiles the others would have run sooner. 0: when the block
-  // is free. Run 94 (seg_probe, median us, 1 / 2 / 0): one segment fast 78.2 / 77.8 / 77.1,
-  // exact 91.5 / 89.1 / 88.2; uneven fast 81.5 / 79.6 / 80.4, exact 90.6 / 89.1 / 89.0.
+  // Lazy tiles: when thread 0 claims the block's next tile (plan seg_claim_ahead, f.claim_ahead;
+  // AHEAD >= 0, an experiment's override). 2: once the current tile's first part is read,
+  // before its block reduction, so that the claim's round trip hides behind the reduction and
+  // the partial's write, yet the block claims only when it is nearly free. 1: when the current
+  // tile is claimed (a block then holds its next tile a whole tile before it can start it, and
+  // with 2-3 tiles a block the first blocks back take the tiles the others would have run
+  // sooner). 0: when the block is free. Never the bits.
+  const int ahead_mode = AHEAD >= 0 ? AHEAD : f.claim_ahead;
   unsigned ahead = 0xffffffffu;
   bool ahead_made = false;
   // One tile item (t < tiles): the outputs of more than `split` elements meeting it.
@@ -439,8 +440,8 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
           const T* xs = x + (g.off ? b : s * g.outer);
           A a = Op::identity();
           v2::fold_contig<Op, kUnroll3, RS>(a, xs, lo, hi, threadIdx.x, kBlock, stage);
-          if constexpr (LAZY && AHEAD == 2) {
-            if (threadIdx.x == 0 && !ahead_made) {
+          if constexpr (LAZY) {
+            if (ahead_mode == 2 && threadIdx.x == 0 && !ahead_made) {
               ahead = atomicAdd(f.tile_next, 1u);
               ahead_made = true;
             }
@@ -814,18 +815,16 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         Marks::at(2);
         if (tiles_needed) {
           int done = 0;  // (Marks)
-          if (AHEAD == 1 && threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
+          if (ahead_mode == 1 && threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
           while (true) {
             if (threadIdx.x == 0) {
               unsigned c;
-              if constexpr (AHEAD == 1) {
+              if (ahead_mode == 1) {
                 c = ahead;
                 if (static_cast<std::int64_t>(c) < tiles) ahead = atomicAdd(f.tile_next, 1u);
-              } else if constexpr (AHEAD == 2) {
+              } else {  // (2: claimed during the last tile, when it had a part; 0: never ahead)
                 c = ahead_made ? ahead : atomicAdd(f.tile_next, 1u);
                 ahead_made = false;
-              } else {
-                c = atomicAdd(f.tile_next, 1u);
               }
               claimed = c;
             }
