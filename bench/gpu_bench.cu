@@ -1032,7 +1032,7 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"split24k", with([](auto& p) { p.seg_split = 24576; })},
       {"eager", with([](auto& p) { p.seg_lazy_tiles = 0; })},
       {"ahead1", with([](auto& p) { p.seg_claim_ahead = 1; })},  // lazy tiles claimed as before run 95
-      {"ahead0", with([](auto& p) { p.seg_claim_ahead = 0; })},
+      {"ahead2", with([](auto& p) { p.seg_claim_ahead = 2; })},  // ... once the current tile's first part is read
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items

@@ -175,8 +175,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(q.pdl, 0);
   EXPECT_EQ(q.row_stages, 0);
   EXPECT_EQ(q.gate_blocks, 2);
-  EXPECT_EQ(tn::parse_shapes_plan("seg_claim_ahead=1").seg_claim_ahead, 1);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_claim_ahead, 2);  // (the default unless named)
+  EXPECT_EQ(tn::parse_shapes_plan("seg_claim_ahead=2").seg_claim_ahead, 2);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_claim_ahead, 0);  // (the default unless named)
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -242,7 +242,7 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
        [](auto& p) { p.seg_lazy_tiles = 0; p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
   with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
-  with("lazy tiles claimed when the block is free", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 0; });
+  with("lazy tiles claimed once a tile's first part is read", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 2; });
   with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them

@@ -10,8 +10,9 @@
 //   equal200, equal8192: equal segments of 200 (4 lanes each) and 8192 (32 lanes; no tile needed)
 //   rows:   1,024 rows of 65,536 (a block a row: the same bytes as `one`, no tiles)
 // and `one` and `uneven` eager (plan seg_lazy_tiles = 0: the tiles taken in turn, not claimed;
-// the offsets checked after the items), with the next tile claimed when the block is free
-// (`now`, rows_body AHEAD = 0) or when the current one is claimed (`ahead1`, before run 95),
+// the offsets checked after the items), with the next tile claimed when the block is free (the
+// library default, rows_body AHEAD = 0), when the current one is claimed (`ahead1`,
+// before run 95) or once its first part is read (`late`, AHEAD = 2),
 // and `one` in the 32-lane kernel. Marks 1-3 are lazy tiles' only. Per case it also prints
 // the SM clock over each block's run (%clock64 against %globaltimer) and, per SM (%smid), the
 // last block's end and the spread of its blocks' ends.
@@ -75,7 +76,7 @@ double pct(std::vector<double> v, double q) {
 
 /// The grid launch_v3 gives the kernel (what fits on the GPU, at most `items`) and its dynamic
 /// shared memory.
-template <class Op, int G, bool LAZY, int AHEAD = 2> std::int64_t grid_for(std::int64_t items, int sms, std::size_t& dyn) {
+template <class Op, int G, bool LAZY, int AHEAD = 0> std::int64_t grid_for(std::int64_t items, int sms, std::size_t& dyn) {
   using A = typename Op::acc;
   constexpr auto kernel = probe_kernel<Op, G, LAZY, AHEAD>;
   constexpr bool staged = sizeof(A) >= 32 && v2::takes_vectors<Op>();
@@ -91,7 +92,7 @@ template <class Op, int G, bool LAZY, int AHEAD = 2> std::int64_t grid_for(std::
   return std::min<std::int64_t>(items, static_cast<std::int64_t>(fit) * sms);
 }
 
-template <class Op, int G, bool LAZY, int AHEAD = 2>
+template <class Op, int G, bool LAZY, int AHEAD = 0>
 void run(const char* name, const geo& g, std::int64_t tile, std::int64_t split, std::int64_t tiles, std::int64_t items,
          const finish_words& W, typename Op::acc* partials, void* out, long long* ovf, unsigned long long* marks, int sms) {
   constexpr auto kernel = probe_kernel<Op, G, LAZY, AHEAD>;
@@ -228,9 +229,9 @@ int main() {
   {
     const geo g{x, d_one, 1, 0, 0, 0, n};
     const std::int64_t items = tiles + 1;
-    run<Fast, kBlock, true, 0>("one fast now", g, seg_tile, seg_tile, tiles, items, W, static_cast<double*>(partials), out, ovf,
+    run<Fast, kBlock, true, 2>("one fast late", g, seg_tile, seg_tile, tiles, items, W, static_cast<double*>(partials), out, ovf,
                                marks, sms);
-    run<Cert, kBlock, true, 0>("one exact now", g, seg_tile, seg_tile, tiles, items, W, static_cast<Cert::acc*>(partials), out,
+    run<Cert, kBlock, true, 2>("one exact late", g, seg_tile, seg_tile, tiles, items, W, static_cast<Cert::acc*>(partials), out,
                                ovf, marks, sms);
     run<Fast, kBlock, true, 1>("one fast ahead1", g, seg_tile, seg_tile, tiles, items, W, static_cast<double*>(partials), out, ovf,
                                marks, sms);
@@ -254,9 +255,9 @@ int main() {
   {
     const geo g{x, d_uneven, segs, 0, 0, 0, n};
     const std::int64_t items = tiles + (segs + kBlock / 32 - 1) / (kBlock / 32);
-    run<Fast, 32, true, 0>("uneven fast now", g, seg_tile, seg_split, tiles, items, W, static_cast<double*>(partials), out, ovf,
+    run<Fast, 32, true, 2>("uneven fast late", g, seg_tile, seg_split, tiles, items, W, static_cast<double*>(partials), out, ovf,
                            marks, sms);
-    run<Cert, 32, true, 0>("uneven exact now", g, seg_tile, seg_split, tiles, items, W, static_cast<Cert::acc*>(partials), out,
+    run<Cert, 32, true, 2>("uneven exact late", g, seg_tile, seg_split, tiles, items, W, static_cast<Cert::acc*>(partials), out,
                            ovf, marks, sms);
     run<Fast, 32, true, 1>("uneven fast ahead1", g, seg_tile, seg_split, tiles, items, W, static_cast<double*>(partials), out, ovf,
                            marks, sms);

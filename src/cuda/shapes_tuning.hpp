@@ -111,9 +111,11 @@ struct shapes_v3_plan {
                                       // seg_split (the blocks look while checking the offsets, first), claimed one
                                       // at a time after the group items; 0 runs them always, first (never the
                                       // bits; run 46: 1 is 10-13% faster on equal segments, which need no tile)
-  int seg_claim_ahead = 2;            // lazy tiles: when a block claims its next tile: 2 once the current tile's first
-                                      // part is read (before its block reduction), 1 when the current one is claimed
-                                      // (before run 95), 0 when the block is free; never the bits (runs 94-96)
+  int seg_claim_ahead = 0;            // lazy tiles: when a block claims its next tile: 0 when the block is free, 1 when
+                                      // the current one is claimed (before run 95), 2 once the current tile's first part
+                                      // is read; never the bits. Run 96 (one binary, the three interleaved, GB/s): exact
+                                      // uneven segments 3131 / 3074 / 2957, one segment 3200 / 3135 / 3091, fast uneven
+                                      // 3639 / 3617 / 3619, fast one segment 3787 / 3739 / 3771
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
