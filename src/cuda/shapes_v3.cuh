@@ -70,6 +70,7 @@ inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
+inline constexpr int kCheckLoads = 4;  // offsets checked by a thread with their loads in flight together (rows_body)
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kSpreadLoads = 8;  // the same in a column tile's finishing block, heavy accumulators (cols_body SPREAD)
 inline constexpr int kProbePoints = kBlock / 32;  // tile items: the most points probed together (a warp each)
@@ -202,7 +203,9 @@ __device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, cons
 /// Called by every thread of every block once its work is done.
 __device__ __forceinline__ void block_done(const finish& f) {
   __shared__ bool last_block;
-  __threadfence();  // this thread's outputs are visible before the block counts itself done
+  // The block's outputs are visible before it counts itself done: the barrier orders every
+  // thread's writes before thread 0's fence, which is cumulative (PTX memory model; the
+  // pattern of cooperative groups' grid.sync), so one fence a block, not one a thread.
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
@@ -396,12 +399,26 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     const std::int64_t b = blockIdx.x;
     const std::int64_t i0 = b * per + (b < rem ? b : rem), i1 = i0 + per + (b < rem ? 1 : 0);
     bool longer = false;
-    for (std::int64_t i = i0 + threadIdx.x; i < i1; i += kBlock) {
-      const std::int64_t v = __ldg(g.off + i), prev = i == 0 ? 0 : __ldg(g.off + i - 1);
-      bool good = i == 0 ? v == 0 : v >= prev;
-      if (i == g.outputs) good = good && v == g.n;
-      if (!good) atomicMin(f.status, static_cast<long long>(i));
-      longer = longer || (i > 0 && v - prev > split);
+    // kCheckLoads entries a thread in flight together (one round trip for a share of up to
+    // kCheckLoads kBlock entries: equal segments of 200 give a block ~640 entries, which the
+    // loop of one entry at a time read in 3 dependent rounds, ~0.6 us each at the kernel's start)
+    for (std::int64_t i_base = i0 + threadIdx.x; i_base < i1; i_base += kCheckLoads * kBlock) {
+      std::int64_t v[kCheckLoads], prev[kCheckLoads];
+#pragma unroll
+      for (int k = 0; k < kCheckLoads; ++k) {
+        const std::int64_t i = i_base + static_cast<std::int64_t>(k) * kBlock;
+        v[k] = i < i1 ? __ldg(g.off + i) : 0;
+        prev[k] = i < i1 && i > 0 ? __ldg(g.off + i - 1) : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < kCheckLoads; ++k) {
+        const std::int64_t i = i_base + static_cast<std::int64_t>(k) * kBlock;
+        if (i >= i1) break;
+        bool good = i == 0 ? v[k] == 0 : v[k] >= prev[k];
+        if (i == g.outputs) good = good && v[k] == g.n;
+        if (!good) atomicMin(f.status, static_cast<long long>(i));
+        longer = longer || (i > 0 && v[k] - prev[k] > split);
+      }
     }
     if (find_long) {
       const bool any = __syncthreads_or(longer);
@@ -806,12 +823,25 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     // and the group items' offsets loaded ahead are then never live together, and the order
     // is fixed at compile time (a run-time order spilled 14 bytes in the fast kernels, whose
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
+    if constexpr (kGroupsFirst && G >= 1 && G <= 32 && !ADAPT) {
+      // the block's first group item's offsets (taken = blockIdx.x), loaded before the check so
+      // that their round trip overlaps its loads (group_item then reads them as loaded ahead)
+      const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
+      if (static_cast<std::int64_t>(blockIdx.x) < items - tiles && o < g.outputs) {
+        next_lo = __ldg(g.off + o);
+        next_hi = __ldg(g.off + o + 1);
+        have_next = true;
+      }
+    }
     check_offsets(true);  // (launched for segments only: g.off is set)
     Marks::at(1);
-    auto tiles_phase = [&]() {
+    // (wait: whether a block that has not yet seen the flag waits for every block's check, or
+    // goes on at once; returns whether the tiles ran)
+    auto tiles_phase = [&](const bool wait) -> bool {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
+        if (threadIdx.x == 0)
+          tiles_needed = wait ? long_seen_after_checks(f.long_seen, f.checked, f.wait_checks) : atomicOr(f.long_seen, 0u) != 0;
         __syncthreads();
         Marks::at(2);
         if (tiles_needed) {
@@ -838,8 +868,10 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
             if (done < 8) Marks::at(4 + done);
             ++done;
           }
+          return true;
         }
       }
+      return false;
     };
     auto groups_phase = [&]() {
       if constexpr (G == kBlock) {
@@ -855,10 +887,20 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     };
     if constexpr (kGroupsFirst) {
       groups_phase();
-      tiles_phase();
+      tiles_phase(true);
     } else {
-      tiles_phase();
-      groups_phase();
+      // The tiles first when a long segment is already known (this block's check, or another's
+      // before it); else the group items at once, then the tiles if a check has since found one
+      // (waiting for every block's check then). Before, every block waited for every check
+      // before its first item: exact equal segments of 200 / 8192 started their items at 6.1 /
+      // 3.6 us instead of 3.9 / 1.8 (run 94's probe). One copy of each phase (a loop, not
+      // unrolled): the certified pass's kernels fit their registers without spills so.
+      bool ran = false;
+#pragma unroll 1
+      for (int round = 0; round < 2; ++round) {
+        if (!ran) ran = tiles_phase(round == 1);
+        if (round == 0) groups_phase();
+      }
     }
   }
   Marks::at(14);
@@ -1057,7 +1099,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       if (gridDim.y == 1) op.write(c0 + es, s, g.len);
       else partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + c0 + es] = s;
     }
-    if (gridDim.y > 1) __threadfence();
   } else if (w == 0) {  // the 8 warps' accumulators, combined in warp order by warp 0
 #pragma unroll
     for (int e = 0; e < V; ++e) {
@@ -1073,13 +1114,12 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
       for (int e = 0; e < V; ++e)
         if (e < nc) partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + c0 + e] = a[e];
-      __threadfence();
     }
   }
   if (gridDim.y > 1) {
-    __syncthreads();  // the partials are written and fenced
+    __syncthreads();  // the partials are written
     if (threadIdx.x == 0) {
-      __threadfence();
+      __threadfence();  // (one fence a block: cumulative over the barrier, as in block_done)
       const unsigned k = atomicAdd(&tickets[blockIdx.x], 1u);
       last = k == gridDim.y - 1;
       if (last) tickets[blockIdx.x] = 0;
