@@ -32,7 +32,8 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
-         a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead;
+         a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
+         a.seg_check_late == b.seg_check_late;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -66,6 +67,9 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = -1; }},
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = 3; }},
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = -1; }},
+      {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = 2; }},
+      {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = -1; }},
+      {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
@@ -177,6 +181,9 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(q.gate_blocks, 2);
   EXPECT_EQ(tn::parse_shapes_plan("seg_claim_ahead=2").seg_claim_ahead, 2);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_claim_ahead, 0);  // (the default unless named)
+  EXPECT_EQ(tn::parse_shapes_plan("done_fence=1").done_fence, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").done_fence, 0);
+  EXPECT_EQ(tn::parse_shapes_plan("seg_check_late=1").seg_check_late, 1);
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -217,7 +224,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_claim_ahead, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -244,6 +251,8 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
   with("lazy tiles claimed once a tile's first part is read", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 2; });
   with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
+  with("every thread fenced before the block counts itself done", [](auto& p) { p.done_fence = 1; });
+  with("the offsets checked after the group items", [](auto& p) { p.seg_check_late = 1; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
   tn::shapes_v3_plan flat = base;

@@ -137,6 +137,10 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
   if (p.seg_claim_ahead < 0 || p.seg_claim_ahead > 2)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_claim_ahead must be 0, 1 or 2");
+  if (p.seg_check_late != 0 && p.seg_check_late != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_check_late must be 0 or 1");
+  if (p.done_fence != 0 && p.done_fence != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.done_fence must be 0 or 1");
 }
 
 }  // namespace
@@ -178,6 +182,8 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
     else if (key == "seg_claim_ahead") p.seg_claim_ahead = small(v);
+    else if (key == "done_fence") p.done_fence = small(v);
+    else if (key == "seg_check_late") p.seg_check_late = small(v);
     else if (key == "cert_cols") p.cert_cols = small(v);
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);

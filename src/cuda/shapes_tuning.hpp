@@ -116,6 +116,14 @@ struct shapes_v3_plan {
                                       // is read; never the bits. Run 96 (one binary, the three interleaved, GB/s): exact
                                       // uneven segments 3131 / 3074 / 2957, one segment 3200 / 3135 / 3091, fast uneven
                                       // 3639 / 3617 / 3619, fast one segment 3787 / 3739 / 3771
+  int seg_check_late = 0;             // segments, lazy tiles, the kernels that take their group items first (accumulators under
+                                      // 32 bytes): 1 a block checks its share of the offsets after its group items instead of
+                                      // before them (the check's round trips then leave the kernel's start; a block then learns
+                                      // of the tiles after its group items); never the bits
+  int done_fence = 0;                 // how a block's writes are fenced before it counts itself done (every launch) and, in
+                                      // column mode, before its chunk's ticket: 0 one fence by thread 0 after the block's
+                                      // barrier (cumulative over it), 1 one fence by every thread before it (before the
+                                      // twenty-fifth session); never the bits
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -134,7 +142,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
-/// col_run, row_stages or pdl not 0 or 1, or seg_claim_ahead not 0, 1 or 2. Thread-safe.
+/// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, or seg_claim_ahead not 0, 1 or 2. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

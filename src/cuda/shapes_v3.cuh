@@ -178,6 +178,9 @@ struct finish {
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
   int claim_ahead = 0;             // lazy tiles: when a block claims its next tile (plan seg_claim_ahead, rows_body)
+  int check_late = 0;              // plan seg_check_late: the offsets check after the group items (group items first)
+  int fence_each = 0;              // plan done_fence: 1 every thread fences its writes before the block's barrier
+                                   // (block_done, the column tickets), 0 thread 0 alone after it
 };
 
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
@@ -205,7 +208,9 @@ __device__ __forceinline__ void block_done(const finish& f) {
   __shared__ bool last_block;
   // The block's outputs are visible before it counts itself done: the barrier orders every
   // thread's writes before thread 0's fence, which is cumulative (PTX memory model; the
-  // pattern of cooperative groups' grid.sync), so one fence a block, not one a thread.
+  // pattern of cooperative groups' grid.sync), so one fence a block, not one a thread
+  // (plan done_fence = 1: every thread's own fence first, as before the twenty-fifth session).
+  if (f.fence_each) __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
@@ -833,15 +838,14 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         have_next = true;
       }
     }
-    check_offsets(true);  // (launched for segments only: g.off is set)
+    // (plan seg_check_late, the kernels with the group items first: the check after them)
+    const bool late_check = kGroupsFirst && f.check_late;
+    if (!late_check) check_offsets(true);  // (launched for segments only: g.off is set)
     Marks::at(1);
-    // (wait: whether a block that has not yet seen the flag waits for every block's check, or
-    // goes on at once; returns whether the tiles ran)
-    auto tiles_phase = [&](const bool wait) -> bool {
+    auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0)
-          tiles_needed = wait ? long_seen_after_checks(f.long_seen, f.checked, f.wait_checks) : atomicOr(f.long_seen, 0u) != 0;
+        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
         __syncthreads();
         Marks::at(2);
         if (tiles_needed) {
@@ -868,10 +872,8 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
             if (done < 8) Marks::at(4 + done);
             ++done;
           }
-          return true;
         }
       }
-      return false;
     };
     auto groups_phase = [&]() {
       if constexpr (G == kBlock) {
@@ -887,20 +889,11 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     };
     if constexpr (kGroupsFirst) {
       groups_phase();
-      tiles_phase(true);
+      if (late_check) check_offsets(true);
+      tiles_phase();
     } else {
-      // The tiles first when a long segment is already known (this block's check, or another's
-      // before it); else the group items at once, then the tiles if a check has since found one
-      // (waiting for every block's check then). Before, every block waited for every check
-      // before its first item: exact equal segments of 200 / 8192 started their items at 6.1 /
-      // 3.6 us instead of 3.9 / 1.8 (run 94's probe). One copy of each phase (a loop, not
-      // unrolled): the certified pass's kernels fit their registers without spills so.
-      bool ran = false;
-#pragma unroll 1
-      for (int round = 0; round < 2; ++round) {
-        if (!ran) ran = tiles_phase(round == 1);
-        if (round == 0) groups_phase();
-      }
+      tiles_phase();
+      groups_phase();
     }
   }
   Marks::at(14);
@@ -1117,6 +1110,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   if (gridDim.y > 1) {
+    if (f.fence_each) __threadfence();  // (plan done_fence = 1)
     __syncthreads();  // the partials are written
     if (threadIdx.x == 0) {
       __threadfence();  // (one fence a block: cumulative over the barrier, as in block_done)
