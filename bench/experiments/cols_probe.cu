@@ -534,7 +534,7 @@ int main(int argc, char** argv) {
       for (int it = 0; it < 25; ++it) {
         Op op{S.out, S.ovf};
         CK(cudaMemset(S.ovf, 0x7f, 8));
-        v3::finish f{S.w.status, S.w.blocks_done, S.w.host_status, nullptr, 0, nullptr, 0, S.w.tile_next, S.w.checked, 0};
+        v3::finish f{S.w.status, S.w.blocks_done, S.w.host_status, nullptr, 0, nullptr, 0, S.w.tile_next, S.w.long_seen, S.w.checked, 0};
         CK(cudaEventRecord(e0));
         if (variant == 0) {
           dim3 grid(gx, static_cast<unsigned>(chunks));

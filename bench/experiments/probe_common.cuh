@@ -25,6 +25,7 @@ struct finish_words {
   long long* host_status;  // [2]
   unsigned* blocks_done;
   unsigned* tile_next;
+  unsigned* long_seen;
   unsigned* checked;
   unsigned* tickets;  // [ticket_count]
 };
@@ -33,12 +34,13 @@ inline finish_words make_finish_words(std::size_t ticket_count) {
   finish_words w{};
   CK(cudaMalloc(&w.status, 16));
   CK(cudaMalloc(&w.host_status, 16));
-  unsigned* words = nullptr;  // blocks_done, tile_next, (unused), checked, then the tickets
+  unsigned* words = nullptr;  // blocks_done, tile_next, long_seen, checked, then the tickets
   CK(cudaMalloc(&words, 4 * (4 + ticket_count)));
   CK(cudaMemset(w.status, 0x7f, 16));
   CK(cudaMemset(words, 0, 4 * (4 + ticket_count)));
   w.blocks_done = words;
   w.tile_next = words + 1;
+  w.long_seen = words + 2;
   w.checked = words + 3;
   w.tickets = words + 4;
   return w;

@@ -101,7 +101,7 @@ void run(const char* name, const geo& g, std::int64_t tile, std::int64_t split, 
   const int fit = static_cast<int>((grid + sms - 1) / sms);
   const std::int64_t ticket_count = tiles > 0 ? g.outputs : 0;
   v3::finish f{W.status,    W.blocks_done, W.host_status, nullptr, 0, g.off && ticket_count > 0 ? W.tickets : nullptr,
-               ticket_count, W.tile_next, W.checked, 1};
+               ticket_count, W.tile_next,  W.long_seen,   W.checked, 1};
   Op op{static_cast<decltype(Op::out)>(out), ovf};
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

@@ -170,7 +170,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
   v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
                segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
-               ps.tile_next, ps.checked, 0};
+               ps.tile_next, ps.long_seen, ps.checked, 0};
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));

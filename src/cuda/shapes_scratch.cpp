@@ -41,8 +41,7 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
     const std::size_t bytes = 32 + grow * sizeof(unsigned);
     TALLY_CUDA(cudaMallocAsync(&persist, bytes, stream));
     // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [20, 24): the
-    // next lazy tile; [24, 28): unused; [28, 32): offsets checks done, and bit 31 a long segment
-    // seen (rows_body); [32, ...): tickets
+    // next lazy tile; [24, 28): a long segment seen; [28, 32): offsets checks done; [32, ...): tickets
     TALLY_CUDA(cudaMemsetAsync(persist, 0x7f, 16, stream));
     TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + 16, 0, bytes - 16, stream));
     persist_tickets = grow;
@@ -50,7 +49,7 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
   auto* base = static_cast<char*>(persist);
   return {reinterpret_cast<long long*>(base), reinterpret_cast<unsigned*>(base + 16),
           reinterpret_cast<unsigned*>(base + 32), reinterpret_cast<unsigned*>(base + 20),
-          reinterpret_cast<unsigned*>(base + 28)};
+          reinterpret_cast<unsigned*>(base + 24), reinterpret_cast<unsigned*>(base + 28)};
 }
 
 void* shapes_scratch::reserve_zeroed(std::size_t need, cudaStream_t stream) {

@@ -18,8 +18,8 @@ struct shapes_persistent {
   unsigned* blocks_done;  // 0
   unsigned* tickets;      // [capacity]: 0
   unsigned* tile_next;    // 0: plan seg_lazy_tiles, the next tile item to claim
-  unsigned* checked;      // 0: plan seg_lazy_tiles, the blocks done with their share of the offsets check, and
-                          // bit 31 set once a block has seen a segment longer than seg_split
+  unsigned* long_seen;    // 0: plan seg_lazy_tiles, 1 once a block has seen a segment longer than seg_split
+  unsigned* checked;      // 0: plan seg_lazy_tiles, the blocks done with their share of the offsets check
 };
 
 struct shapes_scratch {

@@ -173,8 +173,8 @@ struct finish {
   unsigned* tickets;               // segments: the per-output tickets (reset after bad offsets), else null
   std::int64_t ticket_count;
   unsigned* tile_next;             // device, 0 between calls: lazy tiles, the next tile item to claim
+  unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
-                                   // (bits 0-30) and kLongSeen once a segment longer than split is seen
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
   int claim_ahead = 0;             // lazy tiles: when a block claims its next tile (plan seg_claim_ahead, rows_body)
@@ -183,31 +183,24 @@ struct finish {
                                    // (block_done, the column tickets), 0 thread 0 alone after it
 };
 
-/// The flag in finish::checked: a block has seen a segment longer than split (bits 0-30 count
-/// the blocks done with their offsets check). One word, so that one read tells both: every
-/// block sets the flag before it counts itself, and the atomics on one word are totally
-/// ordered, so a read that counts every block holds every block's flag. (Twenty-fifth
-/// session: the flag had a word of its own, and a block that found it clear read the count,
-/// fenced and read the flag again, three round trips at its end where one does.)
-inline constexpr unsigned kLongSeen = 0x80000000u;
-
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
-/// split was seen. In a co-resident grid (f.wait_checks), when the flag is not yet set and not
-/// every block has checked, it waits, at most kCheckWaitNs, for every block's offsets check
-/// (all run first, so this is short): without the wait a block could skip the tiles before the
-/// one holding a long segment has looked. The bits never depend on it: a block that sets the
-/// flag claims tiles itself.
-__device__ __forceinline__ bool long_seen_after_checks(unsigned* checked, int wait_checks) {
-  unsigned c = atomicOr(checked, 0u);
-  if ((c & kLongSeen) != 0 || !wait_checks) return (c & kLongSeen) != 0;
+/// split was seen. In a co-resident grid (f.wait_checks), when the flag is not yet set, it
+/// waits, at most kCheckWaitNs, for every block's offsets check (all run first, so this is
+/// short) and reads it again: without the wait a block could skip the tiles before the one
+/// holding a long segment has looked. The bits never depend on it: a block that sets the flag claims
+/// tiles itself. (Not inlined: it runs once per block, and inlined its registers made the
+/// kernel's other paths spill.)
+__device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks) {
+  if (atomicOr(long_seen, 0u) != 0) return true;
+  if (!wait_checks) return false;
   const unsigned long long t0 = global_ns();
   // (the flag, once seen set, ends the wait at once: the tiles need not wait for the blocks
   // that have not yet checked)
-  while ((c & kLongSeen) == 0 && (c & ~kLongSeen) < gridDim.x && global_ns() - t0 < kCheckWaitNs) {
+  while (*static_cast<const volatile unsigned*>(long_seen) == 0 &&
+         *static_cast<const volatile unsigned*>(checked) < gridDim.x && global_ns() - t0 < kCheckWaitNs)
     __nanosleep(128);
-    c = *static_cast<const volatile unsigned*>(checked);
-  }
-  return (c & kLongSeen) != 0;
+  __threadfence();  // the count before the flag (each block sets the flag before it counts)
+  return atomicOr(long_seen, 0u) != 0;
 }
 
 /// Called by every thread of every block once its work is done.
@@ -238,6 +231,7 @@ __device__ __forceinline__ void block_done(const finish& f) {
   st[1] = kNone;
   *f.blocks_done = 0;
   *f.tile_next = 0;
+  *f.long_seen = 0;
   *f.checked = 0;
   if (f.host_status) {
     f.host_status[0] = reported(s0);
@@ -398,7 +392,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   // has one when there are at least as many offsets as blocks; run 48). The reads of the
   // items are safe with any offsets (span_of clamps them into x).
   //  - Lazy tiles (plan seg_lazy_tiles, the default for segments): first, also looking for
-  //    segments longer than split; a block that sees one sets the flag kLongSeen in f.checked, and every block
+  //    segments longer than split; a block that sees one sets f.long_seen, and every block
   //    then counts itself in f.checked. (Run 52 checked the offsets inside the group items
   //    instead, already loaded there: no faster on equal segments of 200, and 2% slower on
   //    one huge among tiny ones, where the blocks then learnt of the tiles only after every
@@ -434,7 +428,8 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     if (find_long) {
       const bool any = __syncthreads_or(longer);
       if (threadIdx.x == 0) {
-        if (any) atomicOr(f.checked, kLongSeen);  // (the flag before the count, on the same word: kLongSeen)
+        if (any) atomicOr(f.long_seen, 1u);
+        __threadfence();  // the flag before the count (a block that counts every check then reads it)
         atomicAdd(f.checked, 1u);
       }
     }
@@ -850,7 +845,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.checked, f.wait_checks);
+        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
         __syncthreads();
         Marks::at(2);
         if (tiles_needed) {
