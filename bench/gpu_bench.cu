@@ -1035,6 +1035,11 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"ahead2", with([](auto& p) { p.seg_claim_ahead = 2; })},  // ... once the current tile's first part is read
       {"checklate", with([](auto& p) { p.seg_check_late = 1; })},  // the offsets checked after the group items
       {"fence1", with([](auto& p) { p.done_fence = 1; })},  // every thread fenced before block_done's barrier (before the 25th session)
+      // the group items' segments claimed by warps, C warp items a claim (26th session)
+      {"warp1", with([](auto& p) { p.seg_warp_claim = 1; })},
+      {"warp2", with([](auto& p) { p.seg_warp_claim = 2; })},
+      {"warp4", with([](auto& p) { p.seg_warp_claim = 4; })},
+      {"warp8", with([](auto& p) { p.seg_warp_claim = 8; })},
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items

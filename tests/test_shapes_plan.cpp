@@ -33,7 +33,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
-         a.seg_check_late == b.seg_check_late;
+         a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -70,6 +70,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = 2; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = -1; }},
       {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
+      {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = -1; }},
+      {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = 65; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
@@ -184,6 +186,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("done_fence=1").done_fence, 1);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").done_fence, 0);
   EXPECT_EQ(tn::parse_shapes_plan("seg_check_late=1").seg_check_late, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=64").seg_warp_claim, 64);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 0);
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -211,6 +215,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"seg_groups_first=1", "no field 'seg_groups_first'"},  // (twenty-first session: fixed by accumulator size)
       {"gate_blocks=17", "gate_blocks"},
       {"cert_col_waves=0", "cert_col_waves"},
+      {"seg_warp_claim=65", "seg_warp_claim"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -224,7 +229,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, seg_warp_claim, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -253,6 +258,11 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
   with("every thread fenced before the block counts itself done", [](auto& p) { p.done_fence = 1; });
   with("the offsets checked after the group items", [](auto& p) { p.seg_check_late = 1; });
+  with("group items claimed by warps, one warp item a claim", [](auto& p) { p.seg_warp_claim = 1; });
+  with("group items claimed by warps, 3 a claim, a block per item", [](auto& p) { p.seg_warp_claim = 3; p.blocks_per_sm = -1; });
+  with("group items claimed by warps, 4 a claim, a block per SM, checked late",
+       [](auto& p) { p.seg_warp_claim = 4; p.blocks_per_sm = 1; p.seg_check_late = 1; });
+  with("group items claimed by warps, 64 a claim", [](auto& p) { p.seg_warp_claim = 64; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
   tn::shapes_v3_plan flat = base;

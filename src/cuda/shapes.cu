@@ -171,6 +171,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
                segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
                ps.tile_next, ps.long_seen, ps.checked, 0};
+  f.group_next = ps.group_next;
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
@@ -231,6 +232,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
       fk.claim_ahead = plan.seg_claim_ahead;
       fk.check_late = plan.seg_check_late;
+      fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };

@@ -38,18 +38,20 @@ shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaSt
     if (persist) TALLY_CUDA(cudaFreeAsync(persist, stream));
     persist = nullptr;
     persist_tickets = 0;
-    const std::size_t bytes = 32 + grow * sizeof(unsigned);
+    const std::size_t bytes = 48 + grow * sizeof(unsigned);
     TALLY_CUDA(cudaMallocAsync(&persist, bytes, stream));
     // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [20, 24): the
-    // next lazy tile; [24, 28): a long segment seen; [28, 32): offsets checks done; [32, ...): tickets
+    // next lazy tile; [24, 28): a long segment seen; [28, 32): offsets checks done; [32, 36): the
+    // group items' warp claims handed out; [36, 48): unused; [48, ...): tickets
     TALLY_CUDA(cudaMemsetAsync(persist, 0x7f, 16, stream));
     TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + 16, 0, bytes - 16, stream));
     persist_tickets = grow;
   }
   auto* base = static_cast<char*>(persist);
   return {reinterpret_cast<long long*>(base), reinterpret_cast<unsigned*>(base + 16),
-          reinterpret_cast<unsigned*>(base + 32), reinterpret_cast<unsigned*>(base + 20),
-          reinterpret_cast<unsigned*>(base + 24), reinterpret_cast<unsigned*>(base + 28)};
+          reinterpret_cast<unsigned*>(base + 48), reinterpret_cast<unsigned*>(base + 20),
+          reinterpret_cast<unsigned*>(base + 24), reinterpret_cast<unsigned*>(base + 28),
+          reinterpret_cast<unsigned*>(base + 32)};
 }
 
 void* shapes_scratch::reserve_zeroed(std::size_t need, cudaStream_t stream) {
@@ -141,6 +143,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_check_late must be 0 or 1");
   if (p.done_fence != 0 && p.done_fence != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.done_fence must be 0 or 1");
+  if (p.seg_warp_claim < 0 || p.seg_warp_claim > 64)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_warp_claim must lie in [0, 64] (0: group items by blocks)");
 }
 
 }  // namespace
@@ -184,6 +188,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_claim_ahead") p.seg_claim_ahead = small(v);
     else if (key == "done_fence") p.done_fence = small(v);
     else if (key == "seg_check_late") p.seg_check_late = small(v);
+    else if (key == "seg_warp_claim") p.seg_warp_claim = small(v);
     else if (key == "cert_cols") p.cert_cols = small(v);
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);

@@ -12,7 +12,7 @@ namespace tally::cuda {
 
 /// Device words of the fused (v3) launches that hold a known value between calls: each call's
 /// kernel leaves them as it found them (the last block resets the status words, the block
-/// counter and the three lazy-tile words; the last tile of an output resets that output's ticket).
+/// counter, the three lazy-tile words and the warp claims' counter; the last tile of an output resets that output's ticket).
 struct shapes_persistent {
   long long* status;      // [2]: first bad offset index, first overflowing output; "none" = 0x7f bytes
   unsigned* blocks_done;  // 0
@@ -20,6 +20,7 @@ struct shapes_persistent {
   unsigned* tile_next;    // 0: plan seg_lazy_tiles, the next tile item to claim
   unsigned* long_seen;    // 0: plan seg_lazy_tiles, 1 once a block has seen a segment longer than seg_split
   unsigned* checked;      // 0: plan seg_lazy_tiles, the blocks done with their share of the offsets check
+  unsigned* group_next;         // 0: plan seg_warp_claim, the group items' warp claims handed out
 };
 
 struct shapes_scratch {

@@ -126,6 +126,12 @@ struct shapes_v3_plan {
                                       // barrier (cumulative over it), 1 one fence by every thread before it (before the
                                       // twenty-fifth session); never the bits. Run 99 (one binary): 0 no slower on any
                                       // job and 0.1-0.6% faster, blocking calls included
+  int seg_warp_claim = 0;             // segments, lazy tiles, group items of 4..32 lanes a segment (the lanes chosen from the
+                                      // mean length): C > 0 the group items' segments taken by warps, C warp items (32 / lanes
+                                      // segments each) a claim from one counter, each warp's first claim its own and its next
+                                      // claim asked for while it reads the current one, so the SMs end within a claim of each
+                                      // other; 0 group items of a block's lanes taken by the blocks in turn (a fixed share,
+                                      // 13-14 items a block). Never the bits (a segment's lanes and merge tree are the same).
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -144,7 +150,8 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
-/// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, or seg_claim_ahead not 0, 1 or 2. Thread-safe.
+/// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
+/// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 
 }  // namespace tally::cuda::tuning

@@ -181,6 +181,8 @@ struct finish {
   int check_late = 0;              // plan seg_check_late: the offsets check after the group items (group items first)
   int fence_each = 0;              // plan done_fence: 1 every thread fences its writes before the block's barrier
                                    // (block_done, the column tickets), 0 thread 0 alone after it
+  unsigned* group_next = nullptr;  // device, 0 between calls: plan seg_warp_claim, the warp claims handed out
+  int warp_claim = 0;              // plan seg_warp_claim: warp items a claim (0: group items by blocks, in turn)
 };
 
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
@@ -233,6 +235,7 @@ __device__ __forceinline__ void block_done(const finish& f) {
   *f.tile_next = 0;
   *f.long_seen = 0;
   *f.checked = 0;
+  if (f.group_next) *f.group_next = 0;
   if (f.host_status) {
     f.host_status[0] = reported(s0);
     f.host_status[1] = reported(s1);
@@ -830,9 +833,10 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
     if constexpr (kGroupsFirst && G >= 1 && G <= 32 && !ADAPT) {
       // the block's first group item's offsets (taken = blockIdx.x), loaded before the check so
-      // that their round trip overlaps its loads (group_item then reads them as loaded ahead)
+      // that their round trip overlaps its loads (group_item then reads them as loaded ahead);
+      // (under warp claims the same segment: the warp's first warp item, warp_phase)
       const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
-      if (static_cast<std::int64_t>(blockIdx.x) < items - tiles && o < g.outputs) {
+      if ((f.warp_claim > 0 || static_cast<std::int64_t>(blockIdx.x) < items - tiles) && o < g.outputs) {
         next_lo = __ldg(g.off + o);
         next_hi = __ldg(g.off + o + 1);
         have_next = true;
@@ -875,6 +879,89 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         }
       }
     };
+    // Plan seg_warp_claim (f.warp_claim = C > 0; lane groups of G = 1..32, one lane count for
+    // the call): the group items' segments taken by warps, not blocks. A warp item is 32 / G
+    // consecutive segments (warp item i: those of block item i / kWarps's warp i % kWarps, read
+    // by the same lanes in the same order, so the same bits). With W warps in the grid and R =
+    // warp items / W whole rounds, warp gw first takes gw, gw + W, ... (max(R - 1, 1) of them:
+    // the block items' layout, each block's warps reading one block item's adjacent pieces),
+    // then claims of C consecutive warp items (claim k: the k-th counted by f.group_next),
+    // asked for two claims ahead by lane 0 (their round trips hidden behind the reads), until
+    // none is left: so the last one or two rounds are shared out as the warps come free, and
+    // no block barrier is met. A warp
+    // loads its next warp item's offsets before it reads the current one (as group_item).
+    // (Run 101: claims from the start, each warp's first claim its own C consecutive warp
+    // items, read equal segments of 200 12-26% slower than the block items: see
+    // docs/performance.md.)
+    auto warp_phase = [&]() {
+      if constexpr (G >= 1 && G <= 32 && !ADAPT) {
+        constexpr int kPer = 32 / G;  // segments a warp item
+        constexpr unsigned full = 0xffffffffu;
+        const int lane32 = static_cast<int>(threadIdx.x % 32), lane = static_cast<int>(threadIdx.x % G);
+        const std::int64_t witems = (g.outputs + kPer - 1) / kPer;
+        auto warps = [&]() { return static_cast<std::int64_t>(gridDim.x) * kWarps; };  // W (recomputed: no register held)
+        auto turns = [&]() { const std::int64_t R = witems / warps(); return R > 2 ? R - 1 : std::int64_t(1); };
+        auto first_claimed = [&]() { return turns() * warps(); };  // the first warp item claimed
+        // (claims only while their count fits the 32-bit counter; else every item in turn)
+        const bool claims = first_claimed() < witems && (witems - first_claimed()) / f.warp_claim < (std::int64_t(1) << 31);
+        std::int64_t wi = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+        if (wi >= witems) return;  // (warp-uniform)
+        auto ask = [&]() -> unsigned { return lane32 == 0 ? atomicAdd(f.group_next, 1u) : 0u; };
+        unsigned pend1 = 0, pend2 = 0;  // lane 0: the warp's next two claims
+        if (claims) {
+          pend1 = ask();
+          pend2 = ask();
+        }
+        std::int64_t left = turns() - 1;  // warp items still to take at this stride before the next claim
+        bool in_turn = true;              // the stride: W in turn, then 1 within a claim
+        std::int64_t lo = 0, hi = 0;      // this thread's segment's offsets in warp item wi
+        {
+          const std::int64_t o = wi * kPer + lane32 / G;
+          if (have_next) {  // (loaded before the offsets check, the same segment)
+            lo = next_lo;
+            hi = next_hi;
+          } else if (o < g.outputs) {
+            lo = __ldg(g.off + o);
+            hi = __ldg(g.off + o + 1);
+          }
+          have_next = false;
+        }
+        while (true) {
+          std::int64_t nwi;  // the warp's next warp item (warp-uniform)
+          if (left > 0) {
+            nwi = wi + (in_turn ? warps() : 1);
+            --left;
+          } else if (claims) {
+            nwi = first_claimed() + static_cast<std::int64_t>(__shfl_sync(full, pend1, 0)) * f.warp_claim;
+            in_turn = false;
+            left = f.warp_claim - 1;
+            pend1 = pend2;
+            if (nwi < witems) pend2 = ask();
+          } else {
+            nwi = witems;
+          }
+          std::int64_t nlo = 0, nhi = 0;  // its offsets, loaded now: their latency behind this item's reads
+          const std::int64_t no = nwi * kPer + lane32 / G;
+          if (nwi < witems && no < g.outputs) {
+            nlo = __ldg(g.off + no);
+            nhi = __ldg(g.off + no + 1);
+          }
+          const std::int64_t o = wi * kPer + lane32 / G;
+          const bool live = o < g.outputs;  // every lane stays for the shuffles
+          std::int64_t b = 0, e = 0, at = 0;
+          if (live) span_from(g, lo, hi, b, e, at);
+          const std::int64_t len = e - b;
+          A a = Op::identity();
+          if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, G, stage);
+          a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
+          if (live && lane == 0 && len <= split) op.write(o, a, len);
+          if (nwi >= witems) break;
+          wi = nwi;
+          lo = nlo;
+          hi = nhi;
+        }
+      }
+    };
     auto groups_phase = [&]() {
       if constexpr (G == kBlock) {
         for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += kWarps * static_cast<std::int64_t>(gridDim.x))
@@ -884,7 +971,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         // tiles, thread 0 holding the next claim, and the two barriers of each claim cost the
         // warps' overlap across items: exact equal segments of 200 / 1024 / 8192 20% / 10% /
         // 10% slower, the uneven ones 3% slower)
-        for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+        if (G >= 1 && G <= 32 && !ADAPT && f.warp_claim > 0) warp_phase();
+        else
+          for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
       }
     };
     if constexpr (kGroupsFirst) {
