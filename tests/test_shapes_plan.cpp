@@ -229,7 +229,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, seg_warp_claim, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -258,11 +258,7 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
   with("every thread fenced before the block counts itself done", [](auto& p) { p.done_fence = 1; });
   with("the offsets checked after the group items", [](auto& p) { p.seg_check_late = 1; });
-  with("group items claimed by warps, one warp item a claim", [](auto& p) { p.seg_warp_claim = 1; });
-  with("group items claimed by warps, 3 a claim, a block per item", [](auto& p) { p.seg_warp_claim = 3; p.blocks_per_sm = -1; });
-  with("group items claimed by warps, 4 a claim, a block per SM, checked late",
-       [](auto& p) { p.seg_warp_claim = 4; p.blocks_per_sm = 1; p.seg_check_late = 1; });
-  with("group items claimed by warps, 64 a claim", [](auto& p) { p.seg_warp_claim = 64; });
+  with("warp claims (the certified pass's only: none here)", [](auto& p) { p.seg_warp_claim = 3; p.blocks_per_sm = 1; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
   tn::shapes_v3_plan flat = base;
@@ -583,5 +579,67 @@ TEST(ShapesPlanGpu, ExactRowsAndSegmentsBehindTheGateAreCorrectlyRounded) {
       }
       tn::set_shapes_v3_params(base);
     }
+  }
+}
+
+// Plan seg_warp_claim (the certified pass over segments, once its tiles have run: the group
+// items after them taken by warps from a counter the last block resets): one segment past the
+// tiles' split among 40,000 tiny ones (0..7 elements, empty ones included), three kinds of data,
+// as many warp items as the grid has warps several times over (so claims are handed out), with
+// the default grid and a block a SM, three calls each (blocking, stream-ordered, blocking: a
+// counter not reset would leave group items unread): every output the correctly rounded sum,
+// the CPU backend's bits.
+TEST(ShapesPlanGpu, ExactSegmentsClaimedByWarpsAfterTheTilesAreCorrectlyRounded) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::mt19937_64 gen(2603);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<std::int64_t> offs{0};
+  for (int s = 0; s < 40001; ++s) offs.push_back(offs.back() + (s == 17000 ? 1500000 : static_cast<std::int64_t>(gen() % 8)));
+  const std::int64_t n = offs.back(), m = static_cast<std::int64_t>(offs.size()) - 1;
+  tt::cuda::device_buffer x(static_cast<std::size_t>(n) * 4), out(static_cast<std::size_t>(m) * 4), st(16), off(offs.size() * 8);
+  off.upload(0, offs.data(), offs.size() * 8);
+  for (int kind = 0; kind < 3; ++kind) {
+    SCOPED_TRACE("data " + std::to_string(kind));
+    std::vector<float> hx(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < hx.size(); ++i)
+      hx[i] = kind == 0   ? u(gen)
+              : kind == 1 ? (i % 16 == 5 ? std::ldexp(u(gen) + 0.5f, 40) : u(gen) - 0.5f)
+                          : (i % 2 == 0 ? std::ldexp(1.0f + u(gen), static_cast<int>(gen() % 90) - 10) : -hx[i - 1] * 0.75f);
+    x.upload(0, hx.data(), hx.size() * 4);
+    std::vector<float> want(static_cast<std::size_t>(m));
+    tally::reduce_segments(tally::reduce_op::sum, {hx.data(), n, dtype::float32, tally::memory::host}, offs.data(), m,
+                           {want.data(), m, dtype::float32, tally::memory::host}, tally::options{tally::backend::cpu});
+    for (const auto& [claim, bpsm] : {std::pair{1, 0}, std::pair{3, 0}, std::pair{1, 1}, std::pair{64, 1}}) {
+      tn::shapes_v3_plan p = base;
+      p.seg_warp_claim = claim;
+      p.blocks_per_sm = bpsm;
+      tn::set_shapes_v3_params(p);
+      for (int call = 0; call < 3; ++call) {
+        SCOPED_TRACE("seg_warp_claim " + std::to_string(claim) + ", blocks_per_sm " + std::to_string(bpsm) + ", call " +
+                     std::to_string(call));
+        std::vector<float> got(want.size(), 7.0f);
+        out.upload(0, got.data(), got.size() * 4);
+        const tally::array_ref xr{x.get(), n, dtype::float32, tally::memory::device};
+        const tally::mutable_array_ref o{out.get(), m, dtype::float32, tally::memory::device};
+        const auto* dof = static_cast<const std::int64_t*>(off.get());
+        const tally::options gpu{tally::backend::cuda};
+        if (call == 1) {
+          auto* stp = static_cast<std::int64_t*>(st.get());
+          tally::reduce_segments_async(tally::reduce_op::sum, xr, dof, m, o, stp, gpu);
+          std::int64_t words[2];
+          st.download(words, 0, sizeof words);
+          EXPECT_EQ(words[0], -1);
+          EXPECT_EQ(words[1], -1);
+        } else {
+          tally::reduce_segments(tally::reduce_op::sum, xr, dof, m, o, gpu);
+        }
+        out.download(got.data(), 0, got.size() * 4);
+        for (std::size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0) << "output " << i << " of " << want.size();
+      }
+    }
+    tn::set_shapes_v3_params(base);
   }
 }

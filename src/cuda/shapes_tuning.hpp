@@ -126,12 +126,11 @@ struct shapes_v3_plan {
                                       // barrier (cumulative over it), 1 one fence by every thread before it (before the
                                       // twenty-fifth session); never the bits. Run 99 (one binary): 0 no slower on any
                                       // job and 0.1-0.6% faster, blocking calls included
-  int seg_warp_claim = 0;             // segments, lazy tiles, group items of 4..32 lanes a segment (the lanes chosen from the
-                                      // mean length): C > 0 the group items' segments taken by warps, C warp items (32 / lanes
-                                      // segments each) a claim from one counter, each warp's first claim its own and its next
-                                      // claim asked for while it reads the current one, so the SMs end within a claim of each
-                                      // other; 0 group items of a block's lanes taken by the blocks in turn (a fixed share,
-                                      // 13-14 items a block). Never the bits (a segment's lanes and merge tree are the same).
+  int seg_warp_claim = 0;             // the certified pass over segments (exact mode; tiles first), when a segment longer than
+                                      // seg_split made its tiles run: C > 0 the group items after the tiles taken by warps,
+                                      // claims of C warp items (32 / lanes segments each) from one counter, so that the blocks
+                                      // whose last tile ends late find them taken; 0 by the blocks in turn. Never the bits.
+                                      // Runs 101-102 took every call's group items so: equal segments 8-31% slower (docs)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in

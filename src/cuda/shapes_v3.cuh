@@ -346,6 +346,11 @@ __device__ __forceinline__ void allow_dependents() {
 #endif
 }
 
+/// The certified mean's op (certified_sum<T, Out, true>): rows_body leaves warp_phase out of
+/// its kernels.
+template <class Op> struct is_mean_op : std::false_type {};
+template <class T, class Out> struct is_mean_op<certified_sum<T, Out, true>> : std::true_type {};
+
 /// Marks of rows_body's progress for an experiment's clocks (bench/experiments/seg_probe.cu):
 /// at(k) at point k of a block's run (1 offsets checked, 2 the tiles' need known, 3 the first
 /// tile begun, 4 + i the end of the block's tile i < 8, 12 and 13 the start and end of a
@@ -378,6 +383,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   // time, end the kernel balanced); the certified pass's states keep the tiles first, where
   // ptxas fits them without spills (twenty-first session, run 79)
   constexpr bool kGroupsFirst = !kTrim;
+  // plan seg_warp_claim (warp_phase): the certified pass's group items of 1..32 lanes, sums
+  // (its mean's kernels spill 40 bytes already, and 116 with warp_phase: ptxas here)
+  constexpr bool kWarpClaims = !kGroupsFirst && G >= 1 && G <= 32 && !ADAPT && !is_mean_op<Op>::value;
   // a block's accumulator to thread 0: block_tree for the certified pass's states, else CUB's
   // (the callers' barriers after each use cover both: temp's bytes hold block_tree's states)
   static_assert(sizeof(typename block_reduce::TempStorage) >= kBlock / 32 * sizeof(A));
@@ -833,10 +841,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
     if constexpr (kGroupsFirst && G >= 1 && G <= 32 && !ADAPT) {
       // the block's first group item's offsets (taken = blockIdx.x), loaded before the check so
-      // that their round trip overlaps its loads (group_item then reads them as loaded ahead);
-      // (under warp claims the same segment: the warp's first warp item, warp_phase)
+      // that their round trip overlaps its loads (group_item then reads them as loaded ahead)
       const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
-      if ((f.warp_claim > 0 || static_cast<std::int64_t>(blockIdx.x) < items - tiles) && o < g.outputs) {
+      if (static_cast<std::int64_t>(blockIdx.x) < items - tiles && o < g.outputs) {
         next_lo = __ldg(g.off + o);
         next_hi = __ldg(g.off + o + 1);
         have_next = true;
@@ -846,12 +853,14 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     const bool late_check = kGroupsFirst && f.check_late;
     if (!late_check) check_offsets(true);  // (launched for segments only: g.off is set)
     Marks::at(1);
+    bool tiles_ran = false;  // (the same in every thread)
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
         if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
         __syncthreads();
         Marks::at(2);
+        tiles_ran = tiles_needed;
         if (tiles_needed) {
           int done = 0;  // (Marks)
           if (ahead_mode == 1 && threadIdx.x == 0) ahead = atomicAdd(f.tile_next, 1u);
@@ -879,29 +888,27 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         }
       }
     };
-    // Plan seg_warp_claim (f.warp_claim = C > 0; lane groups of G = 1..32, one lane count for
-    // the call): the group items' segments taken by warps, not blocks. A warp item is 32 / G
-    // consecutive segments (warp item i: those of block item i / kWarps's warp i % kWarps, read
-    // by the same lanes in the same order, so the same bits). With W warps in the grid and R =
-    // warp items / W whole rounds, warp gw first takes gw, gw + W, ... (max(R - 1, 1) of them:
-    // the block items' layout, each block's warps reading one block item's adjacent pieces),
-    // then claims of C consecutive warp items (claim k: the k-th counted by f.group_next),
-    // asked for two claims ahead by lane 0 (their round trips hidden behind the reads), until
-    // none is left: so the last one or two rounds are shared out as the warps come free, and
-    // no block barrier is met. A warp
-    // loads its next warp item's offsets before it reads the current one (as group_item).
-    // (Run 101: claims from the start, each warp's first claim its own C consecutive warp
-    // items, read equal segments of 200 12-26% slower than the block items: see
-    // docs/performance.md.)
+    // Plan seg_warp_claim (f.warp_claim = C > 0), the certified pass (tiles first) when its
+    // tiles ran (a segment longer than split): the group items after the tiles taken by warps,
+    // not blocks, so that the blocks whose last tile ends late find them taken by the others
+    // instead of reading their own share of them then (a block item is read by its warps one
+    // segment group each, 3-4 items in turn a block over the uneven segments' 10,000 tiny
+    // ones). A warp item is 32 / G consecutive segments (warp item i: those of block item
+    // i / kWarps's warp i % kWarps, read by the same lanes in the same order, so the same
+    // bits). Warp gw takes warp item gw, then claims of C consecutive warp items from
+    // f.group_next (claim k: the k-th counted), asked for two claims ahead by lane 0 so that
+    // their round trips hide behind the reads; no block barrier. A warp loads its next warp
+    // item's offsets before it reads the current one (as group_item). Runs 101-102 took every
+    // call's group items so (equal segments included): 8-31% slower on equal segments (a
+    // block item's time is the unit either way, and the claims cost), see docs/performance.md.
     auto warp_phase = [&]() {
-      if constexpr (G >= 1 && G <= 32 && !ADAPT) {
+      if constexpr (kWarpClaims) {
         constexpr int kPer = 32 / G;  // segments a warp item
         constexpr unsigned full = 0xffffffffu;
         const int lane32 = static_cast<int>(threadIdx.x % 32), lane = static_cast<int>(threadIdx.x % G);
         const std::int64_t witems = (g.outputs + kPer - 1) / kPer;
         auto warps = [&]() { return static_cast<std::int64_t>(gridDim.x) * kWarps; };  // W (recomputed: no register held)
-        auto turns = [&]() { const std::int64_t R = witems / warps(); return R > 2 ? R - 1 : std::int64_t(1); };
-        auto first_claimed = [&]() { return turns() * warps(); };  // the first warp item claimed
+        auto first_claimed = [&]() { return warps(); };  // the first warp item claimed
         // (claims only while their count fits the 32-bit counter; else every item in turn)
         const bool claims = first_claimed() < witems && (witems - first_claimed()) / f.warp_claim < (std::int64_t(1) << 31);
         std::int64_t wi = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
@@ -912,8 +919,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
           pend1 = ask();
           pend2 = ask();
         }
-        std::int64_t left = turns() - 1;  // warp items still to take at this stride before the next claim
-        bool in_turn = true;              // the stride: W in turn, then 1 within a claim
+        std::int64_t left = 0;            // warp items of the current claim still to take
         std::int64_t lo = 0, hi = 0;      // this thread's segment's offsets in warp item wi
         {
           const std::int64_t o = wi * kPer + lane32 / G;
@@ -929,11 +935,10 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         while (true) {
           std::int64_t nwi;  // the warp's next warp item (warp-uniform)
           if (left > 0) {
-            nwi = wi + (in_turn ? warps() : 1);
+            nwi = wi + 1;
             --left;
           } else if (claims) {
             nwi = first_claimed() + static_cast<std::int64_t>(__shfl_sync(full, pend1, 0)) * f.warp_claim;
-            in_turn = false;
             left = f.warp_claim - 1;
             pend1 = pend2;
             if (nwi < witems) pend2 = ask();
@@ -971,7 +976,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         // tiles, thread 0 holding the next claim, and the two barriers of each claim cost the
         // warps' overlap across items: exact equal segments of 200 / 1024 / 8192 20% / 10% /
         // 10% slower, the uneven ones 3% slower)
-        if (G >= 1 && G <= 32 && !ADAPT && f.warp_claim > 0) warp_phase();
+        if (kWarpClaims && tiles_ran && f.warp_claim > 0) warp_phase();
         else
           for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
       }
