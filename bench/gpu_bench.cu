@@ -1035,7 +1035,8 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"ahead2", with([](auto& p) { p.seg_claim_ahead = 2; })},  // ... once the current tile's first part is read
       {"checklate", with([](auto& p) { p.seg_check_late = 1; })},  // the offsets checked after the group items
       {"fence1", with([](auto& p) { p.done_fence = 1; })},  // every thread fenced before block_done's barrier (before the 25th session)
-      // the group items' segments claimed by warps, C warp items a claim (26th session)
+      // the certified pass's group items after its tiles claimed by warps, C warp items a claim (26th session; default 2)
+      {"warp0", with([](auto& p) { p.seg_warp_claim = 0; })},  // (the certified pass's group items after its tiles by blocks, as before run 103)
       {"warp1", with([](auto& p) { p.seg_warp_claim = 1; })},
       {"warp2", with([](auto& p) { p.seg_warp_claim = 2; })},
       {"warp4", with([](auto& p) { p.seg_warp_claim = 4; })},

@@ -187,7 +187,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").done_fence, 0);
   EXPECT_EQ(tn::parse_shapes_plan("seg_check_late=1").seg_check_late, 1);
   EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=64").seg_warp_claim, 64);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 0);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 2);  // (the default unless named)
+  EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=0").seg_warp_claim, 0);
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -611,7 +612,7 @@ TEST(ShapesPlanGpu, ExactSegmentsClaimedByWarpsAfterTheTilesAreCorrectlyRounded)
     std::vector<float> want(static_cast<std::size_t>(m));
     tally::reduce_segments(tally::reduce_op::sum, {hx.data(), n, dtype::float32, tally::memory::host}, offs.data(), m,
                            {want.data(), m, dtype::float32, tally::memory::host}, tally::options{tally::backend::cpu});
-    for (const auto& [claim, bpsm] : {std::pair{1, 0}, std::pair{3, 0}, std::pair{1, 1}, std::pair{64, 1}}) {
+    for (const auto& [claim, bpsm] : {std::pair{0, 0}, std::pair{1, 0}, std::pair{3, 0}, std::pair{1, 1}, std::pair{64, 1}}) {
       tn::shapes_v3_plan p = base;
       p.seg_warp_claim = claim;
       p.blocks_per_sm = bpsm;

@@ -126,11 +126,13 @@ struct shapes_v3_plan {
                                       // barrier (cumulative over it), 1 one fence by every thread before it (before the
                                       // twenty-fifth session); never the bits. Run 99 (one binary): 0 no slower on any
                                       // job and 0.1-0.6% faster, blocking calls included
-  int seg_warp_claim = 0;             // the certified pass over segments (exact mode; tiles first), when a segment longer than
+  int seg_warp_claim = 2;             // the certified pass over segments (exact mode; tiles first), when a segment longer than
                                       // seg_split made its tiles run: C > 0 the group items after the tiles taken by warps,
                                       // claims of C warp items (32 / lanes segments each) from one counter, so that the blocks
                                       // whose last tile ends late find them taken; 0 by the blocks in turn. Never the bits.
-                                      // Runs 101-102 took every call's group items so: equal segments 8-31% slower (docs)
+                                      // Exact uneven segments (runs 102-103, one binary): C = 2 +1.1% / +2.4%, C = 1 +1.0% /
+                                      // +0.9%, C = 4 +0.4% / -0.5% over 0. Runs 101-102 took every call's group items so:
+                                      // equal segments 8-31% slower (docs/performance.md)
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
