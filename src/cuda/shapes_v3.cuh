@@ -909,7 +909,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         const std::int64_t witems = (g.outputs + kPer - 1) / kPer;
         auto warps = [&]() { return static_cast<std::int64_t>(gridDim.x) * kWarps; };  // W (recomputed: no register held)
         auto first_claimed = [&]() { return warps(); };  // the first warp item claimed
-        // (claims only while their count fits the 32-bit counter; else every item in turn)
+        // (claims only while their count fits the 32-bit counter, else none: the asks, at most
+        // two a warp beyond the claims, then stay below 2^32, as W is at most the resident warps,
+        // 64 blocks a SM, or with blocks_per_sm < 0 a warp per warp item, when no claim is made)
         const bool claims = first_claimed() < witems && (witems - first_claimed()) / f.warp_claim < (std::int64_t(1) << 31);
         std::int64_t wi = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
         if (wi >= witems) return;  // (warp-uniform)
