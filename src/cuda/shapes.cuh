@@ -96,11 +96,16 @@ template <class T, class Out> struct fast_sum {
 template <class T, class Out, bool MEAN> struct certified_sum {
   using elem = T;
   using acc = ops::certified::state;
+  /// The state's levels (ops::certified::add): 2 for elements of at most 24 significand bits
+  /// (float32, float16, bfloat16), hi error-free and lo inexact, its error counted in the
+  /// bound (the 1-D pass's float32 choice); 3 for float64. The certificate holds for either:
+  /// only how often it fails (and the exact path runs) depends on K.
+  static constexpr int K = sizeof(T) <= 4 ? 2 : 3;
   Out* out;
   long long* ovf;
   static __device__ __forceinline__ acc identity() { return acc{}; }
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) {
-    ops::certified::add<3, true>(a, static_cast<double>(x));
+    ops::certified::add<K, true>(a, static_cast<double>(x));
   }
   /// Four float32 terms as one exact term when their exponents allow (ops::certified::add4:
   /// one state update instead of four; run 58's ncu found the pass issue-bound, 33
@@ -108,7 +113,7 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   static __device__ __forceinline__ void accumulate_vector(acc& a, const T (&v)[4])
     requires std::is_same_v<T, float>
   {
-    ops::certified::add4<3, true>(a, v[0], v[1], v[2], v[3]);
+    ops::certified::add4<K, true>(a, v[0], v[1], v[2], v[3]);
   }
   /// N float32 terms (the U vectors a lane has in flight: N = 4 U) as one exact term when
   /// their exponents allow (ops::certified::add_n: one state update per N elements); false
@@ -116,11 +121,11 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   static constexpr bool vector_terms = std::is_same_v<T, float>;
   /// One float64 term known to be an exact sum of elements (a column's running sum,
   /// ops::certified::running).
-  static __device__ __forceinline__ void accumulate_term(acc& a, double t) { ops::certified::add<3, true>(a, t); }
+  static __device__ __forceinline__ void accumulate_term(acc& a, double t) { ops::certified::add<K, true>(a, t); }
   template <int N> static __device__ __forceinline__ bool accumulate_vectors(acc& a, const float (&v)[N]) {
-    return ops::certified::add_n<3, true>(a, v);
+    return ops::certified::add_n<K, true>(a, v);
   }
-  static __device__ __forceinline__ acc combine(acc a, acc b) { return ops::certified::merge<3>(a, b); }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return ops::certified::merge<K>(a, b); }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     Out r;
     bool ok = true;
