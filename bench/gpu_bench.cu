@@ -1041,8 +1041,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"warp2", with([](auto& p) { p.seg_warp_claim = 2; })},
       {"warp4", with([](auto& p) { p.seg_warp_claim = 4; })},
       {"warp8", with([](auto& p) { p.seg_warp_claim = 8; })},
-      // the fast kernels' tiles first in a block that finds a long segment flagged after its check (27th session)
-      {"seenfirst", with([](auto& p) { p.seg_seen_first = 1; })},
       {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items

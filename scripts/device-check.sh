@@ -3,15 +3,14 @@
 # compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
-#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu] [ncu] [ab]
-#   (default: all but ncu and ab)
+#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu] [ncu]
+#   (default: all but ncu)
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER,
 #   SANITIZE_PLAN (sanitize: a second pass under this TALLY_SHAPES_PLAN), BENCH_ARGS,
 #   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT,
-#   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench, ab only),
-#   AB_ARGS, AB_ROUNDS (ab: the carry's bench/tally_bench_base against bench/tally_bench)
+#   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench only)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -113,19 +112,6 @@ if want bench; then
   python3 bench/report.py "$OUT/bench.csv" --png "$OUT/h200.png" --md "$OUT/h200.md" \
     --title "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), CUDA 13.0, $(date +%F)" || rc=1
   cat "$OUT/bench.txt" | grep -vE "^\s*$" | tail -75
-fi
-
-if [[ " $steps " == *" ab "* ]]; then  # not in "all": two benchmark binaries in turn, one call (the carry's base)
-  # AB_ARGS: the tally_bench arguments for both; AB_ROUNDS (default 2) turns of new, then base
-  echo "== A/B: $B/bench/tally_bench (new) and $B/bench/tally_bench_base (base), ${AB_ROUNDS:-2} turns"
-  : >"$OUT/ab.txt"
-  for r in $(seq 1 ${AB_ROUNDS:-2}); do
-    for w in new base; do
-      bin=$B/bench/tally_bench; [[ $w == base ]] && bin=$B/bench/tally_bench_base
-      { echo "### turn $r: $w"; $bin ${AB_ARGS:-} 2>&1 | grep -vE "^\s*$"; } >>"$OUT/ab.txt" || rc=1
-    done
-  done
-  grep -E "^###|^ +[0-9]+ " "$OUT/ab.txt" | head -120
 fi
 
 if [[ " $steps " == *" ncu "* ]]; then  # not in "all": the shape kernels' own device time (no launch or completion around them)

@@ -12,9 +12,6 @@ t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/tests" "$t/bench"
 strip -o "$t/tests/tally_tests" build/tests/tally_tests
 strip -o "$t/bench/tally_bench" build/bench/tally_bench
-# BASE_BENCH: an older tally_bench binary (e.g. a copy of the last commit's), carried as
-# bench/tally_bench_base for device-check.sh's ab step (the two run in turn in one call)
-if [[ -n "${BASE_BENCH:-}" ]]; then strip -o "$t/bench/tally_bench_base" "$BASE_BENCH"; fi
 for f in build/tests/CTestTestfile.cmake "build/tests/tally_tests[1]_include.cmake" "build/tests/tally_tests[1]_tests.cmake"; do
   # only the tally_tests suites: the CLI, MPI and NCCL subfolders are not carried
   sed -e "s#$root/build#@B@#g" -e "s#$root#@SRC@#g" -e '/^subdirs(/d' "$f" >"$t/tests/$(basename "$f")"

@@ -33,8 +33,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
-         a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim &&
-         a.seg_seen_first == b.seg_seen_first;
+         a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -73,7 +72,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = -1; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = 65; }},
-      {"seg_seen_first", [](tn::shapes_v3_plan& p) { p.seg_seen_first = 2; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
@@ -191,8 +189,6 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=64").seg_warp_claim, 64);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 2);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=0").seg_warp_claim, 0);
-  EXPECT_EQ(tn::parse_shapes_plan("seg_seen_first=1").seg_seen_first, 1);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_seen_first, 0);  // (the default unless named)
   EXPECT_EQ(p.cert_cols, -1);  // (the measured rule, running sums and the dependent launch by default)
   EXPECT_EQ(p.col_run, 1);
   EXPECT_EQ(p.pdl, 1);
@@ -221,7 +217,6 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"gate_blocks=17", "gate_blocks"},
       {"cert_col_waves=0", "cert_col_waves"},
       {"seg_warp_claim=65", "seg_warp_claim"},
-      {"seg_seen_first=2", "seg_seen_first"},
   };
   for (const auto& [text, why] : bad) {
     try {
@@ -235,7 +230,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, seg_seen_first, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -265,10 +260,6 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
   with("every thread fenced before the block counts itself done", [](auto& p) { p.done_fence = 1; });
   with("the offsets checked after the group items", [](auto& p) { p.seg_check_late = 1; });
   with("warp claims (the certified pass's only: none here)", [](auto& p) { p.seg_warp_claim = 3; p.blocks_per_sm = 1; });
-  with("tiles first where a long segment is flagged", [](auto& p) { p.seg_seen_first = 1; });
-  with("tiles first where flagged, a block per SM", [](auto& p) { p.seg_seen_first = 1; p.blocks_per_sm = 1; });
-  with("tiles first where flagged, a block per item, no probe",
-       [](auto& p) { p.seg_seen_first = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
   // flat group items (seg_flat_len) change the bits of fast sums (the order within a
   // segment), so they are compared among themselves: the grid and the probe keep them
   tn::shapes_v3_plan flat = base;

@@ -233,7 +233,6 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       fk.claim_ahead = plan.seg_claim_ahead;
       fk.check_late = plan.seg_check_late;
       fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
-      fk.seen_first = plan.seg_seen_first;
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };

@@ -83,13 +83,15 @@ template <class T, class Out> struct fast_sum {
 };
 
 /// Exact floating sum or mean (MEAN), first pass (tuning::shapes_certified): each output's
-/// sum carried in three doubles with a running error bound (ops::certified: TwoSum/Fast2Sum
-/// cascades, Ogita, Rump and Oishi 2005, K = 3; running error analysis, Higham 2002), then
+/// sum carried in K doubles with a running error bound (ops::certified: TwoSum/Fast2Sum
+/// cascades, Ogita, Rump and Oishi 2005; K = 2 for elements of at most 24 significand bits,
+/// 3 for float64; running error analysis, Higham 2002), then
 /// rounded when it is known exactly (nothing rounded on the way: ties are then rounded to
 /// even too) or the bound proves the correctly rounded value (ops::certified::round_state,
 /// divide_state): the bits of the exact path (src/cuda/shapes_exact.cuh) and of the CPU
 /// backend. An output it cannot prove (ties and zeros not known exactly, condition numbers
-/// past ~2^100, NaN, infinities, float64 overflow) is written nowhere and recorded in the
+/// past roughly 2^100 with K = 3 and 2^80 / length with K = 2, NaN, infinities, float64 overflow) is written
+/// nowhere and recorded in the
 /// overflow status word (the first such output), and the caller
 /// then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
 /// exact path writes them.
@@ -97,9 +99,11 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   using elem = T;
   using acc = ops::certified::state;
   /// The state's levels (ops::certified::add): 2 for elements of at most 24 significand bits
-  /// (float32, float16, bfloat16), hi error-free and lo inexact, its error counted in the
+  /// (float32 in the shape layer), hi error-free and lo inexact, its error counted in the
   /// bound (the 1-D pass's float32 choice); 3 for float64. The certificate holds for either:
-  /// only how often it fails (and the exact path runs) depends on K.
+  /// only how often it fails (and the exact path runs) depends on K. mid stays 0 with K = 2
+  /// but the state keeps its 32 bytes: a 24-byte state was 3-22% slower on rows and segments
+  /// (run 106, docs/performance.md).
   static constexpr int K = sizeof(T) <= 4 ? 2 : 3;
   Out* out;
   long long* ovf;

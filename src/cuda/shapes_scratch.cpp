@@ -145,8 +145,6 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.done_fence must be 0 or 1");
   if (p.seg_warp_claim < 0 || p.seg_warp_claim > 64)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_warp_claim must lie in [0, 64] (0: group items by blocks)");
-  if (p.seg_seen_first != 0 && p.seg_seen_first != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_seen_first must be 0 or 1");
 }
 
 }  // namespace
@@ -191,7 +189,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "done_fence") p.done_fence = small(v);
     else if (key == "seg_check_late") p.seg_check_late = small(v);
     else if (key == "seg_warp_claim") p.seg_warp_claim = small(v);
-    else if (key == "seg_seen_first") p.seg_seen_first = small(v);
     else if (key == "cert_cols") p.cert_cols = small(v);
     else if (key == "col_run") p.col_run = small(v);
     else if (key == "pdl") p.pdl = small(v);

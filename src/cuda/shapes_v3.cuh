@@ -183,8 +183,6 @@ struct finish {
                                    // (block_done, the column tickets), 0 thread 0 alone after it
   unsigned* group_next = nullptr;  // device, 0 between calls: plan seg_warp_claim, the warp claims handed out
   int warp_claim = 0;              // plan seg_warp_claim: warp items a claim (0: group items by blocks, in turn)
-  int seen_first = 0;              // plan seg_seen_first: the group-items-first kernels run the tiles first in a block
-                                   // that finds a long segment flagged when its own check is done
 };
 
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
@@ -986,27 +984,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       }
     };
     if constexpr (kGroupsFirst) {
-      // (plan seg_seen_first: a block that finds a segment longer than split already flagged
-      // once its own check is done takes the tiles first, and its group items after them, so
-      // that not every block is bound by the group items' latency at the kernel's start; the
-      // same items either way, so the same bits)
-      // (only for accumulators of at most 8 bytes over elements of at most 4: the float64 fast
-      // sums' kernels spilled 52 bytes with it, ptxas here)
-      constexpr bool kSeenFirst = sizeof(A) <= 8 && sizeof(T) <= 4;
-      __shared__ bool seen_now;
-      if (kSeenFirst && f.seen_first && !late_check && tiles > 0) {
-        if (threadIdx.x == 0) seen_now = *static_cast<const volatile unsigned*>(f.long_seen) != 0;
-        __syncthreads();
-      }
-      if (kSeenFirst && f.seen_first && !late_check && tiles > 0 && seen_now) {
-        have_next = false;  // (the first group item's offsets are loaded again after the tiles)
-        tiles_phase();
-        groups_phase();
-      } else {
-        groups_phase();
-        if (late_check) check_offsets(true);
-        tiles_phase();
-      }
+      groups_phase();
+      if (late_check) check_offsets(true);
+      tiles_phase();
     } else {
       tiles_phase();
       groups_phase();
