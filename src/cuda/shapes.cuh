@@ -90,10 +90,9 @@ template <class T, class Out> struct fast_sum {
 /// even too) or the bound proves the correctly rounded value (ops::certified::round_state,
 /// divide_state): the bits of the exact path (src/cuda/shapes_exact.cuh) and of the CPU
 /// backend. An output it cannot prove (ties and zeros not known exactly, condition numbers
-/// past roughly 2^100 with K = 3 and 2^80 / length with K = 2, NaN, infinities, float64 overflow) is written
-/// nowhere and recorded in the
-/// overflow status word (the first such output), and the caller
-/// then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
+/// past roughly 2^100 with K = 3 and 2^80 / length with K = 2, NaN, infinities, float64
+/// overflow) is written nowhere and recorded in the overflow status word (the first such
+/// output), and the caller then runs the exact path for every output. Empty outputs: +0 (sum), NaN (mean), as the
 /// exact path writes them.
 template <class T, class Out, bool MEAN> struct certified_sum {
   using elem = T;
@@ -102,8 +101,8 @@ template <class T, class Out, bool MEAN> struct certified_sum {
   /// (float32 in the shape layer), hi error-free and lo inexact, its error counted in the
   /// bound (the 1-D pass's float32 choice); 3 for float64. The certificate holds for either:
   /// only how often it fails (and the exact path runs) depends on K. mid stays 0 with K = 2
-  /// but the state keeps its 32 bytes: a 24-byte state was 3-22% slower on rows and segments
-  /// (run 106, docs/performance.md).
+  /// but the state keeps its 32 bytes: a 24-byte state was up to 22% slower on rows and long
+  /// segments (run 106, docs/performance.md).
   static constexpr int K = sizeof(T) <= 4 ? 2 : 3;
   Out* out;
   long long* ovf;
