@@ -23,14 +23,17 @@ using shapes::request;
 [[noreturn]] void fail(errc c, const char* fn, const std::string& what) { throw error(c, validate::prefix(fn) + what); }
 
 bool floating(dtype t) { return validate::float32_or_64(t); }
+bool floating_input(dtype t) { return floating(t) || t == dtype::float16 || t == dtype::bfloat16; }
+bool unsigned_input(dtype t) {
+  return t == dtype::uint8 || t == dtype::uint16 || t == dtype::uint32 || t == dtype::uint64;
+}
 
-// The shape layer's backends read float32, float64, int32 and int64 in this version; the other
-// element types are refused by name (never read as something else).
+// The shape layer reads all thirteen element types (the nine narrow ones widened exactly by
+// the backends: src/shapes_widen.hpp); a value outside the enumeration is refused by name.
 void check_type(const char* fn, dtype t) {
-  if (!floating(t) && t != dtype::int32 && t != dtype::int64)
-    fail(errc::invalid_argument, fn, std::string("x is ") + dtype_name(t) +
-                                         "; strided, axis and segmented reductions read float32, float64, int32 and"
-                                         " int64 only in this version (convert the data first)");
+  if (dtype_size(t) == 0)
+    fail(errc::invalid_argument, fn, "x has an element type outside tally::dtype (value " +
+                                         std::to_string(static_cast<int>(t)) + ")");
 }
 
 // Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does).
@@ -61,18 +64,21 @@ backend choose(const char* fn, const request& r, backend requested, std::initial
   return validate::choose(fn, backend::cuda, args, validate::wording::read_write);
 }
 
-// The result types each operation may produce for input type t.
+// The result types each operation may produce for input type t (docs/types.md): min/max
+// the input's type; means float32 or float64; sums float32 or float64 for floating input,
+// uint64 for unsigned integers, int64 for signed integers and bool.
 void check_out_type(const char* fn, kind k, dtype in, dtype out) {
-  bool ok = k == kind::extreme ? out == in
-            : k == kind::mean  ? floating(out)
-            : floating(in)     ? floating(out)
-                               : out == dtype::int64;
+  const dtype int_sum = unsigned_input(in) ? dtype::uint64 : dtype::int64;
+  bool ok = k == kind::extreme     ? out == in
+            : k == kind::mean      ? floating(out)
+            : floating_input(in)   ? floating(out)
+                                   : out == int_sum;
   if (!ok)
     fail(errc::invalid_argument, fn, std::string("a ") + dtype_name(in) + " input cannot produce a " + dtype_name(out) +
                                          " result (" +
                                          (k == kind::extreme ? std::string(dtype_name(in))
-                                          : k == kind::mean || floating(in) ? std::string("float32 or float64")
-                                                                            : std::string("int64")) +
+                                          : k == kind::mean || floating_input(in) ? std::string("float32 or float64")
+                                                                                  : std::string(dtype_name(int_sum))) +
                                          " only)");
 }
 
@@ -193,7 +199,8 @@ void run(const char* fn, backend b, const geometry& g, const request& r, int dev
                                          "] breaks the rules (offsets[0] == 0, non-decreasing, offsets[segments] == x.size)");
   if (st.overflow_at >= 0)
     fail(errc::overflow, fn, "the exact " + std::string(dtype_name(g.type)) + " sum of output " +
-                                 std::to_string(st.overflow_at) + " does not fit in int64 (integer overflow)");
+                                 std::to_string(st.overflow_at) + " does not fit in " +
+                                 (unsigned_input(g.type) ? "uint64" : "int64") + " (integer overflow)");
 }
 
 // Axis geometry of a validated matrix.

@@ -496,41 +496,7 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
   });
 }
 
-// The element types the shape layer does not read (float16, int8, uint64, bool, ...) are refused
-// by name before anything is read or written, on every form (the types branch added them to
-// the 1-D operations only; before this check they fell through the backends' type switch and
-// left the outputs unwritten).
-TEST(ShapesTypes, ElementTypesBeyondTheFourAreRefusedByName) {
-  std::vector<std::uint16_t> x(12, 0x3c00);  // 1.0 as float16
-  std::vector<std::int64_t> out(4, 7), idx(4, 7), offsets{0, 6, 12};
-  for (dtype t : {dtype::float16, dtype::bfloat16, dtype::int8, dtype::int16, dtype::uint8, dtype::uint16,
-                  dtype::uint32, dtype::uint64, dtype::bool_}) {
-    SCOPED_TRACE(tally::dtype_name(t));
-    tally::matrix_ref m{x.data(), 3, 4, 4, 1, t, tally::memory::host};
-    tally::mutable_array_ref o{out.data(), 4, dtype::int64, tally::memory::host};
-    tally::mutable_array_ref oi{idx.data(), 4, dtype::int64, tally::memory::host};
-    tally::mutable_array_ref of{out.data(), 4, dtype::float64, tally::memory::host};
-    tally::mutable_array_ref ov{out.data(), 4, t, tally::memory::host};
-    std::vector<std::string> words{tally::dtype_name(t), "float32, float64, int32 and int64 only"};
-    EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, m, 0, o); }, errc::invalid_argument, words));
-    EXPECT_TRUE(throws_tally([&] { tally::mean_axis(m, 0, of); }, errc::invalid_argument, words));
-    EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::min, nan_policy::propagate, m, 0, ov, oi); },
-                             errc::invalid_argument, words));
-    tally::array_ref flat{x.data(), 12, t, tally::memory::host};
-    tally::mutable_array_ref o2{out.data(), 2, dtype::int64, tally::memory::host};
-    EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(tally::reduce_op::sum, flat, offsets.data(), 2, o2); },
-                             errc::invalid_argument, words));
-    tally::strided_ref sv{x.data(), 6, 2, t, tally::memory::host};
-    std::int64_t r = 0, i = 0;
-    EXPECT_TRUE(throws_tally([&] { tally::reduce(tally::reduce_op::sum, sv, &r, dtype::int64); }, errc::invalid_argument, words));
-    double mr = 0;
-    EXPECT_TRUE(throws_tally([&] { tally::mean(sv, &mr, dtype::float64); }, errc::invalid_argument, words));
-    EXPECT_TRUE(throws_tally([&] { tally::extreme(tally::extreme_op::max, nan_policy::omit, sv, &r, &i); },
-                             errc::invalid_argument, words));
-    EXPECT_EQ(out, std::vector<std::int64_t>(4, 7));  // nothing written
-    EXPECT_EQ(idx, std::vector<std::int64_t>(4, 7));
-  }
-}
+// The other nine element types: tests/test_shapes_narrow.cpp.
 
 }  // namespace
 }  // namespace tt

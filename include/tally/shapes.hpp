@@ -5,8 +5,18 @@
 // Operations: sum (exact by default, or fast), mean (always exact), min, max and their first
 // index (argmin, argmax), with the NaN rule of `extreme` (propagate, or omit for the nan forms).
 //
-// Element types: float32, float64, int32 and int64 in this version (the other types of
-// tally::dtype are refused with errc::invalid_argument naming the type).
+// Element types: all thirteen of tally::dtype. float32, float64, int32 and int64 are read
+// directly; float16 and bfloat16 (as float32), int8, int16, uint8, uint16 and bool (as int32),
+// uint32 and uint64 (as int64; uint64 biased by -2^63, undone exactly in the results) are
+// first widened, exactly, into a compact copy of n wide elements (device memory on the CUDA
+// backend: a stream-ordered allocation, freed in stream order; host memory on the CPU
+// backend), which is then reduced. So their results are those of the wide data (16-bit
+// floats are never accumulated in 16 bits), and the copy costs time and memory: a read of x,
+// a write and a read of 4 or 8 bytes per element (docs/types.md has the table of result
+// types and the measured GB/s). Result types: sums float32 or float64 for floating input,
+// int64 for signed integers and bool, uint64 for unsigned integers (errc::overflow beyond it);
+// means float32 or float64; min/max the input's type (empty: the type's highest / lowest
+// value; bool: true / false; a NaN result of a 16-bit float is its canonical quiet NaN).
 //
 // Results for an empty row / column / segment (each output is independent):
 //   sum: +0 (integers 0); mean: NaN; min: +inf, max: -inf (integers: the type's highest /
@@ -70,12 +80,13 @@ struct matrix_ref {
 // the offsets or with the other output: outputs are never computed in place; an enumeration
 // value outside its range); errc::length_mismatch (out's length is not the number of outputs);
 // errc::null_pointer; errc::wrong_memory; errc::no_gpu; errc::cuda_error; errc::overflow (an
-// integer sum outside int64: the message names the first such output; out is then unspecified).
+// integer sum outside its int64 or uint64 result: the message names the first such output; out is then unspecified).
 
 /// Sums along `axis` (op must be reduce_op::sum). out: float32 or float64 for floating x
 /// (accuracy as `tally::sum`: exact, correctly rounded per output, by default; opt.accuracy =
-/// fast: a float64 tree per output with the CPU bound of `sum`, L = 128), int64 for integer
-/// x (exact, 128-bit accumulators; overflow is errc::overflow).
+/// fast: a float64 tree per output with the CPU bound of `sum`, L = 128), int64 for signed
+/// integer and bool x, uint64 for unsigned x (exact, 128-bit accumulators; a sum outside the
+/// result type is errc::overflow).
 void reduce_axis(reduce_op op, matrix_ref x, int axis, mutable_array_ref out, const options& opt = {});
 
 /// Means along `axis`: each the exact sum / count, correctly rounded to out's type (float32

@@ -26,6 +26,7 @@
 
 #include "cpu/exact.hpp"
 #include "shapes_backend.hpp"
+#include "shapes_widen.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/extremes.hpp"
 #include "tally/ops/reducers.hpp"
@@ -100,6 +101,8 @@ template <class T> struct int_sum_op {
   dtype out_type;
   bool mean;
   overflow_log* log;
+  bool to_u64 = false;  // a uint64 result (unsigned data): 0 <= sum < 2^64
+  bool biased = false;  // uint64 data read as x - 2^63 (shapes_widen.hpp): len * 2^63 added back
   acc identity() const { return 0; }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
     for (std::int64_t b = 0; b < n; b += kPiece) {
@@ -131,6 +134,7 @@ template <class T> struct int_sum_op {
   }
   acc combine(acc a, acc b) const { return a + b; }
   void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (biased) a += static_cast<acc>(len) * (static_cast<acc>(1) << 63);
     if (mean) {
       if (len == 0) {
         if (out_type == dtype::float32) put(out, o, std::numeric_limits<float>::quiet_NaN());
@@ -145,6 +149,12 @@ template <class T> struct int_sum_op {
         put(out, o, ex::divide_round<float>(d, 5, 0, ex::seen_not_neg_zero, static_cast<std::uint64_t>(len)));
       else
         put(out, o, ex::divide_round<double>(d, 5, 0, ex::seen_not_neg_zero, static_cast<std::uint64_t>(len)));
+      return;
+    }
+    if (to_u64) {
+      const bool fits = a >= 0 && (a >> 64) == 0;
+      if (!fits) log->note(o);
+      put(out, o, fits ? static_cast<std::uint64_t>(a) : std::uint64_t(0));
       return;
     }
     int st = 0;
@@ -199,6 +209,7 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
   using acc = typename R::acc_t;
   T* values;
   std::int64_t* index;
+  shapes::store as = shapes::store::same;  // widened data: values written as the caller's type
   acc identity() const { return R::identity(); }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t k0) const {
     acc lane[kLanes];
@@ -222,7 +233,7 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
       if constexpr (!std::numeric_limits<T>::is_integer)
         if (len > 0) v = std::numeric_limits<T>::quiet_NaN();  // only NaNs, skipped
     }
-    if (values) values[o] = v;
+    if (values) shapes::put_value(values, o, as, v);
     if (index) index[o] = i;
   }
 };
@@ -335,25 +346,42 @@ template <class Op> struct engine {
 
 template <class Op> void go(const geometry& g, const Op& op) { engine<Op>{g, op}.run(); }
 
-template <class T> void run_t(const geometry& g, const request& r, outcome& st) {
+// `as`: the caller's element type when g is a widened copy (shapes_widen.hpp).
+template <class T> void run_t(const geometry& g, const request& r, outcome& st, shapes::store as = shapes::store::same) {
   if (r.what == kind::extreme) {
     T* v = static_cast<T*>(r.out);
     bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
-    if (mx && skip) go(g, extreme_op_<T, true, true>{v, r.index});
-    else if (mx) go(g, extreme_op_<T, true, false>{v, r.index});
-    else if (skip) go(g, extreme_op_<T, false, true>{v, r.index});
-    else go(g, extreme_op_<T, false, false>{v, r.index});
+    if (mx && skip) go(g, extreme_op_<T, true, true>{v, r.index, as});
+    else if (mx) go(g, extreme_op_<T, true, false>{v, r.index, as});
+    else if (skip) go(g, extreme_op_<T, false, true>{v, r.index, as});
+    else go(g, extreme_op_<T, false, false>{v, r.index, as});
     return;
   }
   bool mean = r.what == kind::mean;
   if constexpr (std::is_integral_v<T>) {
     overflow_log log;
-    go(g, int_sum_op<T>{r.out, r.out_type, mean, &log});
+    go(g, int_sum_op<T>{r.out, r.out_type, mean, &log, r.out_type == dtype::uint64, as == shapes::store::u64});
     st.overflow_at = log.first;
   } else {
     if (mean || r.acc == accuracy::exact) go(g, exact_sum_op<T>{r.out, r.out_type, mean});
     else go(g, fast_sum_op<T>{r.out, r.out_type});
   }
+}
+
+// A narrow element type (shapes_widen.hpp): its elements widened into a compact copy, then
+// the copy reduced as its wide type W.
+template <class Src, class W> void run_widened(const geometry& g, const request& r, outcome& st) {
+  std::vector<W> copy(static_cast<std::size_t>(g.n));
+  const shapes::source_map at(g);
+  const Src* x = static_cast<const Src*>(g.x);
+#pragma omp parallel for schedule(static) if (g.n >= (1 << 16))
+  for (std::int64_t i = 0; i < g.n; ++i) {
+    if constexpr (std::is_same_v<Src, bool>)
+      copy[static_cast<std::size_t>(i)] = shapes::widen_bool(reinterpret_cast<const std::uint8_t*>(x)[at(i)]);
+    else
+      copy[static_cast<std::size_t>(i)] = shapes::widen_one(x[at(i)]);
+  }
+  run_t<W>(shapes::compact(g, copy.data()), r, st, shapes::store_of(g.type));
 }
 
 }  // namespace
@@ -364,7 +392,15 @@ void shapes_run(const geometry& g, const request& r, outcome& st) {
     case dtype::float64: return run_t<double>(g, r, st);
     case dtype::int32: return run_t<std::int32_t>(g, r, st);
     case dtype::int64: return run_t<std::int64_t>(g, r, st);
-    default: break;  // the other element types are refused by name in src/dispatch_shapes.cpp
+    case dtype::float16: return run_widened<float16, float>(g, r, st);
+    case dtype::bfloat16: return run_widened<bfloat16, float>(g, r, st);
+    case dtype::int8: return run_widened<std::int8_t, std::int32_t>(g, r, st);
+    case dtype::int16: return run_widened<std::int16_t, std::int32_t>(g, r, st);
+    case dtype::uint8: return run_widened<std::uint8_t, std::int32_t>(g, r, st);
+    case dtype::uint16: return run_widened<std::uint16_t, std::int32_t>(g, r, st);
+    case dtype::bool_: return run_widened<bool, std::int32_t>(g, r, st);
+    case dtype::uint32: return run_widened<std::uint32_t, std::int64_t>(g, r, st);
+    case dtype::uint64: return run_widened<std::uint64_t, std::int64_t>(g, r, st);
   }
 }
 

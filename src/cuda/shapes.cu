@@ -366,11 +366,13 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   st.overflow_at = words[1] == kNone ? -1 : words[1];
 }
 
-template <class T> void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+// `as`: the caller's element type when g is a widened copy (src/shapes_widen.hpp).
+template <class T>
+void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s, tally::shapes::store as = tally::shapes::store::same) {
   if (r.what == kind::extreme) {
     bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
     auto mk = [&]<class Op>() {
-      launch<Op>(g, r, st, s, [](void* out, std::int64_t* idx, long long*) { return Op{static_cast<T*>(out), idx}; });
+      launch<Op>(g, r, st, s, [as](void* out, std::int64_t* idx, long long*) { return Op{static_cast<T*>(out), idx, as}; });
     };
     if (mx && skip) mk.template operator()<extreme<T, true, true>>();
     else if (mx) mk.template operator()<extreme<T, true, false>>();
@@ -382,11 +384,15 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
     launch<Op>(g, r, st, s, [](void* out, std::int64_t*, long long* ovf) { return Op{static_cast<Out*>(out), ovf}; });
   };
   if constexpr (std::is_integral_v<T>) {
+    const bool biased = as == tally::shapes::store::u64, to_u64 = r.out_type == dtype::uint64;
+    auto mk_int = [&]<class Op, class Out>(auto... flags) {
+      launch<Op>(g, r, st, s, [=](void* out, std::int64_t*, long long* ovf) { return Op{static_cast<Out*>(out), ovf, flags...}; });
+    };
     if (r.what == kind::mean) {
-      if (r.out_type == dtype::float32) mk.template operator()<int_mean<T, float>, float>();
-      else mk.template operator()<int_mean<T, double>, double>();
+      if (r.out_type == dtype::float32) mk_int.template operator()<int_mean<T, float>, float>(biased);
+      else mk_int.template operator()<int_mean<T, double>, double>(biased);
     } else {
-      mk.template operator()<int_sum<T>, std::int64_t>();
+      mk_int.template operator()<int_sum<T>, std::int64_t>(to_u64, biased);
     }
   } else if (r.what == kind::mean || r.acc == accuracy::exact) {  // src/cuda/shapes_exact.cu
     // (tuning::shapes_certified: the certified pass first, in the fast kernels; the exact
@@ -444,6 +450,32 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
   }
 }
 
+// A narrow element type (src/shapes_widen.hpp): its elements widened into a compact device
+// copy (a stream-ordered allocation of its own, freed in stream order after the reduction's
+// kernels: the stream-ordered forms return with both enqueued), then the copy reduced as W.
+// The copy costs a read of x and a write and read of n W elements: docs/types.md.
+template <class Src, class W>
+__global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, std::int64_t n, tally::shapes::source_map at) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride) {
+    if constexpr (std::is_same_v<Src, bool>)
+      copy[i] = tally::shapes::widen_bool(__ldg(reinterpret_cast<const unsigned char*>(x) + at(i)));
+    else
+      copy[i] = tally::shapes::widen_one(x[at(i)]);
+  }
+}
+
+template <class Src, class W> void run_widened(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+  scratch_lease copy(std::max<std::size_t>(static_cast<std::size_t>(g.n) * sizeof(W), 256), s, false);
+  if (g.n > 0) {
+    const std::int64_t blocks = std::min<std::int64_t>((g.n + kBlock - 1) / kBlock, std::int64_t(32) * sm_count());
+    widen_kernel<Src, W><<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(static_cast<const Src*>(g.x), reinterpret_cast<W*>(copy.data()),
+                                                                       g.n, tally::shapes::source_map(g));
+    TALLY_CUDA(cudaGetLastError());
+  }
+  run_t<W>(tally::shapes::compact(g, copy.data()), r, st, s, tally::shapes::store_of(g.type));
+}
+
 }  // namespace
 
 bool shapes_supported(const tally::shapes::request&, dtype) noexcept {
@@ -462,6 +494,15 @@ void shapes_run(const geometry& g, const request& r, outcome& st, stream_t strea
     case dtype::float64: return run_t<double>(g, r, st, stream);
     case dtype::int32: return run_t<std::int32_t>(g, r, st, stream);
     case dtype::int64: return run_t<std::int64_t>(g, r, st, stream);
+    case dtype::float16: return run_widened<tally::float16, float>(g, r, st, stream);
+    case dtype::bfloat16: return run_widened<tally::bfloat16, float>(g, r, st, stream);
+    case dtype::int8: return run_widened<std::int8_t, std::int32_t>(g, r, st, stream);
+    case dtype::int16: return run_widened<std::int16_t, std::int32_t>(g, r, st, stream);
+    case dtype::uint8: return run_widened<std::uint8_t, std::int32_t>(g, r, st, stream);
+    case dtype::uint16: return run_widened<std::uint16_t, std::int32_t>(g, r, st, stream);
+    case dtype::bool_: return run_widened<bool, std::int32_t>(g, r, st, stream);
+    case dtype::uint32: return run_widened<std::uint32_t, std::int64_t>(g, r, st, stream);
+    case dtype::uint64: return run_widened<std::uint64_t, std::int64_t>(g, r, st, stream);
   }
 }
 

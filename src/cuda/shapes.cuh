@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "cuda/block.cuh"
+#include "shapes_widen.hpp"
 #include "tally/ops/certified.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/extremes.hpp"
@@ -153,12 +154,20 @@ template <class T> struct int_sum {
   using acc = ops::i128;
   std::int64_t* out;
   long long* ovf;
+  bool to_u64 = false;  // a uint64 result (unsigned data): 0 <= sum < 2^64
+  bool biased = false;  // uint64 data read as x - 2^63 (src/shapes_widen.hpp): len * 2^63 added back
   static __device__ __forceinline__ acc identity() { return 0; }
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += x; }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
-  __device__ void write(std::int64_t o, acc a, std::int64_t) const {
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (biased) a += static_cast<acc>(len) * (static_cast<acc>(1) << 63);
     int st = 0;
-    out[o] = ops::narrow_i64(a, st);
+    if (to_u64) {
+      st = a >= 0 && (a >> 64) == 0 ? 0 : 1;
+      reinterpret_cast<std::uint64_t*>(out)[o] = st ? 0 : static_cast<std::uint64_t>(a);
+    } else {
+      out[o] = ops::narrow_i64(a, st);
+    }
     if (st) atomicMin(ovf, static_cast<long long>(o));
   }
 };
@@ -169,10 +178,12 @@ template <class T, class Out> struct int_mean {
   using acc = ops::i128;
   Out* out;
   long long* ovf;
+  bool biased = false;  // uint64 data read as x - 2^63: len * 2^63 added back
   static __device__ __forceinline__ acc identity() { return 0; }
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t) { a += x; }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    if (biased) a += static_cast<acc>(len) * (static_cast<acc>(1) << 63);
     if (len == 0) {
       out[o] = std::numeric_limits<Out>::quiet_NaN();
       return;
@@ -192,6 +203,7 @@ template <class T, bool MAX, bool SKIP> struct extreme {
   using acc = typename R::acc_t;
   T* values;
   std::int64_t* index;
+  shapes::store as = shapes::store::same;  // widened data: values written as the caller's type
   static __device__ __forceinline__ acc identity() { return R::identity(); }
   static __device__ __forceinline__ void accumulate(acc& a, T x, std::int64_t k) { R::accumulate(a, x, k); }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return R::combine(a, b); }
@@ -205,7 +217,7 @@ template <class T, bool MAX, bool SKIP> struct extreme {
       if constexpr (!std::numeric_limits<T>::is_integer)
         if (len > 0) v = std::numeric_limits<T>::quiet_NaN();
     }
-    if (values) values[o] = v;
+    if (values) shapes::put_value(values, o, as, v);
     if (index) index[o] = i;
   }
 };

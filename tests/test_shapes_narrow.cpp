@@ -1,0 +1,646 @@
+// The shape layer's narrow element types (float16, bfloat16, int8, int16, uint8, uint16, uint32,
+// uint64, bool), which the backends widen exactly before reducing (src/shapes_widen.hpp): per
+// row, per column (every layout), per segment and strided, on both backends, through the
+// type-erased API (bool as NumPy's bytes). References, per output, from its own elements
+// copied out:
+//  - integer and bool sums: an exact 128-bit sum (int64 results; uint64 for unsigned data);
+//  - float16 sums: the exact sum in long double (a float16 is a multiple of 2^-24 below 2^16,
+//    so any sum of fewer than 2^24 of them is exact in 64 bits), rounded once to the result;
+//  - bfloat16 sums: the 1-D CPU exact path (tally::sum, itself checked against MPFR in
+//    tests/test_types.cpp); fast sums: the first-order bound of any float64 order;
+//  - means: the 1-D CPU mean (correctly rounded, checked in tests/test_types.cpp);
+//  - min/max/argmin/argmax: a sequential scan (first index on ties; -0 == +0; NaN rules as
+//    tally::extreme; a NaN result is the type's canonical quiet NaN; empty: the type's highest
+//    / lowest value, bool true / false, index -1).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace tt {
+namespace {
+
+using tally::float16;
+using tally::bfloat16;
+using tally::nan_policy;
+using i128 = __int128;
+
+template <class F> void with_narrow_type(dtype t, F&& f) {
+  switch (t) {
+    case dtype::float16: return f.template operator()<float16>();
+    case dtype::bfloat16: return f.template operator()<bfloat16>();
+    case dtype::int8: return f.template operator()<std::int8_t>();
+    case dtype::int16: return f.template operator()<std::int16_t>();
+    case dtype::uint8: return f.template operator()<std::uint8_t>();
+    case dtype::uint16: return f.template operator()<std::uint16_t>();
+    case dtype::uint32: return f.template operator()<std::uint32_t>();
+    case dtype::uint64: return f.template operator()<std::uint64_t>();
+    case dtype::bool_: return f.template operator()<bool>();
+    default: FAIL() << "not a narrow type";
+  }
+}
+
+template <class T> inline constexpr bool half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+template <class T> inline constexpr bool unsigned_v = std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
+// How the tests hold elements of T: bool as its byte.
+template <class T> using S = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
+
+template <class T> long double val(S<T> v) {
+  if constexpr (half_v<T>) return tally::to_float(v);
+  else if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1 : 0;
+  else return static_cast<long double>(v);
+}
+template <class T> bool nan_of(S<T> v) {
+  if constexpr (half_v<T>) return std::isnan(tally::to_float(v));
+  else return false;
+}
+template <class T> std::uint64_t bits_of(S<T> v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof v);
+  return b;
+}
+template <class T> S<T> from_bits(std::uint64_t b) {
+  S<T> v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// Test data: wide-ranging values of each type (float16 with subnormals, zeros of both signs and
+// repeated small integers for ties; integers over their whole range, uint64 below 2^40 here
+// so that no sum leaves uint64: the bias of uint64 is exercised anyway, every value reading as
+// x - 2^63).
+template <class T> std::vector<S<T>> gen(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<S<T>> v(static_cast<std::size_t>(n));
+  std::uniform_real_distribution<double> m(1.0, 2.0);
+  for (auto& e : v) {
+    const unsigned pick = static_cast<unsigned>(g() % 10);
+    if constexpr (std::is_same_v<T, float16>) {
+      if (pick < 7) e = tally::to_float16(static_cast<float>((g() & 1 ? -1 : 1) * std::ldexp(m(g), static_cast<int>(g() % 33) - 20)));
+      else if (pick == 7) e = float16{static_cast<std::uint16_t>((g() % 0x3ff + 1) | (g() & 1 ? 0x8000u : 0u))};  // subnormals
+      else if (pick == 8) e = tally::to_float16(static_cast<float>(static_cast<int>(g() % 17) - 8));
+      else e = float16{static_cast<std::uint16_t>(g() & 1 ? 0x8000u : 0u)};  // -0, +0
+    } else if constexpr (std::is_same_v<T, bfloat16>) {
+      if (pick < 8) e = tally::to_bfloat16(static_cast<float>((g() & 1 ? -1 : 1) * std::ldexp(m(g), static_cast<int>(g() % 121) - 60)));
+      else e = tally::to_bfloat16(static_cast<float>(static_cast<int>(g() % 17) - 8));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      e = static_cast<std::uint8_t>(g() & 1);
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+      e = g() >> 24;
+    } else {
+      e = static_cast<T>(g());  // the whole range of the type
+      if (pick < 3) e = static_cast<T>(g() % 5);  // repeats: ties
+    }
+  }
+  return v;
+}
+
+template <class T> using runs = std::vector<std::vector<S<T>>>;
+
+class ShapesNarrow : public Typed {
+ protected:
+  bool cuda() const { return b() == backend::cuda; }
+  static tally::options cpu_opt() {
+    tally::options o;
+    o.backend = backend::cpu;
+    return o;
+  }
+  template <class T> static tally::view<const T> host_view(const std::vector<S<T>>& v) {
+    return {reinterpret_cast<const T*>(v.data()), static_cast<std::int64_t>(v.size())};
+  }
+
+  // The scan of one output: (value bits, index).
+  template <class T> static std::pair<std::uint64_t, std::int64_t> scan(const std::vector<S<T>>& x, bool mx, bool skip) {
+    std::int64_t best = -1;
+    bool nan_seen = false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (nan_of<T>(x[i])) {
+        if (!skip) return {half_v<T> ? (std::is_same_v<T, float16> ? 0x7e00u : 0x7fc0u) : 0, static_cast<std::int64_t>(i)};
+        nan_seen = true;
+        continue;
+      }
+      const long double v = val<T>(x[i]);
+      if (best < 0 || (mx ? v > val<T>(x[static_cast<std::size_t>(best)]) : v < val<T>(x[static_cast<std::size_t>(best)])))
+        best = static_cast<std::int64_t>(i);
+    }
+    if (best >= 0) return {bits_of<T>(x[static_cast<std::size_t>(best)]), best};
+    // empty (or only NaN, skipped)
+    if constexpr (half_v<T>) {
+      if (nan_seen) return {std::is_same_v<T, float16> ? 0x7e00u : 0x7fc0u, -1};
+      const float inf = std::numeric_limits<float>::infinity();
+      S<T> e = std::is_same_v<T, float16> ? S<T>{tally::to_float16(mx ? -inf : inf).bits}
+                                          : S<T>{tally::to_bfloat16(mx ? -inf : inf).bits};
+      return {bits_of<T>(e), -1};
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return {mx ? 0u : 1u, -1};
+    } else {
+      return {bits_of<T>(mx ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max()), -1};
+    }
+  }
+
+  // Sums (exact, fast), means and the four extremes of every output, against the references.
+  template <class T, class Sum, class Mean, class Ext>
+  void check_all(const runs<T>& want, Sum&& sum, Mean&& mean, Ext&& ext) {
+    const std::size_t m = want.size();
+    const dtype t = tally::dtype_of<T>();
+    if constexpr (half_v<T>) {
+      // each output's exact sum as float64 and float32 (float16: in long double; bfloat16: the
+      // 1-D CPU path) and sum |x|, once
+      std::vector<double> ref64(m), mags(m);
+      std::vector<float> ref32(m);
+      for (std::size_t o = 0; o < m; ++o) {
+        long double mag = 0;
+        for (auto v : want[o]) mag += std::fabs(val<T>(v));
+        mags[o] = static_cast<double>(mag);
+        if constexpr (std::is_same_v<T, float16>) {
+          long double s = 0;
+          for (auto v : want[o]) s += val<T>(v);
+          ref64[o] = static_cast<double>(s);
+          ref32[o] = static_cast<float>(s);
+          if (s == 0) {  // an exact zero: +0, but -0 when every element is -0 (IEEE sums of -0)
+            bool all_neg_zero = !want[o].empty();
+            for (auto v : want[o]) all_neg_zero = all_neg_zero && v.bits == 0x8000;
+            ref64[o] = all_neg_zero ? -0.0 : 0.0;
+            ref32[o] = all_neg_zero ? -0.0f : 0.0f;
+          }
+        } else {
+          const tally::options c = cpu_opt();
+          ref64[o] = tally::sum<T, double>(host_view<T>(want[o]), c);
+          ref32[o] = tally::sum<T, float>(host_view<T>(want[o]), c);
+        }
+      }
+      for (auto acc : {tally::accuracy::exact, tally::accuracy::fast})
+        for (dtype rt : {dtype::float32, dtype::float64}) {
+          SCOPED_TRACE(std::string(acc == tally::accuracy::exact ? "exact" : "fast") + " sum as " + tally::dtype_name(rt));
+          buffer<double> out(b(), m, 7.0);  // (room for either result type)
+          sum(acc, tally::mutable_array_ref{out.data(), static_cast<std::int64_t>(m), rt, tally::memory::unknown});
+          std::vector<double> raw = out.read();
+          for (std::size_t o = 0; o < m; ++o) {
+            SCOPED_TRACE("output " + std::to_string(o) + " of " + std::to_string(m) + ", length " + std::to_string(want[o].size()));
+            const double got = rt == dtype::float32 ? static_cast<double>(reinterpret_cast<const float*>(raw.data())[o]) : raw[o];
+            const double e64 = ref64[o], e = rt == dtype::float32 ? static_cast<double>(ref32[o]) : e64;
+            if (acc == tally::accuracy::exact || !std::isfinite(e64)) {  // (NaN and infinities: IEEE in any order)
+              ASSERT_TRUE(same_bits(got, e));
+            } else {
+              long double bound = (static_cast<long double>(want[o].size()) + 1) * std::ldexp(1.0L, -53) * mags[o] +
+                                  std::ldexp(std::fabs(static_cast<long double>(e64)), -53);
+              if (rt == dtype::float32 && std::fabs(e64) + bound > 0)
+                bound += std::ldexp(1.0L, std::ilogb(std::fabs(static_cast<long double>(e64)) + bound) - 24);
+              ASSERT_LE(std::fabs(static_cast<long double>(got) - e64), bound) << "fast sum " << got << " exact " << e64;
+              if (want[o].empty()) { ASSERT_TRUE(same_bits(got, 0.0)); }
+            }
+          }
+        }
+    } else {
+      const dtype rt = unsigned_v<T> ? dtype::uint64 : dtype::int64;
+      for (auto acc : {tally::accuracy::exact, tally::accuracy::fast}) {
+        SCOPED_TRACE(acc == tally::accuracy::exact ? "sum" : "sum (fast asked)");
+        buffer<std::int64_t> out(b(), m, 7);
+        sum(acc, tally::mutable_array_ref{out.data(), static_cast<std::int64_t>(m), rt, tally::memory::unknown});
+        std::vector<std::int64_t> got = out.read();
+        for (std::size_t o = 0; o < m; ++o) {
+          SCOPED_TRACE("output " + std::to_string(o) + ", length " + std::to_string(want[o].size()));
+          i128 s = 0;
+          for (auto v : want[o]) s += static_cast<i128>(val<T>(v));
+          ASSERT_TRUE(s >= 0 || !unsigned_v<T>);
+          ASSERT_TRUE(s < (i128(1) << 63)) << "test data must not overflow here";
+          ASSERT_EQ(static_cast<i128>(got[o]), s);
+        }
+      }
+    }
+    {
+      SCOPED_TRACE("mean");
+      buffer<double> out(b(), m, 7.0);
+      mean(tally::mutable_array_ref{out.data(), static_cast<std::int64_t>(m), dtype::float64, tally::memory::unknown});
+      std::vector<double> got = out.read();
+      for (std::size_t o = 0; o < m; ++o) {
+        SCOPED_TRACE("output " + std::to_string(o));
+        ASSERT_TRUE(same_bits(got[o], tally::mean<T, double>(host_view<T>(want[o]), cpu_opt())));
+      }
+    }
+    for (bool mx : {false, true})
+      for (bool skip : {false, true}) {
+        SCOPED_TRACE(std::string(mx ? "max" : "min") + (skip ? " (omit NaN)" : ""));
+        buffer<S<T>> values(b(), m, from_bits<T>(0x55));
+        buffer<std::int64_t> idx(b(), m, std::int64_t(-7));
+        ext(mx ? tally::extreme_op::max : tally::extreme_op::min, skip ? nan_policy::omit : nan_policy::propagate,
+            tally::mutable_array_ref{values.data(), static_cast<std::int64_t>(m), t, tally::memory::unknown},
+            tally::mutable_array_ref{idx.data(), static_cast<std::int64_t>(m), dtype::int64, tally::memory::unknown});
+        std::vector<S<T>> gv = values.read();
+        std::vector<std::int64_t> gi = idx.read();
+        for (std::size_t o = 0; o < m; ++o) {
+          SCOPED_TRACE("output " + std::to_string(o) + ", length " + std::to_string(want[o].size()));
+          auto [wb, wi] = scan<T>(want[o], mx, skip);
+          ASSERT_EQ(gi[o], wi);
+          ASSERT_EQ(bits_of<T>(gv[o]), wb);
+        }
+      }
+  }
+
+  // A (rows, cols) matrix with strides (rs, cs) inside a buffer: both axes.
+  template <class T>
+  void check_matrix(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs, std::uint64_t seed,
+                    std::vector<S<T>> fill = {}) {
+    std::int64_t lo = 0, hi = 0;
+    if (rows > 0 && cols > 0) {
+      lo = std::min<std::int64_t>(0, (rows - 1) * rs) + std::min<std::int64_t>(0, (cols - 1) * cs);
+      hi = std::max<std::int64_t>(0, (rows - 1) * rs) + std::max<std::int64_t>(0, (cols - 1) * cs);
+    }
+    const std::int64_t origin = -lo, span = hi - lo + 1;
+    std::vector<S<T>> mem = fill.empty() ? gen<T>(span, seed) : fill;
+    auto bm = put(mem);
+    const dtype t = tally::dtype_of<T>();
+    tally::matrix_ref x{bm.data() + origin, rows, cols, rs, cs, t, tally::memory::unknown};
+    for (int axis : {0, 1}) {
+      SCOPED_TRACE("shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ") strides (" + std::to_string(rs) +
+                   ", " + std::to_string(cs) + ") axis " + std::to_string(axis));
+      const std::int64_t m = axis == 0 ? cols : rows, len = axis == 0 ? rows : cols;
+      runs<T> want(static_cast<std::size_t>(m));
+      for (std::int64_t o = 0; o < m; ++o)
+        for (std::int64_t k = 0; k < len; ++k) {
+          const std::int64_t i = axis == 0 ? k : o, j = axis == 0 ? o : k;
+          want[static_cast<std::size_t>(o)].push_back(mem[static_cast<std::size_t>(origin + i * rs + j * cs)]);
+        }
+      check_all<T>(
+          want,
+          [&](tally::accuracy acc, tally::mutable_array_ref out) {
+            tally::options o = opt();
+            o.accuracy = acc;
+            tally::reduce_axis(tally::reduce_op::sum, x, axis, out, o);
+          },
+          [&](tally::mutable_array_ref out) { tally::mean_axis(x, axis, out, opt()); },
+          [&](tally::extreme_op op, nan_policy nans, tally::mutable_array_ref v, tally::mutable_array_ref i) {
+            tally::extreme_axis(op, nans, x, axis, v, i, opt());
+          });
+    }
+  }
+
+  template <class T> void check_segments(const std::vector<S<T>>& x, const std::vector<std::int64_t>& off) {
+    SCOPED_TRACE("segments: " + std::to_string(off.size() - 1) + ", elements " + std::to_string(x.size()));
+    auto bx = put(x);
+    auto bo = put(off);
+    runs<T> want(off.size() - 1);
+    for (std::size_t s = 0; s + 1 < off.size(); ++s) want[s].assign(x.begin() + off[s], x.begin() + off[s + 1]);
+    const tally::array_ref xr{bx.data(), static_cast<std::int64_t>(x.size()), tally::dtype_of<T>(), tally::memory::unknown};
+    const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
+    check_all<T>(
+        want,
+        [&](tally::accuracy acc, tally::mutable_array_ref out) {
+          tally::options o = opt();
+          o.accuracy = acc;
+          tally::reduce_segments(tally::reduce_op::sum, xr, bo.data(), segs, out, o);
+        },
+        [&](tally::mutable_array_ref out) { tally::mean_segments(xr, bo.data(), segs, out, opt()); },
+        [&](tally::extreme_op op, nan_policy nans, tally::mutable_array_ref v, tally::mutable_array_ref i) {
+          tally::extreme_segments(op, nans, xr, bo.data(), segs, v, i, opt());
+        });
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, ShapesNarrow,
+                         ::testing::Combine(::testing::Values(backend::cpu, backend::cuda),
+                                            ::testing::Values(dtype::float16, dtype::bfloat16, dtype::int8, dtype::int16,
+                                                              dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64,
+                                                              dtype::bool_)),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(ShapesNarrow, RowMajorColumnMajorPaddedAndNegativeStrides) {
+  with_narrow_type(t(), [&]<class T>() {
+    struct Sh { std::int64_t r, c; };
+    for (Sh s : {Sh{37, 53}, Sh{1, 1}, Sh{2, 3}, Sh{200, 150}}) {
+      check_matrix<T>(s.r, s.c, s.c, 1, 1);      // row-major
+      check_matrix<T>(s.r, s.c, 1, s.r, 2);      // column-major
+      check_matrix<T>(s.r, s.c, s.c + 5, 1, 3);  // padded rows
+      check_matrix<T>(s.r, s.c, -s.c, -1, 4);    // both strides negative
+      check_matrix<T>(s.r, s.c, 2 * s.c, 2, 5);  // every other element
+    }
+  });
+}
+
+TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
+  with_narrow_type(t(), [&]<class T>() {
+    for (auto [r, c] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 5}, {5, 0}, {0, 0}, {1, 1000}, {1000, 1}, {100000, 1}}) {
+      check_matrix<T>(r, c, c, 1, 6);
+      check_matrix<T>(r, c, 1, r, 7);
+    }
+    check_matrix<T>(3, 70001, 70001, 1, 8);  // rows longer than a CPU piece and a GPU tile
+    check_matrix<T>(70001, 3, 3, 1, 9);      // tall: columns split into row chunks
+    check_matrix<T>(4000, 66, 68, 1, 15);    // GPU column tiles of 16-byte vectors in the copy
+    check_matrix<T>(20, 65536, 65536, 1, 23);
+    check_matrix<T>(100000, 40, 40, 1, 22);  // many more work items than resident GPU blocks
+  });
+}
+
+TEST_P(ShapesNarrow, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
+  with_narrow_type(t(), [&]<class T>() {
+    check_segments<T>({}, {0});
+    check_segments<T>({}, {0, 0, 0, 0});
+    std::mt19937_64 g(11);
+    std::vector<std::int64_t> off{0, 0};
+    for (int s = 0; s < 300; ++s)
+      off.push_back(off.back() + (s % 7 == 0 ? 0 : static_cast<std::int64_t>(g() % (s % 50 == 1 ? 20000 : 40))));
+    off.push_back(off.back());
+    check_segments<T>(gen<T>(off.back(), 12), off);
+    // one segment of 300,000 elements among 3000 tiny ones (lengths 0..3), in the middle
+    std::vector<std::int64_t> o2{0};
+    for (int s = 0; s < 3001; ++s) o2.push_back(o2.back() + (s == 1500 ? 300000 : s % 4));
+    check_segments<T>(gen<T>(o2.back(), 13), o2);
+  });
+}
+
+TEST_P(ShapesNarrow, StridedViews) {
+  with_narrow_type(t(), [&]<class T>() {
+    const std::vector<S<T>> mem = gen<T>(100003, 14);
+    auto bm = put(mem);
+    const dtype t = tally::dtype_of<T>();
+    auto check = [&](std::int64_t first, std::int64_t n, std::int64_t stride) {
+      SCOPED_TRACE("first " + std::to_string(first) + " n " + std::to_string(n) + " stride " + std::to_string(stride));
+      std::vector<S<T>> w;
+      for (std::int64_t k = 0; k < n; ++k) w.push_back(mem[static_cast<std::size_t>(first + k * stride)]);
+      const tally::strided_ref v{bm.data() + first, n, stride, t, tally::memory::unknown};
+      const tally::options c = cpu_opt();
+      if constexpr (half_v<T>) {
+        float s = -1;
+        tally::reduce(tally::reduce_op::sum, v, &s, dtype::float32, opt());
+        EXPECT_TRUE(same_bits(s, tally::sum<T, float>(host_view<T>(w), c)));
+      } else {
+        std::int64_t s = -1;
+        tally::reduce(tally::reduce_op::sum, v, &s, unsigned_v<T> ? dtype::uint64 : dtype::int64, opt());
+        i128 e = 0;
+        for (auto x : w) e += static_cast<i128>(val<T>(x));
+        EXPECT_EQ(static_cast<i128>(s), e);
+      }
+      double mn = -1;
+      tally::mean(v, &mn, dtype::float64, opt());
+      EXPECT_TRUE(same_bits(mn, tally::mean<T, double>(host_view<T>(w), c)));
+      for (bool mx : {false, true}) {
+        S<T> got{};
+        std::int64_t gi = -7;
+        tally::extreme(mx ? tally::extreme_op::max : tally::extreme_op::min, nan_policy::propagate, v, &got, &gi, opt());
+        auto [wb, wi] = scan<T>(w, mx, false);
+        EXPECT_EQ(gi, wi);
+        EXPECT_EQ(bits_of<T>(got), wb);
+      }
+    };
+    check(0, 100003, 1);
+    check(0, (100003 + 6) / 7, 7);
+    check(5, 333, 300);
+    check(100002, 100003, -1);
+    check(17, 1000, 0);
+    check(3, 0, 9);
+  });
+}
+
+TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
+  with_narrow_type(t(), [&]<class T>() {
+    // one long segment and one long column with ties past piece / tile / chunk bounds
+    const std::int64_t n = 300007;
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 1 ? 1 : 0);
+      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
+    };
+    std::vector<S<T>> x(static_cast<std::size_t>(n), of(1));
+    for (std::int64_t i : {299999, 200000, 65537, 40000, 8192 * 3 + 1}) x[static_cast<std::size_t>(i)] = of(9);
+    for (std::int64_t i : {123457, 32768, 32769}) x[static_cast<std::size_t>(i)] = of(-9);
+    check_segments<T>(x, {0, 5, n});
+    check_matrix<T>(n, 1, 1, 1, 0, x);
+    if constexpr (half_v<T>) {
+      const std::uint16_t nan = std::is_same_v<T, float16> ? 0x7e01 : 0x7fc1, inf = std::is_same_v<T, float16> ? 0x7c00 : 0x7f80;
+      auto h = [](std::uint16_t b) { return S<T>{b}; };
+      const S<T> one = of(1), two = of(2), seven = of(7), nz = h(0x8000), pz = h(0);
+      // rows: NaN in the middle; all NaN; all +inf; -0 then +0; a negative NaN among values
+      std::vector<S<T>> m = {one, h(nan), seven, h(nan), two,  h(nan), h(nan), h(nan), h(nan), h(nan),
+                             h(inf), h(inf), h(inf), h(inf), h(inf),  nz, pz, pz, nz, pz,
+                             two, h(static_cast<std::uint16_t>(nan | 0x8000)), one, seven, two};
+      check_matrix<T>(5, 5, 5, 1, 0, m);
+    }
+  });
+}
+
+// uint64 past 2^63 (the bias of the widened copy), uint32 and uint8 sums past their type, and
+// bool bytes other than 0 and 1: on both backends.
+class ShapesNarrowEdges : public Backend {};
+INSTANTIATE_TEST_SUITE_P(Backends, ShapesNarrowEdges, ::testing::Values(backend::cpu, backend::cuda),
+                         [](const auto& info) { return param_name(info); });
+
+TEST_P(ShapesNarrowEdges, Uint64AboveTwoToTheSixtyThreeSumsMeansAndExtremes) {
+  const std::uint64_t top = ~std::uint64_t(0), half = std::uint64_t(1) << 63;
+  // rows of 3: sums of exactly 2^64 - 1 (rows 0-2), past 2^64 (rows 3 and 5: overflow, the
+  // message names output 3), zeros
+  std::vector<std::uint64_t> x = {top - 2, 1, 1,  half - 1, half, 0,  half + 1, half - 3, 1,  half, half, 5,  0, 0, 0,
+                                  top, top, top};
+  auto bx = put(x);
+  const std::int64_t rows = 6;
+  tally::matrix_ref m{bx.data(), rows, 3, 3, 1, dtype::uint64, tally::memory::unknown};
+  buffer<std::uint64_t> out(b(), rows, 9);
+  tally::mutable_array_ref o{out.data(), rows, dtype::uint64, tally::memory::unknown};
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, m, 1, o, opt()); }, errc::overflow,
+                           {"output 3", "uint64"}));
+  tally::matrix_ref m3{bx.data(), 3, 3, 3, 1, dtype::uint64, tally::memory::unknown};
+  buffer<std::uint64_t> out3(b(), 3, 9);
+  tally::reduce_axis(tally::reduce_op::sum, m3, 1, tally::mutable_array_ref{out3.data(), 3, dtype::uint64, tally::memory::unknown}, opt());
+  EXPECT_EQ(out3.read(), (std::vector<std::uint64_t>{top, top, top}));
+  // the same rows as columns (column mode: a transposed copy)
+  std::vector<std::uint64_t> xt(x.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < 3; ++c) xt[static_cast<std::size_t>(c * rows + r)] = x[static_cast<std::size_t>(r * 3 + c)];
+  auto bt = put(xt);
+  tally::matrix_ref mt{bt.data(), 3, 3, rows, 1, dtype::uint64, tally::memory::unknown};  // the first 3 columns
+  buffer<std::uint64_t> outt(b(), 3, 9);
+  tally::reduce_axis(tally::reduce_op::sum, mt, 0, tally::mutable_array_ref{outt.data(), 3, dtype::uint64, tally::memory::unknown}, opt());
+  EXPECT_EQ(outt.read(), (std::vector<std::uint64_t>{top, top, top}));
+  // means: the exact sum / 3 correctly rounded (row 5: 2^64 - 1, which rounds to 2^64)
+  buffer<double> mo(b(), rows, 0.0);
+  tally::mean_axis(m, 1, tally::mutable_array_ref{mo.data(), rows, dtype::float64, tally::memory::unknown}, opt());
+  std::vector<double> gm = mo.read();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<std::uint64_t> row(x.begin() + 3 * r, x.begin() + 3 * r + 3);
+    EXPECT_TRUE(same_bits(gm[static_cast<std::size_t>(r)], tally::mean<std::uint64_t, double>(row, cpu_backend()))) << "row " << r;
+  }
+  EXPECT_EQ(gm[5], std::ldexp(1.0, 64));
+  EXPECT_EQ(gm[3], std::ldexp(1.0, 64) / 3);  // (2^64 + 5) / 3 = 6148914691236517207, nearest float64: 2^64 / 3's
+  // min / max across 2^63 (ties of top: the first index)
+  buffer<std::uint64_t> v(b(), rows, 9);
+  buffer<std::int64_t> i(b(), rows, 9);
+  tally::mutable_array_ref vr{v.data(), rows, dtype::uint64, tally::memory::unknown};
+  tally::mutable_array_ref ir{i.data(), rows, dtype::int64, tally::memory::unknown};
+  tally::extreme_axis(tally::extreme_op::max, nan_policy::propagate, m, 1, vr, ir, opt());
+  EXPECT_EQ(v.read(), (std::vector<std::uint64_t>{top - 2, half, half + 1, half, 0, top}));
+  EXPECT_EQ(i.read(), (std::vector<std::int64_t>{0, 1, 0, 0, 0, 0}));
+  tally::extreme_axis(tally::extreme_op::min, nan_policy::propagate, m, 1, vr, ir, opt());
+  EXPECT_EQ(v.read(), (std::vector<std::uint64_t>{1, 0, 1, 5, 0, top}));
+  EXPECT_EQ(i.read(), (std::vector<std::int64_t>{1, 2, 2, 2, 0, 0}));
+  // empty outputs: min is the type's highest, max its lowest, index -1
+  tally::matrix_ref none{bx.data(), 0, 2, 2, 1, dtype::uint64, tally::memory::unknown};
+  buffer<std::uint64_t> ev(b(), 2, 9);
+  buffer<std::int64_t> ei(b(), 2, 9);
+  tally::mutable_array_ref evr{ev.data(), 2, dtype::uint64, tally::memory::unknown};
+  tally::mutable_array_ref eir{ei.data(), 2, dtype::int64, tally::memory::unknown};
+  tally::extreme_axis(tally::extreme_op::min, nan_policy::propagate, none, 0, evr, eir, opt());
+  EXPECT_EQ(ev.read(), (std::vector<std::uint64_t>{top, top}));
+  EXPECT_EQ(ei.read(), (std::vector<std::int64_t>{-1, -1}));
+  tally::extreme_axis(tally::extreme_op::max, nan_policy::propagate, none, 0, evr, eir, opt());
+  EXPECT_EQ(ev.read(), (std::vector<std::uint64_t>{0, 0}));
+  // long segments (split across GPU tiles): n copies of 2^63 + 1 (overflow), then one such
+  // value and n small ones (the biased partial sums run to about -n 2^63; the total fits)
+  const std::int64_t n = 100000;
+  std::vector<std::uint64_t> y(static_cast<std::size_t>(n), half + 1);
+  for (std::int64_t k = 0; k < n; ++k) y.push_back(static_cast<std::uint64_t>(k % 1000));
+  y.push_back(top);
+  auto by = put(y);
+  tally::array_ref yr{by.data(), static_cast<std::int64_t>(y.size()), dtype::uint64, tally::memory::unknown};
+  buffer<std::uint64_t> so(b(), 2, 9);
+  tally::mutable_array_ref sor{so.data(), 2, dtype::uint64, tally::memory::unknown};
+  auto bo = put(std::vector<std::int64_t>{0, n, 2 * n + 1});
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_segments(tally::reduce_op::sum, yr, bo.data(), 2, sor, opt()); }, errc::overflow,
+                           {"output 0", "uint64"}));
+  buffer<std::uint64_t> so3(b(), 2, 9);
+  auto y2 = tally::array_ref{by.data() + (n - 1), n + 2, dtype::uint64, tally::memory::unknown};
+  auto bo3 = put(std::vector<std::int64_t>{0, n + 1, n + 2});
+  tally::reduce_segments(tally::reduce_op::sum, y2, bo3.data(), 2,
+                         tally::mutable_array_ref{so3.data(), 2, dtype::uint64, tally::memory::unknown}, opt());
+  unsigned __int128 want = half + 1;
+  for (std::int64_t k = 0; k < n; ++k) want += static_cast<unsigned>(k % 1000);
+  EXPECT_EQ(so3.read()[0], static_cast<std::uint64_t>(want));
+  EXPECT_EQ(so3.read()[1], top);
+}
+
+TEST_P(ShapesNarrowEdges, SmallUnsignedSumsPassTheirTypeAndBoolBytesCountAsTrue) {
+  // 256 uint8 ones sum to 256 (a uint64 result); uint16 and uint32 rows past their types
+  std::vector<std::uint8_t> ones(256 * 3, 1);
+  auto b8 = put(ones);
+  buffer<std::uint64_t> s8(b(), 3, 9);
+  tally::reduce_axis(tally::reduce_op::sum, tally::matrix_ref{b8.data(), 3, 256, 256, 1, dtype::uint8, tally::memory::unknown}, 1,
+                     tally::mutable_array_ref{s8.data(), 3, dtype::uint64, tally::memory::unknown}, opt());
+  EXPECT_EQ(s8.read(), (std::vector<std::uint64_t>{256, 256, 256}));
+  std::vector<std::uint32_t> big(2 * 5000, 0xffffffffu);
+  auto b32 = put(big);
+  buffer<std::uint64_t> s32(b(), 5000, 9);
+  tally::reduce_axis(tally::reduce_op::sum, tally::matrix_ref{b32.data(), 2, 5000, 5000, 1, dtype::uint32, tally::memory::unknown}, 0,
+                     tally::mutable_array_ref{s32.data(), 5000, dtype::uint64, tally::memory::unknown}, opt());
+  EXPECT_EQ(s32.read(), std::vector<std::uint64_t>(5000, 2 * std::uint64_t(0xffffffffu)));
+  std::vector<std::int8_t> lows(300, -128);
+  auto bl = put(lows);
+  buffer<std::int64_t> sl(b(), 1, 9);
+  tally::reduce_axis(tally::reduce_op::sum, tally::matrix_ref{bl.data(), 1, 300, 300, 1, dtype::int8, tally::memory::unknown}, 1,
+                     tally::mutable_array_ref{sl.data(), 1, dtype::int64, tally::memory::unknown}, opt());
+  EXPECT_EQ(sl.read()[0], -128 * 300);
+  // bool: bytes other than 0 and 1 are true (sums count them; max gives true, 1)
+  std::vector<std::uint8_t> bytes = {0, 2, 255, 1, 0, 0, 0, 0};
+  auto bb = put(bytes);
+  auto bo = put(std::vector<std::int64_t>{0, 4, 4, 8});
+  tally::array_ref xr{bb.data(), 8, dtype::bool_, tally::memory::unknown};
+  buffer<std::int64_t> sb(b(), 3, 9);
+  tally::reduce_segments(tally::reduce_op::sum, xr, bo.data(), 3, tally::mutable_array_ref{sb.data(), 3, dtype::int64, tally::memory::unknown}, opt());
+  EXPECT_EQ(sb.read(), (std::vector<std::int64_t>{3, 0, 0}));
+  buffer<std::uint8_t> vb(b(), 3, 9);
+  buffer<std::int64_t> ib(b(), 3, 9);
+  tally::mutable_array_ref vbr{vb.data(), 3, dtype::bool_, tally::memory::unknown};
+  tally::mutable_array_ref ibr{ib.data(), 3, dtype::int64, tally::memory::unknown};
+  tally::extreme_segments(tally::extreme_op::max, nan_policy::propagate, xr, bo.data(), 3, vbr, ibr, opt());
+  EXPECT_EQ(vb.read(), (std::vector<std::uint8_t>{1, 0, 0}));  // empty: false
+  EXPECT_EQ(ib.read(), (std::vector<std::int64_t>{1, -1, 0}));
+  tally::extreme_segments(tally::extreme_op::min, nan_policy::propagate, xr, bo.data(), 3, vbr, ibr, opt());
+  EXPECT_EQ(vb.read(), (std::vector<std::uint8_t>{0, 1, 0}));  // empty: true
+  EXPECT_EQ(ib.read(), (std::vector<std::int64_t>{0, -1, 0}));
+  buffer<double> mb(b(), 3, 9.0);
+  tally::mean_segments(xr, bo.data(), 3, tally::mutable_array_ref{mb.data(), 3, dtype::float64, tally::memory::unknown}, opt());
+  std::vector<double> gm = mb.read();
+  EXPECT_EQ(gm[0], 0.75);
+  EXPECT_TRUE(std::isnan(gm[1]));
+  EXPECT_EQ(gm[2], 0.0);
+}
+
+TEST_P(ShapesNarrowEdges, ResultTypesAreCheckedAndUnknownTypesRefused) {
+  std::vector<std::uint16_t> x(12, 0x3c00);  // 1.0 as float16
+  auto bx = put(x);
+  buffer<std::int64_t> out(b(), 4, 7), idx(b(), 4, 7);
+  auto mat = [&](dtype t) { return tally::matrix_ref{bx.data(), 3, 4, 4, 1, t, tally::memory::unknown}; };
+  auto as = [&](dtype t) { return tally::mutable_array_ref{out.data(), 4, t, tally::memory::unknown}; };
+  tally::mutable_array_ref ir{idx.data(), 4, dtype::int64, tally::memory::unknown};
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, mat(dtype::float16), 0, as(dtype::int64), opt()); },
+                           errc::invalid_argument, {"float16", "float32 or float64 only"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, mat(dtype::uint16), 0, as(dtype::int64), opt()); },
+                           errc::invalid_argument, {"uint16", "uint64 only"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, mat(dtype::int16), 0, as(dtype::uint64), opt()); },
+                           errc::invalid_argument, {"int16", "int64 only"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, mat(dtype::bool_), 0, as(dtype::uint64), opt()); },
+                           errc::invalid_argument, {"bool", "int64 only"}));
+  EXPECT_TRUE(throws_tally([&] { tally::mean_axis(mat(dtype::uint8), 0, as(dtype::int64), opt()); }, errc::invalid_argument,
+                           {"float32 or float64"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme_axis(tally::extreme_op::min, nan_policy::propagate, mat(dtype::float16), 0, as(dtype::float32), ir, opt()); },
+                           errc::invalid_argument, {"float16 only"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(tally::reduce_op::sum, mat(static_cast<dtype>(99)), 0, as(dtype::int64), opt()); },
+                           errc::invalid_argument, {"outside tally::dtype", "99"}));
+  EXPECT_EQ(out.read(), std::vector<std::int64_t>(4, 7));  // nothing written
+  EXPECT_EQ(idx.read(), std::vector<std::int64_t>(4, 7));
+}
+
+// The stream-ordered forms over a widened copy (CUDA only): the same bits as the blocking ones.
+TEST(ShapesNarrowAsync, SameResultsAsBlocking) {
+  TT_REQUIRE_BACKEND(backend::cuda);
+  tally::options o;
+  o.backend = backend::cuda;
+  const std::int64_t rows = 300, cols = 1000;
+  std::vector<float16> h = gen<float16>(rows * cols, 5);
+  buffer<float16> bh(backend::cuda, h);
+  tally::matrix_ref m{bh.data(), rows, cols, cols, 1, dtype::float16, tally::memory::unknown};
+  for (int axis : {0, 1}) {
+    const std::int64_t k = axis == 0 ? cols : rows;
+    buffer<float> a(backend::cuda, static_cast<std::size_t>(k), 7.0f), s(backend::cuda, static_cast<std::size_t>(k), 7.0f);
+    buffer<std::int64_t> status(backend::cuda, 2, 5);
+    tally::reduce_axis(tally::reduce_op::sum, m, axis, tally::mutable_array_ref{s.data(), k, dtype::float32, tally::memory::unknown}, o);
+    tally::reduce_axis_async(tally::reduce_op::sum, m, axis, tally::mutable_array_ref{a.data(), k, dtype::float32, tally::memory::unknown},
+                             status.data(), o);
+    EXPECT_EQ(a.read(), s.read());  // (read() synchronises: a blocking copy after the stream's work)
+    EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+  }
+  std::vector<std::uint64_t> u(10000);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = (i * 0x9e3779b97f4a7c15ULL) ^ (i % 3 ? 0 : (std::uint64_t(1) << 63));
+  buffer<std::uint64_t> bu(backend::cuda, u);
+  std::vector<std::int64_t> off{0};
+  for (std::int64_t s = 0; s < 300; ++s) off.push_back(std::min<std::int64_t>(10000, off.back() + (s % 5) * 13));
+  off.back() = 10000;
+  buffer<std::int64_t> bo(backend::cuda, off);
+  const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
+  tally::array_ref xr{bu.data(), 10000, dtype::uint64, tally::memory::unknown};
+  for (auto op : {tally::extreme_op::min, tally::extreme_op::max}) {
+    buffer<std::uint64_t> va(backend::cuda, static_cast<std::size_t>(segs), 7), vs(backend::cuda, static_cast<std::size_t>(segs), 7);
+    buffer<std::int64_t> ia(backend::cuda, static_cast<std::size_t>(segs), 7), is(backend::cuda, static_cast<std::size_t>(segs), 7);
+    buffer<std::int64_t> status(backend::cuda, 2, 5);
+    tally::extreme_segments(op, nan_policy::propagate, xr, bo.data(), segs,
+                            tally::mutable_array_ref{vs.data(), segs, dtype::uint64, tally::memory::unknown},
+                            tally::mutable_array_ref{is.data(), segs, dtype::int64, tally::memory::unknown}, o);
+    tally::extreme_segments_async(op, nan_policy::propagate, xr, bo.data(), segs,
+                                  tally::mutable_array_ref{va.data(), segs, dtype::uint64, tally::memory::unknown},
+                                  tally::mutable_array_ref{ia.data(), segs, dtype::int64, tally::memory::unknown}, status.data(), o);
+    EXPECT_EQ(va.read(), vs.read());
+    EXPECT_EQ(ia.read(), is.read());
+    EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+    // against a scan on the host
+    const std::vector<std::uint64_t> gv = vs.read();
+    const std::vector<std::int64_t> gi = is.read();
+    for (std::int64_t s = 0; s < segs; ++s) {
+      std::uint64_t best = op == tally::extreme_op::min ? ~std::uint64_t(0) : 0;
+      std::int64_t at = -1;
+      for (std::int64_t k = off[static_cast<std::size_t>(s)]; k < off[static_cast<std::size_t>(s) + 1]; ++k) {
+        const std::uint64_t v = u[static_cast<std::size_t>(k)];
+        if (at < 0 || (op == tally::extreme_op::min ? v < best : v > best)) best = v, at = k - off[static_cast<std::size_t>(s)];
+      }
+      ASSERT_EQ(gv[static_cast<std::size_t>(s)], best) << "segment " << s;
+      ASSERT_EQ(gi[static_cast<std::size_t>(s)], at) << "segment " << s;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tt
