@@ -11,7 +11,8 @@
 // with its value copied to host memory ("+memcpy" in the library name).
 //
 //   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter A,B] [--tune-configs A,B] [--csv FILE] [--json FILE]
-//   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes)
+//   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes; and, named
+//   only, shapes-once, shapes-tune, shapes-narrow)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
@@ -40,6 +41,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -969,6 +971,67 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   tally::cuda::tuning::set_shapes_certified(certified_default);
 }
 
+// ---- shapes of the narrow element types (widened into a compact copy first: src/shapes_widen.hpp)
+//
+// n elements of float16, int8 and uint64 (its own buffer, filled on the host: finite
+// float16 values, so the exact sums take the certified pass as float32 data would), summed
+// per row and per column of a 8192-column row-major matrix and per segment of 200, fast and
+// exact; the float32 path over n elements beside them, and the read kernel over the same
+// bytes (GB/s = bytes of the narrow input / time). What to expect: the copy reads the input
+// and writes 4 (8) bytes an element, which the reduction reads again.
+void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
+  timer tm(P.s);
+  const tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  const tally::options exact{tally::backend::cuda, P.s, tally::accuracy::exact};
+  void* buf = nullptr;
+  CK(cudaMalloc(&buf, std::size_t(n) * 8));
+  std::int64_t* doff = nullptr;
+  const std::int64_t segs = n / 200;
+  CK(cudaMalloc(&doff, sizeof(std::int64_t) * (segs + 1)));
+  {
+    std::vector<std::int64_t> off(static_cast<std::size_t>(segs + 1));
+    for (std::int64_t i = 0; i < segs; ++i) off[static_cast<std::size_t>(i)] = i * 200;
+    off[static_cast<std::size_t>(segs)] = n;
+    CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  }
+  void* out = P.out;  // (room for n / 2 float64 results)
+  const std::int64_t cols = 8192, r = n / cols;
+  auto run_type = [&]<class T>(tally::dtype t, const char* name) {
+    std::vector<T> h(static_cast<std::size_t>(n));
+    std::mt19937_64 g(7);
+    for (auto& e : h) {
+      if constexpr (std::is_same_v<T, tally::float16>) e = tally::to_float16(static_cast<float>(std::ldexp(double(g() % 2048) - 1024, -int(g() % 12))));
+      else if constexpr (std::is_same_v<T, std::uint64_t>) e = g() >> 24;  // (below 2^40: no sum here leaves uint64)
+      else e = static_cast<T>(g());
+    }
+    CK(cudaMemcpy(buf, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    const double gb = double(n) * sizeof(T) / 1e3;
+    const std::int64_t words = std::int64_t(n) * sizeof(T) / 4;
+    double t_read = tm.per_call([&](int) { read_kernel<float><<<132 * 8, 256, 0, P.s>>>(static_cast<const float*>(buf), static_cast<const float*>(buf), words, false, P.dres + 4); }, 1, reps);
+    rows.push_back({"narrow-read", name, "read-kernel", n, t_read, gb / t_read, NAN});
+    const bool floating = t == tally::dtype::float16;
+    const tally::dtype rt = floating ? tally::dtype::float32 : t == tally::dtype::uint64 ? tally::dtype::uint64 : tally::dtype::int64;
+    for (auto acc : {fast, exact}) {
+      if (!floating && acc.accuracy == tally::accuracy::fast) continue;  // (integer sums are exact either way)
+      const char* lib = acc.accuracy == tally::accuracy::fast ? "tally-fast" : "tally-exact-cert";
+      const tally::matrix_ref m{buf, r, cols, cols, 1, t, tally::memory::device};
+      double tr = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 1, {out, r, rt, tally::memory::device}, acc); }, 1, reps);
+      double tc = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 0, {out, cols, rt, tally::memory::device}, acc); }, 1, reps);
+      double ts = tm.per_call([&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, n, t, tally::memory::device}, doff, segs, {out, segs, rt, tally::memory::device}, acc);
+      }, 1, reps);
+      rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, lib, n, tr, gb / tr, NAN});
+      rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, lib, n, tc, gb / tc, NAN});
+      rows.push_back({"narrow-segments-200", name, lib, n, ts, gb / ts, NAN});
+    }
+  };
+  run_type.template operator()<tally::float16>(tally::dtype::float16, "float16");
+  run_type.template operator()<std::int8_t>(tally::dtype::int8, "int8");
+  run_type.template operator()<std::uint64_t>(tally::dtype::uint64, "uint64");
+  CK(cudaFree(doff));
+  CK(cudaFree(buf));
+}
+
 // The v3 plan (tuning::shapes_v3_plan) swept over the shapes of bench_shapes: rows, columns and
 // uneven segments of 2^26 float32, one table row per (shape, plan); "check" is the largest
 // relative difference of the outputs from those of the default plan (fast sums: another
@@ -1497,6 +1560,9 @@ int main(int argc, char** argv) {
     refill(float{});
     bench_shapes(P, std::int64_t(1) << std::min(26, max_log2), reps);
     if (max_log2 >= 28 && !quick) bench_shapes(P, std::int64_t(1) << 28, reps);
+  }
+  if (want("shapes-narrow") && !only.empty()) {  // not in the default run: --only shapes-narrow
+    bench_shapes_narrow(P, std::int64_t(1) << std::min(26, max_log2), reps);
   }
   if (want("shapes-once") && !only.empty()) {
     refill(float{});

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -20,11 +21,16 @@ axis_report reduce_along(const std::string& cmd, const host_array& a, int axis, 
   const std::int64_t rows = a.shape[0], cols = a.shape[1];
   tally::matrix_ref x{a.bytes(), rows, cols, cols, 1, a.type(), tally::memory::host};
   const std::int64_t m = axis == 0 ? cols : rows;
-  const bool floating = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float64;
-  tally::dtype rt = cmd == "sum"                           ? (floating ? a.type() : tally::dtype::int64)
-                    : cmd == "mean"                        ? (a.type() == tally::dtype::float32 ? a.type() : tally::dtype::float64)
+  // result types as the 1-D commands: sums float32/float64 (float32 for the 16-bit floats),
+  // uint64 for unsigned data, int64 for signed and bool; means float32 for float32 and the
+  // 16-bit floats, else float64; min/max the input's type (the library reads all thirteen)
+  const tally::dtype t = a.type();
+  const bool half = t == tally::dtype::float16 || t == tally::dtype::bfloat16;
+  const bool floating = t == tally::dtype::float32 || t == tally::dtype::float64;
+  tally::dtype rt = cmd == "sum"    ? (floating ? t : half ? tally::dtype::float32 : tally::is_unsigned(t) ? tally::dtype::uint64 : tally::dtype::int64)
+                    : cmd == "mean" ? (t == tally::dtype::float32 || half ? tally::dtype::float32 : tally::dtype::float64)
                     : cmd == "argmin" || cmd == "argmax" ? tally::dtype::int64
-                                                           : a.type();
+                                                         : t;
   host_array out = make_array(rt, {m});
   std::vector<std::int64_t> index(static_cast<std::size_t>(m));
   const bool want_index = cmd.starts_with("arg");
@@ -70,14 +76,17 @@ axis_report reduce_along(const std::string& cmd, const host_array& a, int axis, 
                                     ", so there is no index");
       v = index[static_cast<std::size_t>(o)];
     } else {
+      // (as the 1-D commands: the 16-bit floats as their exact float32 value, bool as 0 or 1)
       const void* p = static_cast<const char*>(out.bytes()) + o * tally::dtype_size(rt);
-      switch (rt) {
-        case tally::dtype::float32: v = *static_cast<const float*>(p); break;
-        case tally::dtype::float64: v = *static_cast<const double*>(p); break;
-        case tally::dtype::int32: v = std::int64_t{*static_cast<const std::int32_t*>(p)}; break;
-        case tally::dtype::int64: v = *static_cast<const std::int64_t*>(p); break;
-        default: break;  // (the shape layer refuses the other types before this)
-      }
+      v = tally::visit(rt, [&](auto tag) -> scalar {
+        using T = typename decltype(tag)::type;
+        T e;
+        std::memcpy(&e, p, sizeof e);
+        if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(e);
+        else if constexpr (std::is_floating_point_v<T>) return e;
+        else if constexpr (std::is_same_v<T, std::uint64_t>) return e;
+        else return static_cast<std::int64_t>(e);
+      });
     }
     r.text.push_back(repr(v));
     r.json.push_back(json_number(v));

@@ -425,15 +425,6 @@ report run_mean_norm(bool norm, const settings& s) {
 /// same bits for exact and integer sums, means and min/max/argmin/argmax.
 void run_axis(const std::string& cmd, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
-  // The shape layer reads float32, float64, int32 and int64 only: widen the other types
-  // exactly (16-bit floats to float32, small integers and bool to int32, uint32 to int64;
-  // uint64 to int64 when every element fits). min and max still report the input's type.
-  const tally::dtype given = a.type();
-  try {
-    a = widen_to_core(std::move(a), "--axis (reductions along an axis)");
-  } catch (const std::invalid_argument& e) {
-    throw input_error(fmt::format("{}: --axis: {}", s.a, e.what()));
-  }
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
   tally::backend be = pick_backend(s.backend);
   axis_report r;
@@ -447,8 +438,6 @@ void run_axis(const std::string& cmd, const settings& s) {
       rethrow_named(e, cmd.substr(cmd.size() - 3) + " (axis)", (s.skip_nan ? "nan" : "") + cmd + " (axis)");
     throw;
   }
-  if (cmd == "min" || cmd == "max") r.type = given;
-  if (cmd == "sum" && tally::is_unsigned(given)) r.type = tally::dtype::uint64;  // as the 1-D sum
   if (s.json) {
     std::string list = "[";
     for (std::size_t i = 0; i < r.json.size(); ++i) list += (i ? ", " : "") + r.json[i];
