@@ -451,26 +451,56 @@ void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s, tal
 }
 
 // A narrow element type (src/shapes_widen.hpp): its elements widened into a compact device
-// copy (a stream-ordered allocation of its own, freed in stream order after the reduction's
-// kernels: the stream-ordered forms return with both enqueued), then the copy reduced as W.
-// The copy costs a read of x and a write and read of n W elements: docs/types.md.
+// copy (the (device, stream) cache's copy buffer, kept for later calls like the scratch), then
+// the copy reduced as W. Contiguous sources aligned to 16 bytes are read as 16-byte vectors,
+// each thread writing the 16 sizeof(W) / sizeof(Src) bytes of its vector's elements; others one
+// element a thread (source_map: 64-bit divisions for strided layouts).
 template <class Src, class W>
-__global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, std::int64_t n, tally::shapes::source_map at) {
+__global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, std::int64_t n, tally::shapes::source_map at,
+                                                       bool vectors) {
+  using L = std::conditional_t<std::is_same_v<Src, bool>, unsigned char, Src>;  // (bool: its byte)
+  const L* xl = reinterpret_cast<const L*>(x);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride) {
-    if constexpr (std::is_same_v<Src, bool>)
-      copy[i] = tally::shapes::widen_bool(__ldg(reinterpret_cast<const unsigned char*>(x) + at(i)));
-    else
-      copy[i] = tally::shapes::widen_one(x[at(i)]);
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  auto one = [&](const L& v) -> W {
+    if constexpr (std::is_same_v<Src, bool>) return tally::shapes::widen_bool(v);
+    else return tally::shapes::widen_one(v);
+  };
+  if (vectors) {
+    constexpr int E = 16 / static_cast<int>(sizeof(Src));  // elements a vector
+    constexpr int NS = E * static_cast<int>(sizeof(W)) / 16;  // 16-byte stores a vector
+    const std::int64_t nv = n / E;
+    const uint4* xv = reinterpret_cast<const uint4*>(x);
+    uint4* cv = reinterpret_cast<uint4*>(copy);
+    for (std::int64_t v = first; v < nv; v += stride) {
+      const uint4 r = __ldg(xv + v);
+      L e[E];
+      __builtin_memcpy(e, &r, 16);
+      W w[E];
+#pragma unroll
+      for (int k = 0; k < E; ++k) w[k] = one(e[k]);
+#pragma unroll
+      for (int k = 0; k < NS; ++k) {
+        uint4 o;
+        __builtin_memcpy(&o, reinterpret_cast<const char*>(w) + 16 * k, 16);
+        cv[v * NS + k] = o;
+      }
+    }
+    for (std::int64_t i = nv * E + first; i < n; i += stride) copy[i] = one(xl[i]);
+    return;
   }
+  for (std::int64_t i = first; i < n; i += stride) copy[i] = one(xl[at(i)]);
 }
 
 template <class Src, class W> void run_widened(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
-  scratch_lease copy(std::max<std::size_t>(static_cast<std::size_t>(g.n) * sizeof(W), 256), s, false);
+  copy_lease copy(std::max<std::size_t>(static_cast<std::size_t>(g.n) * sizeof(W), 256), s);
   if (g.n > 0) {
-    const std::int64_t blocks = std::min<std::int64_t>((g.n + kBlock - 1) / kBlock, std::int64_t(32) * sm_count());
+    const tally::shapes::source_map at(g);
+    const bool vectors = at.contiguous && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    const std::int64_t items = vectors ? g.n / (16 / static_cast<std::int64_t>(sizeof(Src))) + 1 : g.n;
+    const std::int64_t blocks = std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(16) * sm_count());
     widen_kernel<Src, W><<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(static_cast<const Src*>(g.x), reinterpret_cast<W*>(copy.data()),
-                                                                       g.n, tally::shapes::source_map(g));
+                                                                       g.n, at, vectors);
     TALLY_CUDA(cudaGetLastError());
   }
   run_t<W>(tally::shapes::compact(g, copy.data()), r, st, s, tally::shapes::store_of(g.type));

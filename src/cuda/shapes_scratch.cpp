@@ -88,6 +88,20 @@ scratch_lease::scratch_lease(std::size_t bytes, cudaStream_t stream, bool cached
   }
 }
 
+copy_lease::copy_lease(std::size_t bytes, cudaStream_t stream) {
+  shapes_scratch& cache = get_shapes_scratch(stream);
+  hold_ = std::unique_lock<std::mutex>(cache.copy_in_use);
+  if (bytes > cache.copy_bytes || cache.copy == nullptr) {
+    const std::size_t grow = std::max(bytes, 2 * cache.copy_bytes);
+    if (cache.copy) TALLY_CUDA(cudaFreeAsync(cache.copy, stream));
+    cache.copy = nullptr;
+    cache.copy_bytes = 0;
+    TALLY_CUDA(cudaMallocAsync(&cache.copy, grow, stream));
+    cache.copy_bytes = grow;
+  }
+  data_ = static_cast<char*>(cache.copy);
+}
+
 scratch_lease::~scratch_lease() {
   if (!cached_ && data_) cudaFreeAsync(data_, stream_);  // (a destructor reports nothing)
 }

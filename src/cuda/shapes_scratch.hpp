@@ -41,6 +41,11 @@ struct shapes_scratch {
   void* reserve_zeroed(std::size_t bytes, cudaStream_t stream);
   void* zeroed = nullptr;
   std::size_t zeroed_bytes = 0;
+  /// The widened copy of a narrow input (src/shapes_widen.hpp), grown like the scratch and
+  /// kept; held under its own lock (copy_in_use, taken before in_use, never while holding it).
+  std::mutex copy_in_use;
+  void* copy = nullptr;
+  std::size_t copy_bytes = 0;
 };
 
 /// The scratch of the current device for `stream` (created on first use; never freed).
@@ -67,6 +72,19 @@ class scratch_lease {
   cudaStream_t stream_;
   bool cached_;
   shapes_scratch* cache_ = nullptr;
+  std::unique_lock<std::mutex> hold_;
+};
+
+/// The widened copy of one shape call over a narrow element type: the (device, stream) cache's
+/// copy buffer (at least `bytes`), its lock held for the lease's scope, which covers the call's
+/// own scratch_lease. Stream order keeps later calls on the stream from overwriting it early.
+class copy_lease {
+ public:
+  copy_lease(std::size_t bytes, cudaStream_t stream);
+  char* data() const noexcept { return data_; }
+
+ private:
+  char* data_ = nullptr;
   std::unique_lock<std::mutex> hold_;
 };
 
