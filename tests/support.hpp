@@ -199,6 +199,23 @@ template <class F> void with_type(dtype t, F&& f) {
   }
 }
 
+/// The same for the nine other element types (float16, bfloat16, int8, int16, uint8, uint16,
+/// uint32, uint64, bool); a failure for the first four.
+template <class F> void with_small_type(dtype t, F&& f) {
+  switch (t) {
+    case dtype::float16: return f.template operator()<tally::float16>();
+    case dtype::bfloat16: return f.template operator()<tally::bfloat16>();
+    case dtype::int8: return f.template operator()<std::int8_t>();
+    case dtype::int16: return f.template operator()<std::int16_t>();
+    case dtype::uint8: return f.template operator()<std::uint8_t>();
+    case dtype::uint16: return f.template operator()<std::uint16_t>();
+    case dtype::uint32: return f.template operator()<std::uint32_t>();
+    case dtype::uint64: return f.template operator()<std::uint64_t>();
+    case dtype::bool_: return f.template operator()<bool>();
+    default: FAIL() << "not one of the nine small element types";
+  }
+}
+
 /// The same for the floating types only (t must be float32 or float64).
 template <class F> void with_float_type(dtype t, F&& f) {
   if (t == dtype::float32) return f.template operator()<float>();

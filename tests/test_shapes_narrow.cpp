@@ -32,21 +32,6 @@ using tally::bfloat16;
 using tally::nan_policy;
 using i128 = __int128;
 
-template <class F> void with_narrow_type(dtype t, F&& f) {
-  switch (t) {
-    case dtype::float16: return f.template operator()<float16>();
-    case dtype::bfloat16: return f.template operator()<bfloat16>();
-    case dtype::int8: return f.template operator()<std::int8_t>();
-    case dtype::int16: return f.template operator()<std::int16_t>();
-    case dtype::uint8: return f.template operator()<std::uint8_t>();
-    case dtype::uint16: return f.template operator()<std::uint16_t>();
-    case dtype::uint32: return f.template operator()<std::uint32_t>();
-    case dtype::uint64: return f.template operator()<std::uint64_t>();
-    case dtype::bool_: return f.template operator()<bool>();
-    default: FAIL() << "not a narrow type";
-  }
-}
-
 template <class T> inline constexpr bool half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 template <class T> inline constexpr bool unsigned_v = std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
 // How the tests hold elements of T: bool as its byte.
@@ -312,7 +297,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, ShapesNarrow,
                          [](const auto& info) { return param_name(info); });
 
 TEST_P(ShapesNarrow, RowMajorColumnMajorPaddedAndNegativeStrides) {
-  with_narrow_type(t(), [&]<class T>() {
+  with_small_type(t(), [&]<class T>() {
     struct Sh { std::int64_t r, c; };
     for (Sh s : {Sh{37, 53}, Sh{1, 1}, Sh{2, 3}, Sh{200, 150}}) {
       check_matrix<T>(s.r, s.c, s.c, 1, 1);      // row-major
@@ -325,7 +310,7 @@ TEST_P(ShapesNarrow, RowMajorColumnMajorPaddedAndNegativeStrides) {
 }
 
 TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
-  with_narrow_type(t(), [&]<class T>() {
+  with_small_type(t(), [&]<class T>() {
     for (auto [r, c] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 5}, {5, 0}, {0, 0}, {1, 1000}, {1000, 1}, {100000, 1}}) {
       check_matrix<T>(r, c, c, 1, 6);
       check_matrix<T>(r, c, 1, r, 7);
@@ -339,7 +324,7 @@ TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
 }
 
 TEST_P(ShapesNarrow, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
-  with_narrow_type(t(), [&]<class T>() {
+  with_small_type(t(), [&]<class T>() {
     check_segments<T>({}, {0});
     check_segments<T>({}, {0, 0, 0, 0});
     std::mt19937_64 g(11);
@@ -356,7 +341,7 @@ TEST_P(ShapesNarrow, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
 }
 
 TEST_P(ShapesNarrow, StridedViews) {
-  with_narrow_type(t(), [&]<class T>() {
+  with_small_type(t(), [&]<class T>() {
     const std::vector<S<T>> mem = gen<T>(100003, 14);
     auto bm = put(mem);
     const dtype t = tally::dtype_of<T>();
@@ -399,7 +384,7 @@ TEST_P(ShapesNarrow, StridedViews) {
 }
 
 TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
-  with_narrow_type(t(), [&]<class T>() {
+  with_small_type(t(), [&]<class T>() {
     // one long segment and one long column with ties past piece / tile / chunk bounds
     const std::int64_t n = 300007;
     auto of = [](int v) -> S<T> {

@@ -41,22 +41,6 @@ template <class T> host_t<T> half_of(float f) {
 }
 template <class T> std::uint16_t bits_of(host_t<T> v) { return v.bits; }
 
-/// Calls f.template operator()<T>() for the new element type t.
-template <class F> void with_small_type(dtype t, F&& f) {
-  switch (t) {
-    case dtype::float16: return f.template operator()<float16>();
-    case dtype::bfloat16: return f.template operator()<bfloat16>();
-    case dtype::int8: return f.template operator()<std::int8_t>();
-    case dtype::int16: return f.template operator()<std::int16_t>();
-    case dtype::uint8: return f.template operator()<std::uint8_t>();
-    case dtype::uint16: return f.template operator()<std::uint16_t>();
-    case dtype::uint32: return f.template operator()<std::uint32_t>();
-    case dtype::uint64: return f.template operator()<std::uint64_t>();
-    case dtype::bool_: return f.template operator()<bool>();
-    default: FAIL() << "not a new element type";
-  }
-}
-
 /// The same for the 16-bit floats only, and for the integers only (not bool).
 template <class F> void with_half_type(dtype t, F&& f) {
   if (t == dtype::float16) return f.template operator()<float16>();

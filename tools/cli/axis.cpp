@@ -78,15 +78,7 @@ axis_report reduce_along(const std::string& cmd, const host_array& a, int axis, 
     } else {
       // (as the 1-D commands: the 16-bit floats as their exact float32 value, bool as 0 or 1)
       const void* p = static_cast<const char*>(out.bytes()) + o * tally::dtype_size(rt);
-      v = tally::visit(rt, [&](auto tag) -> scalar {
-        using T = typename decltype(tag)::type;
-        T e;
-        std::memcpy(&e, p, sizeof e);
-        if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(e);
-        else if constexpr (std::is_floating_point_v<T>) return e;
-        else if constexpr (std::is_same_v<T, std::uint64_t>) return e;
-        else return static_cast<std::int64_t>(e);
-      });
+      v = scalar_of(rt, p);
     }
     r.text.push_back(repr(v));
     r.json.push_back(json_number(v));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace tally_cli {
@@ -68,6 +69,18 @@ std::string repr(float v) {
 
 std::string repr(std::int64_t v) { return std::to_string(v); }
 std::string repr(std::uint64_t v) { return std::to_string(v); }
+
+scalar scalar_of(tally::dtype t, const void* p) {
+  return tally::visit(t, [&](auto tag) -> scalar {
+    using T = typename decltype(tag)::type;
+    T e;
+    std::memcpy(&e, p, sizeof e);
+    if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(e);
+    else if constexpr (std::is_floating_point_v<T>) return e;
+    else if constexpr (std::is_same_v<T, std::uint64_t>) return e;
+    else return static_cast<std::int64_t>(e);
+  });
+}
 
 std::string repr(const scalar& v) {
   return std::visit([](auto x) { return repr(x); }, v);

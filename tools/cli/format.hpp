@@ -8,10 +8,16 @@
 #include <variant>
 #include <vector>
 
+#include "tally/types.hpp"
+
 namespace tally_cli {
 
 /// A result value: float32, float64, int64 or uint64.
 using scalar = std::variant<float, double, std::int64_t, std::uint64_t>;
+
+/// The value of type t at p as a scalar: the 16-bit floats as their exact float32 value,
+/// integers and bool (0 or 1) as int64, uint64 as itself.
+scalar scalar_of(tally::dtype t, const void* p);
 
 /// Python's repr of a float: shortest round-trip digits, exponent form when the decimal
 /// exponent is < -4 or >= 16 ("55.0", "0.1", "1e+16", "1.5e-05", "-0.0", "inf", "nan").

@@ -292,15 +292,7 @@ report run_extreme(const std::string& cmd, const settings& s) {
   }
   // The value has the input's type (int32 data gives an int32 value, printed exactly; the
   // 16-bit floats print as their exact float32 value, bool as 0 or 1).
-  scalar v = tally::visit(a.type(), [&](auto tag) -> scalar {
-    using T = typename decltype(tag)::type;
-    T e;
-    std::memcpy(&e, value, sizeof e);
-    if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) return tally::to_float(e);
-    else if constexpr (std::is_floating_point_v<T>) return e;
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return e;
-    else return static_cast<std::int64_t>(e);
-  });
+  const scalar v = scalar_of(a.type(), value);
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
