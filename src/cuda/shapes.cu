@@ -452,9 +452,11 @@ void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s, tal
 
 // A narrow element type (src/shapes_widen.hpp): its elements widened into a compact device
 // copy (the (device, stream) cache's copy buffer, kept for later calls like the scratch), then
-// the copy reduced as W. Contiguous sources aligned to 16 bytes are read as 16-byte vectors,
-// each thread writing the 16 sizeof(W) / sizeof(Src) bytes of its vector's elements; others one
-// element a thread (source_map: 64-bit divisions for strided layouts).
+// the copy reduced as W. Contiguous sources aligned to 16 bytes: a thread converts 16 /
+// sizeof(W) elements a step, one load and one 16-byte store (run 110 wrote the elements of
+// one 16-byte load with several 16-byte stores a thread, 64 bytes apart across the warp:
+// int8 24% slower than one element a thread); others one element a thread (source_map:
+// 64-bit divisions for strided layouts).
 template <class Src, class W>
 __global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, std::int64_t n, tally::shapes::source_map at,
                                                        bool vectors) {
@@ -467,25 +469,36 @@ __global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, st
     else return tally::shapes::widen_one(v);
   };
   if (vectors) {
-    constexpr int E = 16 / static_cast<int>(sizeof(Src));  // elements a vector
-    constexpr int NS = E * static_cast<int>(sizeof(W)) / 16;  // 16-byte stores a vector
+    // E elements a thread and step: one 16-byte store of the copy, from one load of E
+    // sizeof(Src) bytes (4 for int8, 8 for the 16-bit types and uint32, 16 for uint64), so a
+    // warp's loads and stores are both contiguous; 4 steps in flight together
+    constexpr int E = 16 / static_cast<int>(sizeof(W));
+    constexpr int LB = E * static_cast<int>(sizeof(Src));
+    using chunk = std::conditional_t<LB == 4, unsigned, std::conditional_t<LB == 8, uint2, uint4>>;
+    static_assert(sizeof(chunk) == LB);
+    constexpr int U = 4;
     const std::int64_t nv = n / E;
-    const uint4* xv = reinterpret_cast<const uint4*>(x);
+    const chunk* xv = reinterpret_cast<const chunk*>(x);
     uint4* cv = reinterpret_cast<uint4*>(copy);
-    for (std::int64_t v = first; v < nv; v += stride) {
-      const uint4 r = __ldg(xv + v);
+    auto convert = [&](const chunk& c) {
       L e[E];
-      __builtin_memcpy(e, &r, 16);
+      __builtin_memcpy(e, &c, LB);
       W w[E];
 #pragma unroll
       for (int k = 0; k < E; ++k) w[k] = one(e[k]);
+      uint4 o;
+      __builtin_memcpy(&o, w, 16);
+      return o;
+    };
+    std::int64_t v = first;
+    for (; v + (U - 1) * stride < nv; v += U * stride) {
+      chunk c[U];
 #pragma unroll
-      for (int k = 0; k < NS; ++k) {
-        uint4 o;
-        __builtin_memcpy(&o, reinterpret_cast<const char*>(w) + 16 * k, 16);
-        cv[v * NS + k] = o;
-      }
+      for (int u = 0; u < U; ++u) c[u] = __ldg(xv + v + u * stride);
+#pragma unroll
+      for (int u = 0; u < U; ++u) cv[v + u * stride] = convert(c[u]);
     }
+    for (; v < nv; v += stride) cv[v] = convert(__ldg(xv + v));
     for (std::int64_t i = nv * E + first; i < n; i += stride) copy[i] = one(xl[i]);
     return;
   }
@@ -497,7 +510,7 @@ template <class Src, class W> void run_widened(const geometry& g, const request&
   if (g.n > 0) {
     const tally::shapes::source_map at(g);
     const bool vectors = at.contiguous && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
-    const std::int64_t items = vectors ? g.n / (16 / static_cast<std::int64_t>(sizeof(Src))) + 1 : g.n;
+    const std::int64_t items = vectors ? g.n / (16 / static_cast<std::int64_t>(sizeof(W))) + 1 : g.n;
     const std::int64_t blocks = std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(16) * sm_count());
     widen_kernel<Src, W><<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(static_cast<const Src*>(g.x), reinterpret_cast<W*>(copy.data()),
                                                                        g.n, at, vectors);
