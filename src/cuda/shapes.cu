@@ -14,6 +14,8 @@
 #include "cuda/check.hpp"
 #include "cuda/shapes.cuh"
 #include "cuda/shapes_exact.hpp"
+#include "cuda/shapes_launch.cuh"
+#include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_scratch.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "cuda/shapes_v2.cuh"
@@ -25,255 +27,11 @@ namespace tally::cuda {
 namespace {
 
 using namespace shapes_k;
+using namespace shapes_launch;
 using tally::shapes::geometry;
 using tally::shapes::kind;
 using tally::shapes::outcome;
 using tally::shapes::request;
-
-int sm_count() {
-  int dev = 0, sms = 0;
-  TALLY_CUDA(cudaGetDevice(&dev));
-  TALLY_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-
-int cc_major() {
-  int dev = 0, major = 0;
-  TALLY_CUDA(cudaGetDevice(&dev));
-  TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  return major;
-}
-
-std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
-
-/// Lets a kernel take `bytes` of dynamic shared memory (past the default 48 KiB), with the
-/// largest shared memory carveout (asked once per kernel).
-template <auto Kernel> void allow_shared(std::size_t bytes) {
-  static const bool done = [bytes] {
-    TALLY_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    TALLY_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    return true;
-  }();
-  (void)done;
-}
-
-/// Resident blocks a SM of a kernel of kBlock threads and DYN bytes of dynamic shared memory
-/// (asked once per kernel and size; allow_shared first when DYN is past 48 KiB).
-template <auto Kernel, std::size_t DYN = 0> int fit_blocks() {
-  static const int fit = [] {
-    int b = 0;
-    TALLY_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, DYN));
-    return std::max(1, b);
-  }();
-  return fit;
-}
-
-template <class Op> inline constexpr bool takes_vectors_v = v2::takes_vectors<Op>();
-
-template <class Op> struct is_fast_sum : std::false_type {};
-template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
-
-/// v3 (tuning::shapes_fused): rows with unit element stride, CSR segments and column mode in
-/// one launch (after the offsets check of a segmented call), blocking by a spin on the
-/// completion word in mapped host memory (or a copy and a synchronisation when the results
-/// are bound for host memory).
-template <class Op, class Make>
-void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
-  using A = typename Op::acc;
-  using T = typename Op::elem;
-  const bool segmented = g.offsets != nullptr;
-  geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
-  const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
-  const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
-  // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
-  // items only when a segment is longer than split, claimed after the group items (rows,
-  // and segments with seg_lazy_tiles = 0, run every tile item)
-  // (the claim counter is 32-bit and ends at most tiles + grid <= 2 tiles + segments: past
-  // that, the eager order; n would be over 2^41 elements)
-  const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
-  const bool lazy = segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
-  // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
-  // up to a tile are then read whole by one block, as rows are
-  const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-  const bool seg_block = segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
-  // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
-  // plan; sixteenth session, measured slower in run 57, off by default): a warp reads 8 consecutive short segments
-  // as one range
-  const bool flat = is_fast_sum<Op>::value && lazy && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
-                    mean_len <= plan.seg_flat_len;
-  // longer outputs go to the tile items
-  const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
-  std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
-  bool vec = false;
-  constexpr int VV = 16 / static_cast<int>(sizeof(T));
-  if (column_mode) {
-    // 32 lanes x V outputs per block; row chunks from the shape alone (about plan.col_blocks blocks)
-    vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
-    const std::int64_t per_block = 32LL * (vec ? VV : 1);
-    gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
-    if constexpr (sizeof(A) >= 32) {
-      // (the certified pass, cols_kernel_heavy: 2 or 3 blocks a SM, plan.col_run; its results
-      // are correctly rounded, so the chunks never change the bits) the fewest chunks whose
-      // grid fills whole waves to 95% (run 63: plan.col_blocks' 512 blocks were 1.3 waves of
-      // 396, and the certified columns read at 0.37-0.60 of the read kernel), at least
-      // plan.cert_col_waves waves (more, shorter blocks: the block scheduler balances the SMs'
-      // work; run 79's ncu: one wave of 65536 x 1024 kept the SMs active 70% of its time)
-      const bool cert_vec = vec && takes_vectors_v<Op>;
-      const std::int64_t slots = (cert_vec && plan.col_run == 1 ? 2LL : 3LL) * sm_count();
-      const std::int64_t most = std::max<std::int64_t>(1, std::min<std::int64_t>(g.len / 16, 4096));
-      std::int64_t want = 1;
-      double best = 0;
-      for (std::int64_t c = 1; c <= most; ++c) {
-        const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
-        if (waves < plan.cert_col_waves && c < most) continue;
-        const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
-        if (use > best + 0.01) {
-          best = use;
-          want = c;
-        }
-        if (use >= 0.95) break;
-      }
-      row_chunks(g.len, want, 16, chunks, chunk);
-    } else {
-      row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
-    }
-  } else if (g.n > 0 && (segmented || g.len > tile)) {
-    tiles = (g.n + tile - 1) / tile;
-  }
-  const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
-  const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
-  const std::size_t part_count = column_mode ? (chunks > 1 ? chunks * g.outputs : 0) : 2 * tiles;
-  const std::size_t s_out = round_up(part_count * sizeof(A));
-  const std::size_t s_idx = s_out + round_up(out_bytes);
-  const std::size_t total = std::max<std::size_t>(256, s_idx + round_up(idx_bytes));
-  scratch_lease lease(total, stream, true);
-  const std::size_t ticket_count = column_mode ? (chunks > 1 ? gx : 0) : (tiles > 0 ? g.outputs : 0);
-  shapes_persistent ps = lease.persistent(ticket_count);
-  char* scratch = lease.data();
-  auto* partials = reinterpret_cast<A*>(scratch);
-  void* out = out_bytes ? scratch + s_out : r.out;
-  std::int64_t* index = idx_bytes ? reinterpret_cast<std::int64_t*>(scratch + s_idx) : r.index;
-  Op op = make(out, index, ps.status + 1);
-
-  // Blocking: the last block writes the status words and this call's ticket to mapped host
-  // memory (the workspace's, held under its lock until read). Stream-ordered: it writes the
-  // status words to the caller's device memory, and the call returns at once.
-  // A stream-ordered call takes no workspace: creating one (the first call on a stream)
-  // allocates with cudaMalloc, cudaMemset and cudaHostAlloc, which synchronise.
-  workspace* wsp = r.stream_ordered ? nullptr : &get_workspace(stream);
-  std::unique_lock<std::mutex> lock;
-  if (wsp) lock = std::unique_lock<std::mutex>(wsp->blocking);
-  const int sms = wsp ? wsp->sm_count : sm_count();
-  const unsigned ticket = wsp ? ++wsp->ticket : 0;
-  auto* host_status = wsp ? static_cast<long long*>(wsp->host_result)  // 32 bytes: the two status words
-                          : reinterpret_cast<long long*>(r.status_device);
-  // (segments: the rows kernel's blocks check the offsets themselves; no separate launch)
-  v3::finish f{ps.status, ps.blocks_done, host_status, wsp ? wsp->host_done : nullptr, ticket,
-               segmented && ticket_count > 0 ? ps.tickets : nullptr, static_cast<std::int64_t>(ticket_count),
-               ps.tile_next, ps.long_seen, ps.checked, 0};
-  f.group_next = ps.group_next;
-  f.fence_each = plan.done_fence;
-  if (column_mode) {
-    dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if constexpr (sizeof(A) >= 32) {
-      // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
-      // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
-      bool running = false;
-      if constexpr (takes_vectors_v<Op>) {
-        running = vec && plan.col_run == 1;
-        if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      }
-      if (!running) {
-        if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      }
-    } else {
-      if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-    }
-  } else {
-    // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
-    // the mean length (segments: plan.seg_lanes when set, else a quarter of the mean length,
-    // which counts the long segments too: run 38, equal segments of 200 gained 6% with 4
-    // lanes over 8, segments of 1024 ran the same with 16 and 32, and one huge segment among
-    // 10,000 tiny ones 1-3% better with 4 or 8 but keeps 32 here); the grid: persistent blocks (as many
-    // as fit) taking the items in turn
-    // (rows and segments through 32-byte accumulators, the certified pass's: at least
-    // plan.heavy_lane_len elements a lane where the mean length allows, where the other
-    // accumulators get 16 for rows and 64 for segments. Run 61, heavy_lane_len 16 / 64 / 128 / 256: rows of 1024
-    // 2708 / 3272 / 3349 / 3201 GB/s, of 8192 2432 / 3263 / 3364 / 3247)
-    constexpr bool heavy = sizeof(A) >= 32;
-    const std::int64_t lanes_len = segmented && plan.seg_lanes > 0 ? 16LL * plan.seg_lanes
-                                   : heavy                         ? mean_len * 16 / plan.heavy_lane_len
-                                   : segmented                     ? mean_len / 4
-                                                                   : mean_len;
-    auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
-      constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
-      const std::int64_t groups = (g.outputs + per - 1) / per;
-      const std::int64_t items = tiles + groups;
-      // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
-      // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
-      constexpr auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      // (the certified pass over float32, plan.row_stages: its vectors staged through shared memory)
-      constexpr std::size_t stage_bytes = heavy && takes_vectors_v<Op> ? v3::row_smem_bytes() : 0;
-      // (only where cp.async exists, compute capability 8.0 on, and the staged blocks fit as
-      // many a SM as the others: 3 x 64 KiB needs the 228 KiB of sm_80 / sm_90 class SMs)
-      std::size_t dyn = 0;
-      if (stage_bytes > 0 && plan.row_stages && cc_major() >= 8) {
-        allow_shared<kernel>(stage_bytes);
-        if (fit_blocks<kernel, stage_bytes>() >= fit_blocks<kernel>()) dyn = stage_bytes;
-      }
-      const int fit = dyn ? fit_blocks<kernel, stage_bytes>() : fit_blocks<kernel>();
-      std::int64_t grid = items;
-      if (plan.blocks_per_sm >= 0)
-        grid = std::min<std::int64_t>(items, std::int64_t(plan.blocks_per_sm > 0 ? plan.blocks_per_sm : fit) * sms);
-      grid = std::clamp<std::int64_t>(grid, 1, 0x7fffffff);
-      v3::finish fk = f;
-      fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
-      fk.claim_ahead = plan.seg_claim_ahead;
-      fk.check_late = plan.seg_check_late;
-      fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
-      kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
-                                                                 plan.item_order, plan.tile_probe, fk);
-    };
-    auto lanes = [&]<int G>() {
-      if (lazy) go.template operator()<G, false, true>();
-      else go.template operator()<G>();
-    };
-    // (accumulators of 32 bytes or more, the certified pass's: a block per row only from rows of
-    // 256 plan.heavy_lane_len elements; shorter rows read by fewer lanes each, since a block's
-    // merges of such states cost more than its lanes save: run 59, rows of 8192 through the
-    // certified pass 2076 -> 2533-2600 GB/s with a warp per row)
-    const std::int64_t block_row_len =
-        heavy ? std::max<std::int64_t>(plan.block_row_len, kBlock * plan.heavy_lane_len) : plan.block_row_len;
-    if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
-    else if (seg_block) lanes.template operator()<kBlock>();
-    else if (segmented && plan.seg_lanes < 0) {  // lanes per item
-      if (lazy) go.template operator()<4, true, true>();
-      else go.template operator()<4, true>();
-    }
-    else if (flat) {
-      if constexpr (is_fast_sum<Op>::value) go.template operator()<0, false, true>();
-    }
-    else if (lanes_len >= 512) lanes.template operator()<32>();
-    else if (lanes_len >= 256) lanes.template operator()<16>();
-    else if (lanes_len >= 128) lanes.template operator()<8>();
-    else lanes.template operator()<4>();
-  }
-  TALLY_CUDA(cudaGetLastError());
-  if (r.stream_ordered) return;  // (dispatch refuses host outputs for these)
-  if (out_bytes || idx_bytes) {
-    if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));
-    if (idx_bytes) TALLY_CUDA(cudaMemcpyAsync(r.index, index, idx_bytes, cudaMemcpyDeviceToHost, stream));
-    TALLY_CUDA(cudaStreamSynchronize(stream));
-    if (*wsp->host_done != ticket) throw error(errc::cuda_error, "tally: a shape kernel finished without its completion word");
-  } else {
-    wait_for(wsp->host_done, ticket, stream);
-  }
-  std::atomic_thread_fence(std::memory_order_acquire);  // read the status after the ticket
-  st.bad_offset_at = host_status[0];  // (-1: none)
-  st.overflow_at = host_status[1];
-}
 
 template <class Op, class Make>
 void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make) {
@@ -537,13 +295,23 @@ void shapes_run(const geometry& g, const request& r, outcome& st, stream_t strea
     case dtype::float64: return run_t<double>(g, r, st, stream);
     case dtype::int32: return run_t<std::int32_t>(g, r, st, stream);
     case dtype::int64: return run_t<std::int64_t>(g, r, st, stream);
-    case dtype::float16: return run_widened<tally::float16, float>(g, r, st, stream);
-    case dtype::bfloat16: return run_widened<tally::bfloat16, float>(g, r, st, stream);
-    case dtype::int8: return run_widened<std::int8_t, std::int32_t>(g, r, st, stream);
+    case dtype::float16:
+      if (shapes_run_native(g, r, st, stream)) return;
+      return run_widened<tally::float16, float>(g, r, st, stream);
+    case dtype::bfloat16:
+      if (shapes_run_native(g, r, st, stream)) return;
+      return run_widened<tally::bfloat16, float>(g, r, st, stream);
+    case dtype::int8:
+      if (shapes_run_native(g, r, st, stream)) return;
+      return run_widened<std::int8_t, std::int32_t>(g, r, st, stream);
     case dtype::int16: return run_widened<std::int16_t, std::int32_t>(g, r, st, stream);
-    case dtype::uint8: return run_widened<std::uint8_t, std::int32_t>(g, r, st, stream);
+    case dtype::uint8:
+      if (shapes_run_native(g, r, st, stream)) return;
+      return run_widened<std::uint8_t, std::int32_t>(g, r, st, stream);
     case dtype::uint16: return run_widened<std::uint16_t, std::int32_t>(g, r, st, stream);
-    case dtype::bool_: return run_widened<bool, std::int32_t>(g, r, st, stream);
+    case dtype::bool_:
+      if (shapes_run_native(g, r, st, stream)) return;
+      return run_widened<bool, std::int32_t>(g, r, st, stream);
     case dtype::uint32: return run_widened<std::uint32_t, std::int64_t>(g, r, st, stream);
     case dtype::uint64: return run_widened<std::uint64_t, std::int64_t>(g, r, st, stream);
   }

@@ -1,0 +1,21 @@
+// The narrow element types read by the shape kernels themselves (src/cuda/shapes_narrow.cu),
+// without the widened copy of src/cuda/shapes.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "shapes_backend.hpp"
+
+namespace tally::cuda {
+
+/// Runs g's request on the elements as they are, converted on the way, where a native kernel
+/// exists; false when it does not (the caller then widens g into a copy). Native:
+///   - float16, bfloat16: fast sums, min/max/argmin/argmax, and (blocking calls) the certified
+///     pass of exact sums and means; when the pass cannot prove some output, false after it
+///     (the widened route then writes every output, with the same bits as the proved ones);
+///   - int8, uint8, bool: sums and means.
+/// Layouts: rows with unit element stride, CSR segments, and column mode (the outputs are the
+/// closer elements); others (strided rows) return false.
+bool shapes_run_native(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
+
+}  // namespace tally::cuda
