@@ -1001,6 +1001,7 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
     std::mt19937_64 g(7);
     for (auto& e : h) {
       if constexpr (std::is_same_v<T, tally::float16>) e = tally::to_float16(static_cast<float>(std::ldexp(double(g() % 2048) - 1024, -int(g() % 12))));
+      else if constexpr (std::is_same_v<T, tally::bfloat16>) e = tally::to_bfloat16(static_cast<float>(std::ldexp(double(g() % 256) - 128, -int(g() % 40))));
       else if constexpr (std::is_same_v<T, std::uint64_t>) e = g() >> 24;  // (below 2^40: no sum here leaves uint64)
       else e = static_cast<T>(g());
     }
@@ -1009,8 +1010,8 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
     const std::int64_t words = std::int64_t(n) * sizeof(T) / 4;
     double t_read = tm.per_call([&](int) { read_kernel<float><<<132 * 8, 256, 0, P.s>>>(static_cast<const float*>(buf), static_cast<const float*>(buf), words, false, P.dres + 4); }, 1, reps);
     rows.push_back({"narrow-read", name, "read-kernel", n, t_read, gb / t_read, NAN});
-    const bool floating = t == tally::dtype::float16;
-    const tally::dtype rt = floating ? tally::dtype::float32 : t == tally::dtype::uint64 ? tally::dtype::uint64 : tally::dtype::int64;
+    const bool floating = t == tally::dtype::float16 || t == tally::dtype::bfloat16;
+    const tally::dtype rt = floating ? tally::dtype::float32 : t == tally::dtype::uint64 || t == tally::dtype::uint8 ? tally::dtype::uint64 : tally::dtype::int64;
     for (auto acc : {fast, exact}) {
       if (!floating && acc.accuracy == tally::accuracy::fast) continue;  // (integer sums are exact either way)
       const char* lib = acc.accuracy == tally::accuracy::fast ? "tally-fast" : "tally-exact-cert";
@@ -1024,9 +1025,26 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, lib, n, tc, gb / tc, NAN});
       rows.push_back({"narrow-segments-200", name, lib, n, ts, gb / ts, NAN});
     }
+    // max and its index along each axis and per segment (x's type out, int64 indices)
+    {
+      void* vals = out;
+      auto* idx = reinterpret_cast<std::int64_t*>(static_cast<char*>(out) + std::size_t(std::max(r, cols)) * 8);
+      auto* sidx = reinterpret_cast<std::int64_t*>(static_cast<char*>(out) + std::size_t(segs) * 8);
+      const tally::matrix_ref m{buf, r, cols, cols, 1, t, tally::memory::device};
+      double tr = tm.per_call([&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, fast); }, 1, reps);
+      double tc = tm.per_call([&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, fast); }, 1, reps);
+      double ts = tm.per_call([&](int) {
+        tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
+      }, 1, reps);
+      rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax", n, tr, gb / tr, NAN});
+      rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax", n, tc, gb / tc, NAN});
+      rows.push_back({"narrow-segments-200", name, "tally-argmax", n, ts, gb / ts, NAN});
+    }
   };
   run_type.template operator()<tally::float16>(tally::dtype::float16, "float16");
+  run_type.template operator()<tally::bfloat16>(tally::dtype::bfloat16, "bfloat16");
   run_type.template operator()<std::int8_t>(tally::dtype::int8, "int8");
+  run_type.template operator()<std::uint8_t>(tally::dtype::uint8, "uint8");
   run_type.template operator()<std::uint64_t>(tally::dtype::uint64, "uint64");
   CK(cudaFree(doff));
   CK(cudaFree(buf));

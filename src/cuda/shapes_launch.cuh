@@ -95,11 +95,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // (the claim counter is 32-bit and ends at most tiles + grid <= 2 tiles + segments: past
   // that, the eager order; n would be over 2^41 elements)
   const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
-  const bool lazy = segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
+  const bool lazy = !FEW && segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
   // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
   // up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-  const bool seg_block = segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
+  const bool seg_block = !FEW && segmented && plan.seg_lanes == 0 && plan.seg_block_len > 0 && mean_len >= plan.seg_block_len;
   // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
   // plan; sixteenth session, measured slower in run 57, off by default): a warp reads 8 consecutive short segments
   // as one range
@@ -113,7 +113,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   if (column_mode) {
     // 32 lanes x V outputs per block; row chunks from the shape alone (about plan.col_blocks blocks)
     vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
-    if constexpr (FEW && sizeof(A) >= 32) vec = false;
+    if constexpr (FEW) vec = false;
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
     if constexpr (sizeof(A) >= 32) {
@@ -184,17 +184,21 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
       // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
       bool running = false;
-      if constexpr (takes_vectors_v<Op>) {
+      if constexpr (!FEW && takes_vectors_v<Op>) {
         running = vec && plan.col_run == 1;
         if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
       if (!running) {
-        if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        if constexpr (!FEW) {
+          if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        }
+        if (!vec) v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
     } else {
-      if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      if constexpr (!FEW) {
+        if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      }
+      if (!vec) v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     }
   } else {
     // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
@@ -251,12 +255,12 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     // certified pass 2076 -> 2533-2600 GB/s with a warp per row)
     const std::int64_t block_row_len =
         heavy ? std::max<std::int64_t>(plan.block_row_len, kBlock * plan.heavy_lane_len) : plan.block_row_len;
-    if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
-    else if (seg_block) lanes.template operator()<kBlock>();
-    else if constexpr (FEW) {
-      if (lanes_len * 4 / VV >= 256) lanes.template operator()<32>();  // (in float32 vectors' terms)
-      else lanes.template operator()<8>();
+    if constexpr (FEW) {
+      if (lanes_len * 4 / VV >= 256) go.template operator()<32>();  // (in float32 vectors' terms)
+      else go.template operator()<8>();
     }
+    else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
+    else if (seg_block) lanes.template operator()<kBlock>();
     else if (segmented && plan.seg_lanes < 0) {  // lanes per item
       if (lazy) go.template operator()<4, true, true>();
       else go.template operator()<4, true>();
