@@ -320,6 +320,11 @@ TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
     check_matrix<T>(4000, 66, 68, 1, 15);    // GPU column tiles of 16-byte vectors in the copy
     check_matrix<T>(20, 65536, 65536, 1, 23);
     check_matrix<T>(100000, 40, 40, 1, 22);  // many more work items than resident GPU blocks
+    // columns read by the GPU as vectors of 2-16 elements (the native narrow kernels: as many
+    // as the state's shared memory allows), split into row chunks, with a last column tile
+    // whose lanes hold fewer than a vector's outputs
+    check_matrix<T>(2000, 256, 256, 1, 24);
+    check_matrix<T>(1500, 136, 136, 1, 25);
   });
 }
 

@@ -72,15 +72,26 @@ template <class Op> inline constexpr bool takes_vectors_v = v2::takes_vectors<Op
 template <class Op> struct is_fast_sum : std::false_type {};
 template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
 
+/// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
+/// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
+/// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
+/// 64 KiB, past the 48 KiB a static array may have).
+template <bool FEW, class T, class A> constexpr int few_col_vector() {
+  int v = 16 / static_cast<int>(sizeof(T));
+  if constexpr (FEW)
+    while (v > 1 && static_cast<std::size_t>(v) * sizeof(A) * 256 > 24 * 1024) v /= 2;
+  return v;
+}
+
 /// v3 (tuning::shapes_fused): rows with unit element stride, CSR segments and column mode in
 /// one launch (after the offsets check of a segmented call), blocking by a spin on the
 /// completion word in mapped host memory (or a copy and a synchronisation when the results
 /// are bound for host memory).
-/// FEW (the narrow element types' ops, src/cuda/shapes_narrow.cu): only the default plan's
-/// kernels are instantiated (a block, 32 or 8 lanes an output, from the mean length in 16-byte
-/// vectors; the plan's lanes, adaptive lanes and flat items are not used), and columns through
-/// accumulators of 32 bytes or more read one element a lane (a 16-byte vector would give a lane
-/// 8 or 16 such states).
+/// FEW (the narrow element types' ops, src/cuda/shapes_narrow.cu), to keep their compile time
+/// down: rows and segments get 32 or 8 lanes an output (from the mean length in float32
+/// vectors' terms; rows longer than a tile are also split into tiles), tiles in the
+/// eager order; the plan's lanes, adaptive lanes, lazy tiles, flat items and block-per-segment
+/// are not used. Columns read vectors of up to 16 bytes (few_col_vector).
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -109,11 +120,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
-  constexpr int VV = 16 / static_cast<int>(sizeof(T));
+  constexpr int VV = few_col_vector<FEW, T, A>();
   if (column_mode) {
     // 32 lanes x V outputs per block; row chunks from the shape alone (about plan.col_blocks blocks)
-    vec = g.outer == 1 && g.inner > 0 && g.inner % VV == 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
-    if constexpr (FEW) vec = false;
+    vec = VV > 1 && g.outer == 1 && g.inner > 0 && g.inner % VV == 0 &&
+          reinterpret_cast<std::uintptr_t>(g.x) % (VV * sizeof(T)) == 0;
     const std::int64_t per_block = 32LL * (vec ? VV : 1);
     gx = std::max<std::int64_t>(1, (g.outputs + per_block - 1) / per_block);
     if constexpr (sizeof(A) >= 32) {
@@ -189,16 +200,12 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         if (running) v3::cols_kernel_heavy<Op, VV, true, 2><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
       if (!running) {
-        if constexpr (!FEW) {
-          if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-        }
-        if (!vec) v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+        else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
     } else {
-      if constexpr (!FEW) {
-        if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      }
-      if (!vec) v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     }
   } else {
     // lanes per output: a block for rows of [block_row_len, tile] elements, else 4..32 from
@@ -256,7 +263,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     const std::int64_t block_row_len =
         heavy ? std::max<std::int64_t>(plan.block_row_len, kBlock * plan.heavy_lane_len) : plan.block_row_len;
     if constexpr (FEW) {
-      if (lanes_len * 4 / VV >= 256) go.template operator()<32>();  // (in float32 vectors' terms)
+      // (no block per row: run 114, rows of 8192 float16 / int8 read by a block each ran 6% / 36%
+      // slower than by a warp, 4 vectors a thread against 32)
+      if (lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256) go.template operator()<32>();  // (in float32 vectors' terms)
       else go.template operator()<8>();
     }
     else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();

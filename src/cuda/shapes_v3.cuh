@@ -1005,8 +1005,18 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
   rows_body<Op, G, ADAPT, LAZY>(g, op, partials, tickets, tile, split, tiles, items, order, probe, f);
 }
 
-/// Column mode, V adjacent outputs per lane (V > 1: one 16-byte vector per row; needs
-/// outer == 1, inner > 0 a multiple of V, a 16-byte aligned base). Block (bx, by): outputs
+/// The vector type of a column step's load: V elements of T in Bytes (16, 8, 4 or 2).
+template <std::size_t Bytes> struct col_vec;
+template <> struct col_vec<16> { using type = uint4; };
+template <> struct col_vec<8> { using type = uint2; };
+template <> struct col_vec<4> { using type = unsigned; };
+template <> struct col_vec<2> { using type = unsigned short; };
+template <> struct col_vec<1> { using type = unsigned char; };  // (V = 1: the path is not taken)
+template <std::size_t Bytes> using col_vec_t = typename col_vec<Bytes>::type;
+
+/// Column mode, V adjacent outputs per lane (V > 1: one vector of V elements per row, 16 bytes
+/// but for launch_v3's FEW ops; needs outer == 1, inner > 0 a multiple of V, a base aligned to
+/// the vector). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
 template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
@@ -1045,6 +1055,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
   for (int e = 0; e < V; ++e) a[e] = Op::identity();
   if (nc == V && V > 1) {
+    // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
+    // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
+    using vec_t = col_vec_t<V * sizeof(T)>;
     const T* p = x + c0;  // outer == 1
     std::int64_t k = k0 + w;
     if constexpr (RUN && v2::takes_vectors<Op>()) {
@@ -1106,9 +1119,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       if (held > 0) update(k);
     } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
-      uint4 r[kColUnroll];
+      vec_t r[kColUnroll];
 #pragma unroll
-      for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p + (k + u * kColWarps) * g.inner));
+      for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const vec_t*>(p + (k + u * kColWarps) * g.inner));
       if constexpr (v2::takes_vectors<Op>() && kColUnroll == 4) {
         // (the certified pass over float32: each output's four rows as one exact term when
         // their exponents allow, ops::certified::add4)
@@ -1123,16 +1136,16 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
         for (int u = 0; u < kColUnroll; ++u) {
           T v[V];
-          __builtin_memcpy(v, &r[u], 16);
+          __builtin_memcpy(v, &r[u], sizeof(vec_t));
 #pragma unroll
           for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k + u * kColWarps);
         }
       }
     }
     for (; k < k1; k += kColWarps) {
-      uint4 r = __ldg(reinterpret_cast<const uint4*>(p + k * g.inner));
+      vec_t r = __ldg(reinterpret_cast<const vec_t*>(p + k * g.inner));
       T v[V];
-      __builtin_memcpy(v, &r, 16);
+      __builtin_memcpy(v, &r, sizeof(vec_t));
 #pragma unroll
       for (int e = 0; e < V; ++e) Op::accumulate(a[e], v[e], k);
     }
