@@ -6,14 +6,18 @@
 // index (argmin, argmax), with the NaN rule of `extreme` (propagate, or omit for the nan forms).
 //
 // Element types: all thirteen of tally::dtype. float32, float64, int32 and int64 are read
-// directly; float16 and bfloat16 (as float32), int8, int16, uint8, uint16 and bool (as int32),
-// uint32 and uint64 (as int64; uint64 biased by -2^63, undone exactly in the results) are
-// first widened, exactly, into a compact copy of n wide elements (device memory on the CUDA
-// backend: a stream-ordered allocation, freed in stream order; host memory on the CPU
-// backend), which is then reduced. So their results are those of the wide data (16-bit
-// floats are never accumulated in 16 bits), and the copy costs time and memory: a read of x,
-// a write and a read of 4 or 8 bytes per element (docs/types.md has the table of result
-// types and the measured GB/s). Result types: sums float32 or float64 for floating input,
+// directly. float16 and bfloat16 (as float32), int8, int16, uint8, uint16 and bool (as int32),
+// uint32 and uint64 (as int64; uint64 biased by -2^63, undone exactly in the results) reduce
+// as those wide values, converted exactly: 16-bit floats are never accumulated in 16 bits.
+// On the CUDA backend, float16, bfloat16, int8, uint8 and bool rows (adjacent elements),
+// columns and segments are read in place by the kernels, which convert each element as they
+// load it. Every other case (those types' strided views, stream-ordered exact float16 /
+// bfloat16 sums and means, int16, uint16, uint32, uint64, and the CPU backend) is first
+// widened into a compact copy of n wide elements (CUDA: device memory kept per (device,
+// stream) for later calls; CPU: a host vector), which costs a read of x, a write and a read of 4 or 8 bytes per
+// element (docs/types.md has the table of result types and the measured GB/s). Either way
+// the exact results (integer sums, exact float sums, means, min/max and indices) have the
+// same bits. Result types: sums float32 or float64 for floating input,
 // int64 for signed integers and bool, uint64 for unsigned integers (errc::overflow beyond it);
 // means float32 or float64; min/max the input's type (empty: the type's highest / lowest
 // value; bool: true / false; a NaN result of a 16-bit float is its canonical quiet NaN).

@@ -88,7 +88,7 @@ template <bool FEW, class T, class A> constexpr int few_col_vector() {
 /// completion word in mapped host memory (or a copy and a synchronisation when the results
 /// are bound for host memory).
 /// FEW (the narrow element types' ops, src/cuda/shapes_narrow.cu), to keep their compile time
-/// down: rows and segments get 32 or 8 lanes an output (from the mean length in float32
+/// down: rows and segments get 32 or 4 lanes an output (from the mean length in float32
 /// vectors' terms; rows longer than a tile are also split into tiles), tiles in the
 /// eager order; the plan's lanes, adaptive lanes, lazy tiles, flat items and block-per-segment
 /// are not used. Columns read vectors of up to 16 bytes (few_col_vector).
@@ -265,8 +265,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     if constexpr (FEW) {
       // (no block per row: run 114, rows of 8192 float16 / int8 read by a block each ran 6% / 36%
       // slower than by a warp, 4 vectors a thread against 32)
-      if (lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256) go.template operator()<32>();  // (in float32 vectors' terms)
-      else go.template operator()<8>();
+      // (in float32 vectors' terms; run 114, 8 lanes on segments of 200 float16: 25 vectors a
+      // segment, 3 a lane, 0.39 of read)
+      if (lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256) go.template operator()<32>();
+      else go.template operator()<4>();
     }
     else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (seg_block) lanes.template operator()<kBlock>();

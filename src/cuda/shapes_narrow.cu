@@ -5,6 +5,13 @@
 // src/cuda/shapes.cu (run_widened) cost sizeof(x) / (sizeof(x) + 2 sizeof(W)) of the read
 // bandwidth (run 111: float16 0.18, int8 0.09); here a call reads x once.
 //
+// What runs here (else the widened route, src/cuda/shapes.cu: strided views, rows whose
+// elements are not adjacent, stream-ordered exact float sums and means, and certified passes
+// that could not prove every output): rows, segments and columns of
+//  - float16, bfloat16: fast sums, exact (certified) sums and means, min/max and their index;
+//  - int8, uint8, bool: sums and means (a vector's bytes summed in int32 by dp4a, then added to
+//    the 128-bit state), min/max and their index.
+//
 // Same ops as the widened route (src/cuda/shapes.cuh, with the element read by In::read), so
 // the same accumulator values: exact results (integer sums and means, certified float sums and
 // means, min/max and their indices) have the bits of the widened route and of the CPU backend.
@@ -38,20 +45,58 @@ struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
 };
+// The byte types also sum a vector of V bytes at once (sum_vector, exact in int32: |sum| <=
+// 16 x 255), so that an integer sum's 128-bit state takes one addition a vector, not V:
+// dp4a adds four bytes' products with 1 in one instruction.
+template <int V> __device__ __forceinline__ void byte_words(unsigned (&w)[V / 4], const void* v) {
+  static_assert(V % 4 == 0);
+  __builtin_memcpy(w, v, V);
+}
 struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
+    unsigned w[V / 4];
+    byte_words<V>(w, v);
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < V / 4; ++i) s = __dp4a(static_cast<int>(w[i]), 0x01010101, s);
+    return s;
+  }
 };
 struct u8_in {
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
+    unsigned w[V / 4];
+    byte_words<V>(w, v);
+    unsigned s = 0;
+#pragma unroll
+    for (int i = 0; i < V / 4; ++i) s = __dp4a(w[i], 0x01010101u, s);
+    return static_cast<std::int32_t>(s);
+  }
 };
 struct b8_in {  // bool's byte: any nonzero value is true (NumPy), as shapes::widen_bool
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v != 0 ? 1 : 0; }
+  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
+    unsigned w[V / 4];
+    byte_words<V>(w, v);
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < V / 4; ++i) {
+      // bit 0 of each byte becomes the OR of its 8 bits (the shifts bring in only bits of the
+      // same byte at the positions kept: 4 -> 0..3, 2 -> 0..1, 1 -> 0)
+      unsigned t = w[i] | (w[i] >> 4);
+      t |= t >> 2;
+      t |= t >> 1;
+      s += __popc(t & 0x01010101u);
+    }
+    return s;
+  }
 };
 
 /// An op of the wide type (W0: src/cuda/shapes.cuh) reading In::src elements. W1..W3: variants
@@ -73,6 +118,14 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   static __device__ __forceinline__ acc identity() { return W0::identity(); }
   static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t k) { W0::accumulate(a, In::read(x), k); }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return W0::combine(a, b); }
+  /// A vector of V elements (v2::fold_vector): integer sums and means of bytes add the
+  /// vector's exact int32 sum to the 128-bit state once.
+  template <int V>
+  static __device__ __forceinline__ void accumulate_vector(acc& a, const elem (&v)[V])
+    requires(std::is_same_v<acc, ops::i128> && requires { In::template sum_vector<V>(v); })
+  {
+    a += In::template sum_vector<V>(v);
+  }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     switch (pick) {
       case 1: w1.write(o, a, len); break;
@@ -144,7 +197,20 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
     }, st);
     return true;
   } else {
-    if (r.what == kind::extreme) return false;  // (min/max of these: the widened route)
+    if (r.what == kind::extreme) {  // (no NaN among integers: the NaN policy changes nothing)
+      const store as = tally::shapes::store_of(g.type);
+      auto mk = [&]<class E>() {
+        using Op = narrow_op<In, E>;
+        run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
+          Op op;
+          op.w0 = E{static_cast<std::int32_t*>(out), idx, as};
+          return op;
+        }, st);
+      };
+      if (r.eop == extreme_op::max) mk.template operator()<extreme<std::int32_t, true, false>>();
+      else mk.template operator()<extreme<std::int32_t, false, false>>();
+      return true;
+    }
     if (r.what == kind::mean) {
       using Op = narrow_op<In, int_mean<std::int32_t, float>, int_mean<std::int32_t, double>>;
       run.template operator()<Op>([out64](void* out, std::int64_t*, long long* ovf) {
