@@ -995,6 +995,8 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
     CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
   }
   void* out = P.out;  // (room for n / 2 float64 results)
+  std::int64_t* dstatus = nullptr;  // (the stream-ordered forms' status words)
+  CK(cudaMalloc(&dstatus, 2 * sizeof(std::int64_t)));
   const std::int64_t cols = 8192, r = n / cols;
   auto run_type = [&]<class T>(tally::dtype t, const char* name) {
     std::vector<T> h(static_cast<std::size_t>(n));
@@ -1024,6 +1026,19 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, lib, n, tr, gb / tr, NAN});
       rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, lib, n, tc, gb / tc, NAN});
       rows.push_back({"narrow-segments-200", name, lib, n, ts, gb / ts, NAN});
+      if (acc.accuracy == tally::accuracy::fast || !floating) {
+        // the stream-ordered forms, queued back to back (the kernels' own rate, without the
+        // blocking call's wait and status read; exact float16 sums of these forms are widened)
+        double ar = tm.per_call([&](int) { tally::reduce_axis_async(tally::reduce_op::sum, m, 1, {out, r, rt, tally::memory::device}, dstatus, acc); }, 1, reps);
+        double ac = tm.per_call([&](int) { tally::reduce_axis_async(tally::reduce_op::sum, m, 0, {out, cols, rt, tally::memory::device}, dstatus, acc); }, 1, reps);
+        double as = tm.per_call([&](int) {
+          tally::reduce_segments_async(tally::reduce_op::sum, {buf, n, t, tally::memory::device}, doff, segs, {out, segs, rt, tally::memory::device}, dstatus, acc);
+        }, 1, reps);
+        const std::string alib = std::string(lib) + "-async";
+        rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, alib, n, ar, gb / ar, NAN});
+        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, alib, n, ac, gb / ac, NAN});
+        rows.push_back({"narrow-segments-200", name, alib, n, as, gb / as, NAN});
+      }
     }
     // max and its index along each axis and per segment (x's type out, int64 indices)
     {
@@ -1046,6 +1061,7 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   run_type.template operator()<std::int8_t>(tally::dtype::int8, "int8");
   run_type.template operator()<std::uint8_t>(tally::dtype::uint8, "uint8");
   run_type.template operator()<std::uint64_t>(tally::dtype::uint64, "uint64");
+  CK(cudaFree(dstatus));
   CK(cudaFree(doff));
   CK(cudaFree(buf));
 }

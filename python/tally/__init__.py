@@ -30,12 +30,13 @@ rounded partial sums); norm, var and std give, per output, the bits the whole-ar
 gives for that slice. float32, float64, int32 and int64 data of any strides (C order, Fortran
 order, transposes, ``x[::2, 1::3]``, negative strides, broadcasts) are read in place whenever
 the reduced axes merge into one strided extent (any single axis; several when their strides
-allow it). Copies (in the array's own library, on its current stream) are made only for
+allow it); sum, mean, min, max and the arg/nan forms pass every element type (uint64
+included) to the C++ layer as it is (which widens the narrow types exactly itself where it
+does not read them in place: docs/types.md). Copies (in the array's own library, on its current stream) are made only for
 reduced axes that do not merge (e.g. axes (0, 2) of a C-order 3-D array: one copy with them
 moved last), for norm / var / std when the reduced elements of an output are not contiguous,
-for the other element types, which are widened exactly first (float16 and bfloat16 to
-float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64; uint64 is a TypeError
-except for norm), and for NumPy arrays in big-endian byte order or with byte strides that are
+for norm / var / std of the other element types, which are converted exactly first, and for
+NumPy arrays in big-endian byte order or with byte strides that are
 not a multiple of the item size. CUDA arrays: every axis reduction runs on the GPU (exact
 sums and means with the CPU backend's bits; norm, var and std: one call, so one stream
 synchronisation, per output; exact var/std of integer data: ValueError).
@@ -140,8 +141,9 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         math.fsum of those elements for float64). float32/float64/int32/int64 data of any
         strides are read in place when the reduced axes merge into one strided extent (a
         single axis always does); otherwise the array is copied once, in its library, with the
-        reduced axes moved last. float16/bfloat16 are widened to float32, small integers and
-        bool to int32, uint32 to int64 (copies); uint64 along an axis: TypeError. Returns an
+        reduced axes moved last. Every element type goes to the C++ layer as it is (the
+        narrow ones widened exactly there where not read in place; uint64 sums exact, an
+        output past 2^64 - 1 an OverflowError). Returns an
         array of x's library (NumPy, CuPy or torch, on x's device, allocated on the
         library's current stream) of `dtype` and the kept axes' shape; each output empty
         (a length-0 axis) is 0. CUDA arrays are reduced on the GPU (exact sums: the CPU
@@ -571,11 +573,10 @@ def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
         the library's current stream) of the kept axes' shape, each output the min of all the
         elements of its slice under the same NaN rule; an empty slice gives +inf (the integer
         types' largest value; NumPy raises). Both backends. Layouts and copies as `sum` (any
-        strides of float32/float64/int32/int64 read in place when the reduced axes merge into
-        one strided extent; smaller types widened exactly in a copy and the results converted
-        back).
+        strides of every element type passed to the C++ layer as they are when the reduced
+        axes merge into one strided extent).
     keepdims: keep the reduced axes with length 1.
-    Raises TypeError for unsupported dtypes (uint64 along an axis), AxisError (ValueError,
+    Raises TypeError for unsupported dtypes, AxisError (ValueError,
     IndexError) for an axis out of range, ValueError for a repeated axis.
     out: an array to write the result into (returned), as `sum`'s out.
     """

@@ -25,17 +25,20 @@ How an N-D reduction is laid out (elements strides, any sign, 0 allowed):
   results are gathered on the host and copied to the device once): fine for a few thousand
   outputs, slow for millions of short slices.
 
-Zero copy otherwise: float32, float64, int32 and int64 arrays of any strides (C order,
-Fortran order, transposes, ``x[::2, 1::3]``, negative NumPy/CuPy strides, broadcast zero
-strides) are read in place. A copy (in the array's own library, on its current stream) is also
-made for
-- the other element types, converted exactly to a type the C++ layer reads (float16 and
-  bfloat16 to float32; int8, int16, uint8, uint16 and bool to int32; uint32 to int64; min and
-  max values are converted back, exactly; norm: integers to float64; var/std: integers to int64);
+Zero copy otherwise: arrays of all thirteen element types (float16, bfloat16, float32,
+float64, int8-int64, uint8-uint64, bool) and any strides (C order, Fortran order, transposes,
+``x[::2, 1::3]``, negative NumPy/CuPy strides, broadcast zero strides) go to the C++ shape
+layer as they are, for sum, mean, min, max and the arg/nan forms. The C++ layer reads float32,
+float64, int32 and int64 in place; the narrow types too on the CUDA backend (rows, columns and
+segments of float16, bfloat16, int8, uint8 and bool, converted exactly as they are loaded);
+otherwise it widens them exactly into a compact copy of its own first (docs/types.md, "Per
+row, per column, per segment"), which costs time and memory but gives the same values. uint64
+sums are exact (uint64 results; an output past 2^64 - 1 is an OverflowError). A copy (in the
+array's own library, on its current stream) is made here for
+- norm, var and std of the other element types, converted exactly to a type the 1-D layer
+  takes (norm: integers to float64; var/std: integers to int64);
 - NumPy data in big-endian byte order, or with byte strides that are not a multiple of the
   item size (views into structured arrays): np.ascontiguousarray.
-uint64 has no exact conversion here: axis sums, means and min/max of uint64 are a TypeError
-(var and std of uint64 along axes work: each slice is one 1-D call, which takes uint64).
 
 Results: a new C-contiguous array of the input's library (NumPy in, NumPy out; CuPy in, CuPy
 out on its device; torch in, torch out on its device; lists: NumPy), allocated on the
@@ -52,7 +55,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from . import _tally
-from ._arrays import (STRIDED_TYPES, Arg, _check_dtype, _cupy_stream, _strides, canonical_bool, finish, library,
+from ._arrays import (Arg, _check_dtype, _cupy_stream, _strides, canonical_bool, finish, library,
                       refuse_masked)
 
 try:
@@ -60,9 +63,9 @@ try:
 except AttributeError:  # NumPy < 1.25
     _AxisError = np.AxisError
 
-# Exact widenings for the element types the shape layer does not read.
-_WIDER = {"float16": "float32", "bfloat16": "float32", "int8": "int32", "int16": "int32", "uint8": "int32",
-          "uint16": "int32", "bool": "int32", "uint32": "int64"}
+# The element types the C++ shape layer takes (tally/shapes.hpp: all thirteen of tally::dtype).
+SHAPE_TYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+               "uint32", "uint64", "bool")
 
 
 def ndim_of(x) -> int:
@@ -177,14 +180,6 @@ def _from_host(lib: str, like, h: np.ndarray):
             return cupy.asarray(h)
     import torch
     return torch.from_numpy(h).to(like.device)
-
-
-def _view_as(lib: str, r, name: str):
-    """r's bits as dtype `name` (int64 sums of unsigned data as uint64: the values are >= 0)."""
-    if lib == "torch":
-        import torch
-        return r.view(getattr(torch, name))
-    return r.view(name)
 
 
 def _merge_kept(extents):
@@ -329,29 +324,25 @@ def _run_batches(p: Plan, kind: str, values_dtype: Optional[str], want_index: bo
 
 
 def sum(x, axes, result_of, accuracy: str, keepdims: bool) -> Any:
-    """Sums over `axes`; result_of(x's dtype name) -> the result's dtype name (the C++ layer
-    writes int64 for integer data; unsigned data gets its bits viewed as uint64)."""
-    p = plan(x, axes, "sum", _widen_strided)
-    result = result_of(p.name)
-    computed = "int64" if result in ("int64", "uint64") else result
-    r, _ = _run_batches(p, "sum", computed, False, accuracy)
-    if result != computed:
-        r = _view_as(p.lib, r, result)
+    """Sums over `axes`; result_of(x's dtype name) -> the result's dtype name (float32 or
+    float64 for floating x, int64 for signed integers and bool, uint64 for unsigned ones)."""
+    p = plan(x, axes, "sum", _as_stored)
+    r, _ = _run_batches(p, "sum", result_of(p.name), False, accuracy)
     return _shaped(p, r, keepdims)
 
 
 def mean(x, axes, result_of, keepdims: bool) -> Any:
-    p = plan(x, axes, "mean", _widen_strided)
+    p = plan(x, axes, "mean", _as_stored)
     r, _ = _run_batches(p, "mean", result_of(p.name), False)
     return _shaped(p, r, keepdims)
 
 
-def _widen_strided(name: str) -> Optional[str]:
-    if name in _WIDER:
-        return _WIDER[name]
-    if name not in STRIDED_TYPES:
-        raise TypeError(f"axis reductions of {name} arrays are not available in this version "
-                        "(float16, bfloat16, float32, float64, int8-int64, uint8-uint32 and bool are)")
+def _as_stored(name: str) -> Optional[str]:
+    """The conversion `plan` makes first for sum, mean and the extremes: none (the C++ shape
+    layer takes every element type)."""
+    if name not in SHAPE_TYPES:
+        raise TypeError(f"axis reductions of {name} arrays are not available "
+                        "(float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are)")
     return None
 
 
@@ -365,12 +356,12 @@ def _describe(p: Plan, axes, k: int) -> str:
 
 def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, keepdims: bool) -> Any:
     """min/max values (want_index False: x's dtype) or first indices along the axis (int64)."""
-    p = plan(x, axes, fn, _widen_strided)
+    p = plan(x, axes, fn, _as_stored)
     if want_index and p.n == 0 and p.outputs > 0:
         raise ValueError(f"tally.{fn}: axis {axes[0]} has length 0 (shape {tuple(p.work.shape)}), so there is no "
                          "index to return (NumPy: attempt to get an arg-extreme of an empty sequence)")
     kind = ("nan" if skip_nan else "") + ("max" if is_max else "min")
-    values, indices = _run_batches(p, kind, None if want_index else p.arg.dtype, want_index)
+    values, indices = _run_batches(p, kind, None if want_index else p.name, want_index)
     if want_index:
         if p.outputs > 0:
             k = int(indices.argmin())  # -1 (a slice of only NaN) is below every index
@@ -378,16 +369,6 @@ def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, ke
                 raise ValueError(f"tally.{fn}: {_describe(p, axes, k)} holds only NaN, so there is no index to "
                                  "return (NumPy: All-NaN slice encountered)")
         return _shaped(p, indices, keepdims)
-    if p.name != p.arg.dtype:
-        values = _astype(p.lib, values, p.name)
-        if p.n == 0 and p.outputs > 0 and (p.name == "bool" or p.name.startswith(("int", "uint"))):
-            # empty slices of a widened type: the narrow type's own empty result (its lowest /
-            # highest value; bool: False / True), not the wider type's limits wrapped by astype
-            empty = (not is_max) if p.name == "bool" else int(np.iinfo(p.name).min if is_max else np.iinfo(p.name).max)
-            if p.lib == "torch":
-                values.fill_(empty)
-            else:
-                values[...] = empty
     return _shaped(p, values, keepdims)
 
 

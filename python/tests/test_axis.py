@@ -56,15 +56,17 @@ def test_layouts_are_read_in_place():
     base = wide(np.random.default_rng(1), (13, 17))
     for name, v in views(base):
         for axes in ((0,), (1,)):
-            p = _axis.plan(v, axes, "sum", _axis._widen_strided)
+            p = _axis.plan(v, axes, "sum", _axis._as_stored)
             assert p.arg.view is v and not p.copied, name  # the view itself goes to the C++ layer: no copy
     x = np.arange(100.0)
     for v in (x[::3], x[::-1], x[90:5:-7], np.broadcast_to(np.float64(2.5), (9,))):
         a = _arrays.prepare(v, "sum", strided_ok=lambda cuda, name: True)
         assert a.strided and a.flat is v
-    # the other element types are widened (a copy), exactly
-    p = _axis.plan(np.ones((2, 3), dtype=np.float16), (0,), "sum", _axis._widen_strided)
-    assert p.name == "float16" and p.arg.dtype == "float32"
+    # every element type goes to the C++ layer as it is (no copy here)
+    for dt in (np.float16, np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64, np.bool_):
+        v = np.ones((4, 6), dtype=dt)[::-1, ::2]
+        p = _axis.plan(v, (0,), "sum", _axis._as_stored)
+        assert p.arg.view is v and not p.copied and p.arg.dtype == np.dtype(dt).name
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -223,11 +225,12 @@ def test_integer_sums_past_two_to_the_31_and_overflow():
         tally.sum(np.array([[2**62, 2**62], [2**62, 2**62]], dtype=np.int64), axis=1)
 
 
-def test_other_element_types_are_widened_exactly():
+def test_other_element_types_are_exact():
     rng = np.random.default_rng(6)
     for dtype, sum_dtype, mean_dtype in ((np.float16, np.float32, np.float32), (np.int8, np.int64, np.float64),
                                          (np.int16, np.int64, np.float64), (np.uint8, np.uint64, np.float64),
                                          (np.uint16, np.uint64, np.float64), (np.uint32, np.uint64, np.float64),
+                                         (np.uint64, np.uint64, np.float64),
                                          (np.bool_, np.int64, np.float64)):
         if dtype == np.float16:
             base = (rng.standard_normal((9, 12)) * 100).astype(dtype)
@@ -236,7 +239,11 @@ def test_other_element_types_are_widened_exactly():
             base = rng.integers(0, 2, (9, 12)).astype(dtype)
         else:
             info = np.iinfo(dtype)
-            base = rng.integers(info.min, int(info.max) + 1, (9, 12), dtype=np.int64).astype(dtype)
+            if dtype == np.uint64:  # sums of up to 12 past 2^63, below 2^64
+                base = rng.integers(0, 2**64 // 12, (9, 12), dtype=np.uint64)
+                base[::3, ::2] = 2**63 // 5 + base[::3, ::2] // 3
+            else:
+                base = rng.integers(info.min, int(info.max) + 1, (9, 12), dtype=np.int64).astype(dtype)
         for v in (base, base.T, base[::-2, 1::2]):
             for axis in AXES:
                 s = tally.sum(v, axis=axis)
@@ -249,15 +256,29 @@ def test_other_element_types_are_widened_exactly():
                 m = tally.mean(v, axis=axis)
                 assert m.dtype == mean_dtype
                 rnd = round_f32 if mean_dtype == np.float32 else round_f64
-                expect = [rnd(fraction_sum(c) / len(c)) if not np.isnan(c.astype(np.float64)).any() else math.nan
+                # integers as Python ints: float(v) would round uint64 values above 2^53
+                exact = (lambda c: fraction_sum(c)) if dtype == np.float16 else (lambda c: Fraction(sum(int(i) for i in c)))
+                expect = [rnd(exact(c) / len(c)) if not np.isnan(c.astype(np.float64)).any() else math.nan
                           for c in slices(v, axis)]
                 np.testing.assert_array_equal(m, np.array(expect, dtype=mean_dtype))
                 for f in ("min", "max", "argmin", "argmax"):
                     got, want = getattr(tally, f)(v, axis=axis), getattr(np, f)(v, axis=axis)
                     assert got.dtype == want.dtype
                     np.testing.assert_array_equal(got, want)
-    with pytest.raises(TypeError, match="uint64"):
-        tally.sum(np.ones((2, 2), dtype=np.uint64), axis=0)
+    # uint64: exact past 2^63 (uint64 results), an output past 2^64 - 1 is an OverflowError naming it
+    u = np.array([[2**64 - 1, 0, 2**63], [0, 1, 2**63 - 1]], dtype=np.uint64)
+    assert tally.sum(u, axis=0).tolist() == [2**64 - 1, 1, 2**64 - 1]
+    assert tally.max(u, axis=1).tolist() == [2**64 - 1, 2**63 - 1] and tally.argmin(u, axis=1).tolist() == [1, 0]
+    assert tally.mean(u, axis=0).tolist() == [round_f64(Fraction(2**64 - 1, 2)), 0.5, round_f64(Fraction(2**64 - 1, 2))]
+    with pytest.raises(OverflowError, match="uint64"):
+        tally.sum(u, axis=1)
+    # empty slices: the type's own limits (min: its highest; max: its lowest; bool: True / False)
+    for dt in (np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.uint64, np.bool_, np.float16):
+        e = np.zeros((3, 0), dtype=dt)
+        hi, lo = ((True, False) if dt == np.bool_ else (np.inf, -np.inf) if dt == np.float16
+                  else (np.iinfo(dt).max, np.iinfo(dt).min))
+        mn, mx = tally.min(e, axis=1), tally.max(e, axis=1)
+        assert mn.dtype == dt and mx.dtype == dt and mn.tolist() == [hi] * 3 and mx.tolist() == [lo] * 3
 
 
 def test_one_dimensional_and_scalar_inputs():

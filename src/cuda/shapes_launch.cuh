@@ -267,7 +267,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // slower than by a warp, 4 vectors a thread against 32)
       // (in float32 vectors' terms; run 114, 8 lanes on segments of 200 float16: 25 vectors a
       // segment, 3 a lane, 0.39 of read)
-      if (lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256) go.template operator()<32>();
+      if (plan.few_lanes == 32 || (plan.few_lanes == 0 && lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256))
+        go.template operator()<32>();
       else go.template operator()<4>();
     }
     else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
