@@ -45,23 +45,19 @@ struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
 };
-// The byte types also sum a vector of V bytes at once (sum_vector, exact in int32: |sum| <=
-// 16 x 255), so that an integer sum's 128-bit state takes one addition a vector, not V:
-// dp4a adds four bytes' products with 1 in one instruction.
-template <int V> __device__ __forceinline__ void byte_words(unsigned (&w)[V / 4], const void* v) {
-  static_assert(V % 4 == 0);
-  __builtin_memcpy(w, v, V);
-}
+// The byte types also sum a 16-byte vector's bytes at once (sum_words, exact in int32: |sum|
+// <= 16 x 255), so that an integer sum's 128-bit state takes one addition a vector, not 16:
+// dp4a adds four bytes' products with 1 in one instruction. They take the vector's four words
+// as loaded (v2::fold_words): through a byte array, NVVM kept a local copy of each vector.
+__device__ __forceinline__ unsigned word_at(const uint4& w, int i) { return i == 0 ? w.x : i == 1 ? w.y : i == 2 ? w.z : w.w; }
 struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
-    unsigned w[V / 4];
-    byte_words<V>(w, v);
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     int s = 0;
 #pragma unroll
-    for (int i = 0; i < V / 4; ++i) s = __dp4a(static_cast<int>(w[i]), 0x01010101, s);
+    for (int i = 0; i < 4; ++i) s = __dp4a(static_cast<int>(word_at(w, i)), 0x01010101, s);
     return s;
   }
 };
@@ -69,12 +65,10 @@ struct u8_in {
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
-    unsigned w[V / 4];
-    byte_words<V>(w, v);
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     unsigned s = 0;
 #pragma unroll
-    for (int i = 0; i < V / 4; ++i) s = __dp4a(w[i], 0x01010101u, s);
+    for (int i = 0; i < 4; ++i) s = __dp4a(word_at(w, i), 0x01010101u, s);
     return static_cast<std::int32_t>(s);
   }
 };
@@ -82,15 +76,13 @@ struct b8_in {  // bool's byte: any nonzero value is true (NumPy), as shapes::wi
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v != 0 ? 1 : 0; }
-  template <int V> static __device__ __forceinline__ std::int32_t sum_vector(const src (&v)[V]) {
-    unsigned w[V / 4];
-    byte_words<V>(w, v);
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     int s = 0;
 #pragma unroll
-    for (int i = 0; i < V / 4; ++i) {
+    for (int i = 0; i < 4; ++i) {
       // bit 0 of each byte becomes the OR of its 8 bits (the shifts bring in only bits of the
       // same byte at the positions kept: 4 -> 0..3, 2 -> 0..1, 1 -> 0)
-      unsigned t = w[i] | (w[i] >> 4);
+      unsigned t = word_at(w, i) | (word_at(w, i) >> 4);
       t |= t >> 2;
       t |= t >> 1;
       s += __popc(t & 0x01010101u);
@@ -118,13 +110,12 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   static __device__ __forceinline__ acc identity() { return W0::identity(); }
   static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t k) { W0::accumulate(a, In::read(x), k); }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return W0::combine(a, b); }
-  /// A vector of V elements (v2::fold_vector): integer sums and means of bytes add the
+  /// A 16-byte vector as loaded (v2::fold_words): integer sums and means of bytes add the
   /// vector's exact int32 sum to the 128-bit state once.
-  template <int V>
-  static __device__ __forceinline__ void accumulate_vector(acc& a, const elem (&v)[V])
-    requires(std::is_same_v<acc, ops::i128> && requires { In::template sum_vector<V>(v); })
+  static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w)
+    requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
   {
-    a += In::template sum_vector<V>(v);
+    a += In::sum_words(w);
   }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     switch (pick) {
