@@ -325,6 +325,23 @@ TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
     // whose lanes hold fewer than a vector's outputs
     check_matrix<T>(2000, 256, 256, 1, 24);
     check_matrix<T>(1500, 136, 136, 1, 25);
+    if constexpr (sizeof(S<T>) == 1) {
+      // columns of extreme bytes, long enough for many of the GPU's packed column sums' flushes
+      // (every 256 rows): int8 -128 / 127, uint8 0 / 255; bool 0 / 1 (the 1-D reference reads
+      // bool bytes as 0 or 1: other nonzero bytes in columns are ShapesNarrowEdges')
+      using L = std::numeric_limits<S<T>>;
+      const std::int64_t r = 3001, c = 128;
+      std::vector<S<T>> ext(static_cast<std::size_t>(r * c));
+      for (std::int64_t i = 0; i < r; ++i)
+        for (std::int64_t j = 0; j < c; ++j) {
+          const std::int64_t kind = j % 4;
+          S<T> v = kind == 0 ? L::lowest() : kind == 1 ? L::max() : (i % 2 != 0 ? L::lowest() : L::max());
+          if (kind == 3) v = i % 3 == 0 ? L::max() : static_cast<S<T>>(0x80 ^ (i % 8));
+          if constexpr (std::is_same_v<T, bool>) v = v != 0 ? 1 : 0;
+          ext[static_cast<std::size_t>(i * c + j)] = v;
+        }
+      check_matrix<T>(r, c, c, 1, 26, ext);
+    }
   });
 }
 
@@ -524,6 +541,29 @@ TEST_P(ShapesNarrowEdges, SmallUnsignedSumsPassTheirTypeAndBoolBytesCountAsTrue)
   tally::reduce_axis(tally::reduce_op::sum, tally::matrix_ref{bl.data(), 1, 300, 300, 1, dtype::int8, tally::memory::unknown}, 1,
                      tally::mutable_array_ref{sl.data(), 1, dtype::int64, tally::memory::unknown}, opt());
   EXPECT_EQ(sl.read()[0], -128 * 300);
+  // bool columns of bytes other than 0 and 1 (the GPU's packed column sums: 4 columns a lane,
+  // flushed every 256 rows): each nonzero byte counts 1
+  {
+    const std::int64_t r = 1000, c = 64;
+    std::vector<std::uint8_t> cb(static_cast<std::size_t>(r * c));
+    std::vector<std::int64_t> trues(static_cast<std::size_t>(c), 0);
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j) {
+        const auto v = static_cast<std::uint8_t>((i * 7 + j * 13) % 256);
+        cb[static_cast<std::size_t>(i * c + j)] = v;
+        trues[static_cast<std::size_t>(j)] += v != 0 ? 1 : 0;
+      }
+    auto bcb = put(cb);
+    tally::matrix_ref m{bcb.data(), r, c, c, 1, dtype::bool_, tally::memory::unknown};
+    buffer<std::int64_t> cs(b(), c, 9);
+    tally::reduce_axis(tally::reduce_op::sum, m, 0, tally::mutable_array_ref{cs.data(), c, dtype::int64, tally::memory::unknown}, opt());
+    EXPECT_EQ(cs.read(), trues);
+    buffer<double> cm(b(), c, 9.0);
+    tally::mean_axis(m, 0, tally::mutable_array_ref{cm.data(), c, dtype::float64, tally::memory::unknown}, opt());
+    std::vector<double> want_mean(static_cast<std::size_t>(c));
+    for (std::int64_t j = 0; j < c; ++j) want_mean[static_cast<std::size_t>(j)] = static_cast<double>(trues[static_cast<std::size_t>(j)]) / r;
+    EXPECT_EQ(cm.read(), want_mean);  // (n / r of exact integers: one correctly rounded division)
+  }
   // bool: bytes other than 0 and 1 are true (sums count them; max gives true, 1)
   std::vector<std::uint8_t> bytes = {0, 2, 255, 1, 0, 0, 0, 0};
   auto bb = put(bytes);

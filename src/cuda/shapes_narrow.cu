@@ -54,6 +54,10 @@ struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  /// A word's four bytes as values 0..255 (column sums, v3::cols_body): x + 128, taken off
+  /// again as byte_bias per row.
+  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w ^ 0x80808080u; }
+  static constexpr std::int32_t byte_bias = 128;
   static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     int s = 0;
 #pragma unroll
@@ -65,6 +69,8 @@ struct u8_in {
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w; }
+  static constexpr std::int32_t byte_bias = 0;
   static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     unsigned s = 0;
 #pragma unroll
@@ -76,17 +82,19 @@ struct b8_in {  // bool's byte: any nonzero value is true (NumPy), as shapes::wi
   using src = std::uint8_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v != 0 ? 1 : 0; }
+  // bit 0 of each byte becomes the OR of its 8 bits (the shifts bring in only bits of the same
+  // byte at the positions kept: 4 -> 0..3, 2 -> 0..1, 1 -> 0)
+  static __device__ __forceinline__ unsigned byte_values(unsigned w) {
+    unsigned t = w | (w >> 4);
+    t |= t >> 2;
+    t |= t >> 1;
+    return t & 0x01010101u;
+  }
+  static constexpr std::int32_t byte_bias = 0;
   static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     int s = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      // bit 0 of each byte becomes the OR of its 8 bits (the shifts bring in only bits of the
-      // same byte at the positions kept: 4 -> 0..3, 2 -> 0..1, 1 -> 0)
-      unsigned t = word_at(w, i) | (word_at(w, i) >> 4);
-      t |= t >> 2;
-      t |= t >> 1;
-      s += __popc(t & 0x01010101u);
-    }
+    for (int i = 0; i < 4; ++i) s += __popc(byte_values(word_at(w, i)));
     return s;
   }
 };
@@ -117,6 +125,14 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   {
     a += In::sum_words(w);
   }
+  /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
+  /// values 0..255, and what each row's value is above the element's (In::byte_bias).
+  static __device__ __forceinline__ unsigned column_bytes(unsigned w)
+    requires(std::is_same_v<acc, ops::i128> && requires { In::byte_values(w); })
+  {
+    return In::byte_values(w);
+  }
+  static __device__ __forceinline__ std::int32_t column_byte_bias() { return In::byte_bias; }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     switch (pick) {
       case 1: w1.write(o, a, len); break;

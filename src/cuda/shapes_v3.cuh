@@ -1054,6 +1054,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   A a[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) a[e] = Op::identity();
+  constexpr bool kPackedBytes = V == 4 && sizeof(T) == 1 && requires(unsigned q) { Op::column_bytes(q); };
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1117,6 +1118,42 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         if (more) __builtin_memcpy(r, nx, sizeof r);
       }
       if (held > 0) update(k);
+    } else if constexpr (kPackedBytes) {
+      // (integer sums and means of bytes, V = 4: a row's word holds this lane's 4 outputs'
+      // bytes. Their values 0..255 (Op::column_bytes: int8 biased by 128, bool as 0 / 1) are
+      // added two to a word in 16-bit halves, bytes 0 and 2 in lo, 1 and 3 in hi, and enter
+      // the 128-bit states every 256 rows (255 x 256 < 2^16): 4 instructions a row where each
+      // byte's 128-bit addition took 4 or more. Exact, so the same values.)
+      unsigned lo = 0, hi = 0;
+      int held = 0;  // rows in lo / hi
+      auto flush = [&]() {
+        const std::int32_t bias = Op::column_byte_bias() * held;
+        a[0] += static_cast<std::int32_t>(lo & 0xffffu) - bias;
+        a[1] += static_cast<std::int32_t>(hi & 0xffffu) - bias;
+        a[2] += static_cast<std::int32_t>(lo >> 16) - bias;
+        a[3] += static_cast<std::int32_t>(hi >> 16) - bias;
+        lo = hi = 0;
+        held = 0;
+      };
+      auto add = [&](const unsigned word) {
+        const unsigned q = Op::column_bytes(word);
+        lo += q & 0x00ff00ffu;
+        hi += (q >> 8) & 0x00ff00ffu;
+      };
+      for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
+        unsigned r[kColUnroll];
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+        for (int u = 0; u < kColUnroll; ++u) add(r[u]);
+        held += kColUnroll;
+        if (held == 256) flush();
+      }
+      for (; k < k1; k += kColWarps) {  // (fewer than kColUnroll rows: held stays under 256)
+        add(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
+        ++held;
+      }
+      flush();
     } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
       vec_t r[kColUnroll];
