@@ -10,7 +10,8 @@
 // that could not prove every output): rows, segments and columns of
 //  - float16, bfloat16: fast sums, exact (certified) sums and means, min/max and their index;
 //  - int8, uint8, bool: sums and means (a vector's bytes summed in int32 by dp4a, then added to
-//    the 128-bit state), min/max and their index.
+//    the 128-bit state; columns: a word's bytes added in 16-bit halves, column_bytes, into the
+//    states every 256 rows), min/max and their index.
 //
 // Same ops as the widened route (src/cuda/shapes.cuh, with the element read by In::read), so
 // the same accumulator values: exact results (integer sums and means, certified float sums and
