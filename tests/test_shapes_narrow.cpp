@@ -342,6 +342,48 @@ TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
         }
       check_matrix<T>(r, c, c, 1, 26, ext);
     }
+    if constexpr (std::is_same_v<T, float16>) {
+      // exact float16 sums and means (the GPU's fixed-point sums: float64 runs of at most 8
+      // elements along rows, 4096 along columns, in a 128-bit state with counts of -0 and of
+      // infinities / NaN): 9000 elements an output, so many column runs; per output o % 10:
+      // 65504 throughout (past 2^29, the float64 runs' exact range); +65504 / -65504
+      // cancelling, then the smallest subnormal; -0 throughout (sum -0); -0 and +0 (sum +0);
+      // smallest subnormals of either sign; one +inf among finite values; -inf and +inf (NaN);
+      // one NaN; -65504 and 1 alternating; one -inf
+      const std::int64_t len = 9000, outs = 70;
+      auto elem = [](std::int64_t o, std::int64_t k) -> std::uint16_t {
+        switch (o % 10) {
+          case 0: return 0x7bff;
+          case 1: return k == len - 1 ? 0x0001 : (k % 2 != 0 ? 0xfbff : 0x7bff);
+          case 2: return 0x8000;
+          case 3: return k % 3 == 0 ? 0x0000 : 0x8000;
+          case 4: return (k * 7 + o) % 5 < 2 ? 0x8001 : 0x0001;
+          case 5: return k == 4500 ? 0x7c00 : static_cast<std::uint16_t>(0x3c00 + k % 1024);
+          case 6: return k == 10 ? 0xfc00 : k == 8000 ? 0x7c00 : 0x3c00;
+          case 7: return k == 7777 ? 0x7e01 : 0xfbff;
+          case 8: return k % 2 != 0 ? 0xfbff : 0x3c00;
+          default: return k == len / 2 ? 0xfc00 : 0x0400;
+        }
+      };
+      std::vector<S<T>> by_col(static_cast<std::size_t>(len * outs)), by_row(by_col.size());
+      for (std::int64_t o = 0; o < outs; ++o)
+        for (std::int64_t k = 0; k < len; ++k) {
+          by_col[static_cast<std::size_t>(k * outs + o)] = float16{elem(o, k)};  // (len, outs): columns
+          by_row[static_cast<std::size_t>(o * len + k)] = float16{elem(o, k)};   // (outs, len): rows
+        }
+      check_matrix<T>(len, outs, outs, 1, 27, by_col);
+      check_matrix<T>(outs, len, len, 1, 28, by_row);
+      // the same values as segments (with empty ones between)
+      std::vector<std::int64_t> off{0};
+      for (std::int64_t o = 0; o < outs; ++o) {
+        off.push_back(off.back() + len);
+        if (o % 9 == 0) off.push_back(off.back());
+      }
+      std::vector<S<T>> segs;
+      for (std::size_t i = 1; i < off.size(); ++i)
+        if (off[i] > off[i - 1]) segs.insert(segs.end(), by_row.begin() + (segs.size() / len) * len, by_row.begin() + (segs.size() / len + 1) * len);
+      check_segments<T>(segs, off);
+    }
   });
 }
 

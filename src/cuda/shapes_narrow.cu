@@ -6,9 +6,12 @@
 // bandwidth (run 111: float16 0.18, int8 0.09); here a call reads x once.
 //
 // What runs here (else the widened route, src/cuda/shapes.cu: strided views, rows whose
-// elements are not adjacent, stream-ordered exact float sums and means, and certified passes
-// that could not prove every output): rows, segments and columns of
-//  - float16, bfloat16: fast sums, exact (certified) sums and means, min/max and their index;
+// elements are not adjacent, stream-ordered exact float sums and means, exact float16 outputs
+// with an infinity or a NaN, and certified passes that could not prove every output): rows,
+// segments and columns of
+//  - float16: fast sums, exact sums and means in 128-bit fixed point (f16_fixed_op), min/max
+//    and their index;
+//  - bfloat16: fast sums, exact (certified) sums and means, min/max and their index;
 //  - int8, uint8, bool: sums and means (a vector's bytes summed in int32 by dp4a, then added to
 //    the 128-bit state; columns: a word's bytes added in 16-bit halves, column_bytes, into the
 //    states every 256 rows), min/max and their index.
@@ -26,6 +29,7 @@
 #include "cuda/shapes_launch.cuh"
 #include "cuda/shapes_narrow.hpp"
 #include "shapes_widen.hpp"
+#include "tally/ops/small.hpp"
 
 namespace tally::cuda {
 namespace {
@@ -144,6 +148,114 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   }
 };
 
+/// Exact float16 sums and means in fixed point (thirty-third session). Every float16 value is
+/// an integer multiple of 2^-24 below 2^16 in magnitude, so a sum of at most 2^28 of them is an
+/// integer of at most 69 bits in those units: the exact sum fits a 128-bit integer, with no
+/// certificate and no second pass (the certified pass over float32 terms read float16 rows at
+/// 0.5 of read, run 120). The state, one ops::i128 added as integers (combine: +):
+///   bits [0, 70)    the sum of the finite elements, signed, in units of 2^-24;
+///   bits [70, 99)   how many elements were -0.0 (the sum is -0.0 when all of them were);
+///   bits [99, 128)  how many vectors or runs held an infinity or a NaN.
+/// With at most kMaxLen elements an output no field reaches the next one, and the sum of
+/// finite elements is read back by sign-extending its 70 bits. An output with an infinity or
+/// a NaN is reported as not proved (ovf): the caller's widened exact path then computes it,
+/// as for the certified pass's unproved outputs. The rounding is ops::exact's round_span /
+/// divide_round (digits weighing 2^(32 i - 24)), so the results are correctly rounded: the
+/// bits of the certified pass, the widened route and the CPU backend.
+///
+/// The elements are summed first in float64, exactly: a float16's bits, its exponent and
+/// fraction moved up 10 bits into a float64's high word, are the float64 v x 2^-1008 (normal
+/// float16 values become normal float64 values, subnormal ones subnormal: the same formula),
+/// so 2 integer instructions an element and no conversion; a run of at most 8192 such values
+/// (|sum| < 2^29 in units of 1, multiples of 2^-24: 53 bits) is exact in float64, and enters
+/// the state once as an int64 (x 2^1032, two exact multiplications and a conversion). A run of
+/// -0.0 values sums to -0.0 and of anything else to +0.0 or non-zero (round to nearest), so the
+/// run's sign tells whether all its elements were -0.0.
+struct f16_fixed_core {
+  static constexpr std::int64_t kMaxLen = std::int64_t(1) << 28;
+  static constexpr int kColumnRun = 4096;  // column rows a float64 run holds (< 8192)
+  /// The low / high float16 of a 32-bit word as the float64 v x 2^-1008.
+  static __device__ __forceinline__ double tiny_lo(unsigned w) {
+    return __hiloint2double(static_cast<int>(((w & 0x7fffu) << 10) | ((w & 0x8000u) << 16)), 0);
+  }
+  static __device__ __forceinline__ double tiny_hi(unsigned w) {
+    return __hiloint2double(static_cast<int>(((w >> 6) & 0x1fffc00u) | (w & 0x80000000u)), 0);
+  }
+  /// Bit 15 / 31 set when the low / high float16 of w is an infinity or a NaN (exponent 31:
+  /// adding 1 to the exponent field carries into the half's sign position, never beyond it).
+  static __device__ __forceinline__ unsigned specials(unsigned w) { return ((w & 0x7c007c00u) + 0x04000400u) & 0x80008000u; }
+  /// A run's exact float64 sum t (of `count` elements as v x 2^-1008) into the state.
+  static __device__ __forceinline__ void flush(ops::i128& a, double t, int count, bool special) {
+    const long long q = __double2ll_rn(t * 0x1p1000 * 0x1p32);  // (exact: an integer below 2^53)
+    long long hi = (special ? (1LL << 35) : 0);
+    if (__double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL)) hi += static_cast<long long>(count) << 6;
+    a += (static_cast<ops::i128>(hi) << 64) + q;
+  }
+  /// The state's fields: the finite sum (units of 2^-24), the -0.0 count, and whether any
+  /// element was an infinity or a NaN.
+  static __device__ __forceinline__ void decode(ops::i128 a, ops::i128& fin, std::uint64_t& neg_zeros, bool& special) {
+    const auto u = static_cast<ops::u128>(a);
+    fin = static_cast<ops::i128>(u << 58) >> 58;
+    const ops::u128 rest = (u - static_cast<ops::u128>(fin)) >> 70;
+    neg_zeros = static_cast<std::uint64_t>(rest) & ((1ULL << 29) - 1);
+    special = (rest >> 29) != 0;
+  }
+};
+
+/// The op over the core: sums (MEAN false) or means, as float32 or float64 (`pick`: 2 x mean
+/// + float64), acc ops::i128; rows by accumulate_words (a 16-byte vector's 8 elements a run),
+/// columns by cols_body's column_halves (4 outputs a lane, a float64 run each).
+struct f16_fixed_op {
+  using elem = std::uint16_t;
+  using acc = ops::i128;
+  using core = f16_fixed_core;
+  static constexpr bool vector_terms = false;
+  [[maybe_unused]] static constexpr bool column_halves = true;
+  void* out;
+  long long* ovf;
+  int pick = 0;
+  static __device__ __forceinline__ acc identity() { return 0; }
+  static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t) {
+    core::flush(a, core::tiny_lo(x), 1, core::specials(x) != 0);
+  }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
+  static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w) {
+    const double t = ((core::tiny_lo(w.x) + core::tiny_hi(w.x)) + (core::tiny_lo(w.y) + core::tiny_hi(w.y))) +
+                     ((core::tiny_lo(w.z) + core::tiny_hi(w.z)) + (core::tiny_lo(w.w) + core::tiny_hi(w.w)));
+    core::flush(a, t, 8, (core::specials(w.x) | core::specials(w.y) | core::specials(w.z) | core::specials(w.w)) != 0);
+  }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    const bool mean = pick >= 2, f64 = pick & 1;
+    auto put = [&](double d, float f) {
+      if (f64) static_cast<double*>(out)[o] = d;
+      else static_cast<float*>(out)[o] = f;
+    };
+    if (len == 0) {  // the empty sum is +0, the empty mean NaN
+      if (mean) put(ops::exact::double_of(std::uint64_t(0x7ff8) << 48), ops::exact::float_of(0x7fc00000u));
+      else put(0.0, 0.0f);
+      return;
+    }
+    ops::i128 fin;
+    std::uint64_t neg_zeros;
+    bool special;
+    core::decode(a, fin, neg_zeros, special);
+    if (special) {
+      atomicMin(ovf, static_cast<long long>(o));
+      return;
+    }
+    const unsigned flags = neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero;
+    std::int64_t d[5];  // fin's 32-bit digits, weight 2^(32 i - 24)
+    ops::digits_of(fin, d);
+    if (f64) {
+      static_cast<double*>(out)[o] = mean ? ops::exact::divide_round<double>(d, 5, ops::f16_unit_exp, flags, static_cast<std::uint64_t>(len))
+                                          : ops::exact::round_span<double>(d, 5, ops::f16_unit_exp, flags);
+    } else {
+      static_cast<float*>(out)[o] = mean ? ops::exact::divide_round<float>(d, 5, ops::f16_unit_exp, flags, static_cast<std::uint64_t>(len))
+                                         : ops::exact::round_span<float>(d, 5, ops::f16_unit_exp, flags);
+    }
+  }
+};
+
 template <class In> bool run_native(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
   using T = typename In::src;
   using W = typename In::wide;
@@ -175,7 +287,23 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
     if (r.what == kind::mean || r.acc == accuracy::exact) {
       // the certified pass (blocking calls; the stream-ordered ones gate the exact kernels on
       // the device, src/cuda/shapes.cu, over the widened copy)
-      if (r.stream_ordered || !tuning::shapes_certified()) return false;
+      if (r.stream_ordered) return false;
+      if constexpr (std::is_same_v<In, f16_in>) {
+        // (float16: the fixed-point sums, when no output can pass kMaxLen elements)
+        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
+          const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
+          outcome c;
+          run.template operator()<f16_fixed_op>([pick](void* out, std::int64_t*, long long* ovf) {
+            return f16_fixed_op{out, ovf, pick};
+          }, c);
+          if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or no infinity / NaN
+            st.bad_offset_at = c.bad_offset_at;
+            return true;
+          }
+          return false;  // an output with an infinity or a NaN: the widened route's exact path
+        }
+      }
+      if (!tuning::shapes_certified()) return false;
       using Op = narrow_op<In, certified_sum<float, float, false>, certified_sum<float, double, false>,
                            certified_sum<float, float, true>, certified_sum<float, double, true>>;
       const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);

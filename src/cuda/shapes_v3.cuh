@@ -1055,6 +1055,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
   for (int e = 0; e < V; ++e) a[e] = Op::identity();
   constexpr bool kPackedBytes = V == 4 && sizeof(T) == 1 && requires(unsigned q) { Op::column_bytes(q); };
+  constexpr bool kPackedHalves = V == 4 && sizeof(T) == 2 && requires { Op::column_halves; };
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1151,6 +1152,52 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       }
       for (; k < k1; k += kColWarps) {  // (fewer than kColUnroll rows: held stays under 256)
         add(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
+        ++held;
+      }
+      flush();
+    } else if constexpr (kPackedHalves) {
+      // (exact float16 sums and means in fixed point, V = 4, src/cuda/shapes_narrow.cu's
+      // f16_fixed: a row's 8 bytes hold this lane's 4 outputs' elements; each output's rows are
+      // summed exactly in a float64 run (the element as v x 2^-1008: 2 integer instructions
+      // and one addition a row), which enters the 128-bit state every Op::core::kColumnRun
+      // rows, with whether an infinity or a NaN was among them (bit 15 / 31 of sp).)
+      using core = typename Op::core;
+      double run[4] = {-0.0, -0.0, -0.0, -0.0};  // (-0.0: a run of -0.0 elements stays -0.0)
+      unsigned sp01 = 0, sp23 = 0;
+      int held = 0;
+      auto flush = [&]() {
+        core::flush(a[0], run[0], held, (sp01 & 0x8000u) != 0);
+        core::flush(a[1], run[1], held, (sp01 & 0x80000000u) != 0);
+        core::flush(a[2], run[2], held, (sp23 & 0x8000u) != 0);
+        core::flush(a[3], run[3], held, (sp23 & 0x80000000u) != 0);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) run[e] = -0.0;
+        sp01 = sp23 = 0;
+        held = 0;
+      };
+      auto add = [&](const uint2 q) {
+        run[0] += core::tiny_lo(q.x);
+        run[1] += core::tiny_hi(q.x);
+        run[2] += core::tiny_lo(q.y);
+        run[3] += core::tiny_hi(q.y);
+        sp01 |= core::specials(q.x);
+        sp23 |= core::specials(q.y);
+      };
+      // (8 rows a step, not kColUnroll's 4: a row is only 8 bytes a lane, and 4 of them left
+      // 24 KB in flight a SM at 3 blocks)
+      constexpr int kU = 8;
+      static_assert(core::kColumnRun % kU == 0);
+      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
+        uint2 r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const uint2*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+        for (int u = 0; u < kU; ++u) add(r[u]);
+        held += kU;
+        if (held == core::kColumnRun) flush();
+      }
+      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under kColumnRun)
+        add(__ldg(reinterpret_cast<const uint2*>(p + k * g.inner)));
         ++held;
       }
       flush();
