@@ -383,6 +383,14 @@ TEST_P(ShapesNarrow, EmptyAndLengthOneAxesAndLongRowsAndTallColumns) {
       for (std::size_t i = 1; i < off.size(); ++i)
         if (off[i] > off[i - 1]) segs.insert(segs.end(), by_row.begin() + (segs.size() / len) * len, by_row.begin() + (segs.size() / len + 1) * len);
       check_segments<T>(segs, off);
+      // rows of [2, 2^-23]: the mean 1 + 2^-24 and the sum 2 + 2^-23 are float32 ties (to even:
+      // 1 and 2), exact in float64
+      std::vector<S<T>> ties;
+      for (int i = 0; i < 300; ++i) {
+        ties.push_back(float16{static_cast<std::uint16_t>(i % 2 == 0 ? 0x4000 : 0x0002)});
+        ties.push_back(float16{static_cast<std::uint16_t>(i % 2 == 0 ? 0x0002 : 0x4000)});
+      }
+      check_matrix<T>(300, 2, 2, 1, 29, ties);
     }
   });
 }

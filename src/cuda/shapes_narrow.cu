@@ -191,6 +191,17 @@ struct f16_fixed_core {
     if (__double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL)) hi += static_cast<long long>(count) << 6;
     a += (static_cast<ops::i128>(hi) << 64) + q;
   }
+  /// The same for a short run (|t| < 2^-981: at most 2^15 float16 values of either sign, so
+  /// the 8 of a 16-byte vector): t + 1.5 x 2^-980 is exact and has the unit 2^-1032 as its last
+  /// bit, so its bits less those of 1.5 x 2^-980 are t x 2^1032 (one float64 addition and one
+  /// int64 subtraction, no multiplications or conversion).
+  static __device__ __forceinline__ void flush_short(ops::i128& a, double t, int count, bool special) {
+    constexpr double kC = 0x1.8p-980;
+    const long long q = __double_as_longlong(t + kC) - __double_as_longlong(kC);
+    long long hi = (special ? (1LL << 35) : 0);
+    if (__double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL)) hi += static_cast<long long>(count) << 6;
+    a += (static_cast<ops::i128>(hi) << 64) + q;
+  }
   /// The state's fields: the finite sum (units of 2^-24), the -0.0 count, and whether any
   /// element was an infinity or a NaN.
   static __device__ __forceinline__ void decode(ops::i128 a, ops::i128& fin, std::uint64_t& neg_zeros, bool& special) {
@@ -210,19 +221,19 @@ struct f16_fixed_op {
   using acc = ops::i128;
   using core = f16_fixed_core;
   static constexpr bool vector_terms = false;
-  [[maybe_unused]] static constexpr bool column_halves = true;
+  static constexpr bool column_halves = true;  // (cols_body's packed float16 columns)
   void* out;
   long long* ovf;
   int pick = 0;
   static __device__ __forceinline__ acc identity() { return 0; }
   static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t) {
-    core::flush(a, core::tiny_lo(x), 1, core::specials(x) != 0);
+    core::flush_short(a, core::tiny_lo(x), 1, core::specials(x) != 0);
   }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
   static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w) {
     const double t = ((core::tiny_lo(w.x) + core::tiny_hi(w.x)) + (core::tiny_lo(w.y) + core::tiny_hi(w.y))) +
                      ((core::tiny_lo(w.z) + core::tiny_hi(w.z)) + (core::tiny_lo(w.w) + core::tiny_hi(w.w)));
-    core::flush(a, t, 8, (core::specials(w.x) | core::specials(w.y) | core::specials(w.z) | core::specials(w.w)) != 0);
+    core::flush_short(a, t, 8, (core::specials(w.x) | core::specials(w.y) | core::specials(w.z) | core::specials(w.w)) != 0);
   }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     const bool mean = pick >= 2, f64 = pick & 1;
@@ -244,6 +255,30 @@ struct f16_fixed_op {
       return;
     }
     const unsigned flags = neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero;
+    // The usual case in a few instructions (a sum of at most 2^22 elements fits): an
+    // int64 converts to float64 or float32 with one correct rounding, and the scaling by 2^-24
+    // is exact (no result comes near the subnormals); a mean of |fin| <= 2^53 is one float64
+    // division of exact operands, correctly rounded, and as float32 correct too unless that
+    // quotient is a float32 midpoint (a second rounding could then go the wrong way).
+    if (fin == 0) {
+      const bool neg = flags == 0;
+      put(neg ? -0.0 : 0.0, neg ? -0.0f : 0.0f);
+      return;
+    }
+    if (fin >= -(ops::i128(1) << 62) && fin <= (ops::i128(1) << 62)) {
+      const auto v = static_cast<long long>(fin);
+      if (!mean) {
+        put(__ll2double_rn(v) * 0x1p-24, __ll2float_rn(v) * 0x1p-24f);
+        return;
+      }
+      if (v >= -(1LL << 53) && v <= (1LL << 53) && len <= (std::int64_t(1) << 53)) {
+        const double q = __ll2double_rn(v) / __ll2double_rn(len);
+        if (f64 || (__double_as_longlong(q) & 0x1fffffffLL) != 0x10000000LL) {
+          put(q * 0x1p-24, static_cast<float>(q * 0x1p-24));
+          return;
+        }
+      }
+    }
     std::int64_t d[5];  // fin's 32-bit digits, weight 2^(32 i - 24)
     ops::digits_of(fin, d);
     if (f64) {
@@ -255,6 +290,8 @@ struct f16_fixed_op {
     }
   }
 };
+
+static_assert(f16_fixed_op::column_halves);
 
 template <class In> bool run_native(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
   using T = typename In::src;
