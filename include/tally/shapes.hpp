@@ -11,7 +11,9 @@
 // as those wide values, converted exactly: 16-bit floats are never accumulated in 16 bits.
 // On the CUDA backend, float16, bfloat16, int8, uint8 and bool rows (adjacent elements),
 // columns and segments are read in place by the kernels, which convert each element as they
-// load it. Every other case (those types' strided views, stream-ordered exact float16 /
+// load it (blocking exact float16 sums and means: 128-bit fixed point in units of 2^-24,
+// exact for outputs of up to 2^28 elements; an output holding an infinity or a NaN sends the
+// call to the widened route below, same bits). Every other case (those types' strided views, stream-ordered exact float16 /
 // bfloat16 sums and means, int16, uint16, uint32, uint64, and the CPU backend) is first
 // widened into a compact copy of n wide elements (CUDA: device memory kept per (device,
 // stream) for later calls; CPU: a host vector), which costs a read of x, a write and a read of 4 or 8 bytes per
