@@ -168,7 +168,8 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
 /// float16 values become normal float64 values, subnormal ones subnormal: the same formula),
 /// so 2 integer instructions an element and no conversion; a run of at most 8192 such values
 /// (|sum| < 2^29 in units of 1, multiples of 2^-24: 53 bits) is exact in float64, and enters
-/// the state once as an int64 (x 2^1032, two exact multiplications and a conversion). A run of
+/// the state once as an int64: flush (x 2^1032, two exact multiplications and a conversion;
+/// the columns' runs of up to kColumnRun rows) or flush_short (a vector's 8 elements). A run of
 /// -0.0 values sums to -0.0 and of anything else to +0.0 or non-zero (round to nearest), so the
 /// run's sign tells whether all its elements were -0.0.
 struct f16_fixed_core {
@@ -191,8 +192,8 @@ struct f16_fixed_core {
     if (__double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL)) hi += static_cast<long long>(count) << 6;
     a += (static_cast<ops::i128>(hi) << 64) + q;
   }
-  /// The same for a short run (|t| < 2^-981: at most 2^15 float16 values of either sign, so
-  /// the 8 of a 16-byte vector): t + 1.5 x 2^-980 is exact and has the unit 2^-1032 as its last
+  /// The same for a short run (|t| < 2^-981, a real sum below 2^27: any 2^11 float16 values,
+  /// so the 8 of a 16-byte vector): t + 1.5 x 2^-980 is exact and has the unit 2^-1032 as its last
   /// bit, so its bits less those of 1.5 x 2^-980 are t x 2^1032 (one float64 addition and one
   /// int64 subtraction, no multiplications or conversion).
   static __device__ __forceinline__ void flush_short(ops::i128& a, double t, int count, bool special) {
