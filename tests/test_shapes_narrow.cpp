@@ -267,9 +267,12 @@ class ShapesNarrow : public Typed {
     }
   }
 
-  template <class T> void check_segments(const std::vector<S<T>>& x, const std::vector<std::int64_t>& off) {
-    SCOPED_TRACE("segments: " + std::to_string(off.size() - 1) + ", elements " + std::to_string(x.size()));
-    auto bx = put(x);
+  // (shift: x starts that many elements past a 256-byte boundary)
+  template <class T>
+  void check_segments(const std::vector<S<T>>& x, const std::vector<std::int64_t>& off, std::size_t shift = 0) {
+    SCOPED_TRACE("segments: " + std::to_string(off.size() - 1) + ", elements " + std::to_string(x.size()) +
+                 ", base shift " + std::to_string(shift));
+    auto bx = put(x, shift);
     auto bo = put(off);
     runs<T> want(off.size() - 1);
     for (std::size_t s = 0; s + 1 < off.size(); ++s) want[s].assign(x.begin() + off[s], x.begin() + off[s + 1]);
@@ -409,6 +412,36 @@ TEST_P(ShapesNarrow, SegmentsEmptyUnevenAndOneHugeAmongManyTiny) {
     std::vector<std::int64_t> o2{0};
     for (int s = 0; s < 3001; ++s) o2.push_back(o2.back() + (s == 1500 ? 300000 : s % 4));
     check_segments<T>(gen<T>(o2.back(), 13), o2);
+  });
+}
+
+// Segments starting at every element position of a 16-byte vector, of lengths 0..40 and some
+// of 100..159, over inputs starting 0, 1, 3 and 7 elements past a 256-byte boundary (the GPU's
+// exact byte and float16 sums read a segment's partial first and last vectors whole and masked,
+// v2::fold_span, and read elements one at a time where those vectors would leave the input:
+// the first and last segments over a shifted base); float16 segments of -0.0 only, lengths
+// 1..23 at every alignment (their sums are -0.0), then with one +0.0 in each of 2 or more
+// elements (+0.0).
+TEST_P(ShapesNarrow, SegmentsAtEveryAlignmentOverShiftedBases) {
+  with_small_type(t(), [&]<class T>() {
+    for (std::size_t shift : {0, 1, 3, 7}) {
+      std::mt19937_64 g(40 + shift);
+      std::vector<std::int64_t> off{0};
+      for (int s = 0; s < 400; ++s)
+        off.push_back(off.back() + static_cast<std::int64_t>(s % 41 == 40 ? 100 + g() % 60 : g() % 41));
+      check_segments<T>(gen<T>(off.back(), 41 + shift), off, shift);
+      if constexpr (std::is_same_v<T, float16>) {
+        std::vector<std::int64_t> o2{0};
+        for (int s = 0; s < 120; ++s) o2.push_back(o2.back() + 1 + s % 23);
+        std::vector<S<T>> z(static_cast<std::size_t>(o2.back()), float16{static_cast<std::uint16_t>(0x8000)});
+        check_segments<T>(z, o2, shift);
+        for (std::size_t s = 0; s + 1 < o2.size(); ++s) {
+          const std::int64_t len = o2[s + 1] - o2[s];
+          if (len >= 2) z[static_cast<std::size_t>(o2[s] + static_cast<std::int64_t>(s) % len)] = float16{static_cast<std::uint16_t>(0)};
+        }
+        check_segments<T>(z, o2, shift);
+      }
+    }
   });
 }
 

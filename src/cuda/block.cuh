@@ -40,12 +40,10 @@ template <class A> __device__ __forceinline__ A shfl_down(const A& v, int d) {
   static_assert(sizeof(A) % 4 == 0);
   constexpr int N = sizeof(A) / 4;
   unsigned w[N];
-  __builtin_memcpy(w, &v, sizeof v);
+  words_of(v, w);
 #pragma unroll
   for (int i = 0; i < N; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], d);
-  A r;
-  __builtin_memcpy(&r, w, sizeof r);
-  return r;
+  return from_words<A>(w);
 }
 
 /// A block's total in thread 0 by two shuffle trees (lanes within each warp, then the warps'

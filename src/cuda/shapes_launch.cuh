@@ -89,9 +89,9 @@ template <bool FEW, class T, class A> constexpr int few_col_vector() {
 /// are bound for host memory).
 /// FEW (the narrow element types' ops, src/cuda/shapes_narrow.cu), to keep their compile time
 /// down: rows and segments get 32 or 4 lanes an output (from the mean length in float32
-/// vectors' terms; rows longer than a tile are also split into tiles), tiles in the
-/// eager order; the plan's lanes, adaptive lanes, lazy tiles, flat items and block-per-segment
-/// are not used. Columns read vectors of up to 16 bytes (few_col_vector).
+/// vectors' terms; rows longer than a tile are also split into tiles), tiles claimed after
+/// the group items (lazy: segments' only when one is longer than split, rows' always); the
+/// plan's lanes, adaptive lanes, eager order, flat items and block-per-segment are not used. Columns read vectors of up to 16 bytes (few_col_vector).
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -106,7 +106,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // (the claim counter is 32-bit and ends at most tiles + grid <= 2 tiles + segments: past
   // that, the eager order; n would be over 2^41 elements)
   const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
-  const bool lazy = !FEW && segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
+  // FEW: every rows / segments launch lazy, rows included (one kernel a lane count: the eager
+  // order's tile items cost the narrow segments 14-21% of their instructions for nothing, ncu
+  // run 125); the claim counter then ends at most at tiles + grid, tiles < 2^31 below
+  const bool lazy = FEW ? true : segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
   // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
   // up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
@@ -155,6 +158,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     }
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
+    // (2^31 tiles of at least 1024 elements: 2^41 elements, past any device's memory)
+    if (FEW && tiles >= (std::int64_t(1) << 31))
+      throw error(errc::invalid_argument, "tally: a shape reduction of more than 2^41 elements is not supported");
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
@@ -255,7 +261,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
       fk.claim_ahead = plan.seg_claim_ahead;
       fk.check_late = plan.seg_check_late;
-      fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
+      fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY && segmented ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };
@@ -274,9 +280,16 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // slower than by a warp, 4 vectors a thread against 32)
       // (in float32 vectors' terms; run 114, 8 lanes on segments of 200 float16: 25 vectors a
       // segment, 3 a lane, 0.39 of read)
+      // (the short outputs: 2 lanes, not 4, for the ops whose results are exact whatever the
+      // order, v2::takes_masked, and so whatever the lanes: a warp's item then holds 16
+      // outputs, whose fixed costs, the offsets, the merge and the writes, it shares. Run 127,
+      // segments of 200: int8 sums +25% and +30% async, exact float16 sums +11%)
       if (plan.few_lanes == 32 || (plan.few_lanes == 0 && lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256))
-        go.template operator()<32>();
-      else go.template operator()<4>();
+        go.template operator()<32, false, true>();
+      else if constexpr (v2::takes_masked<Op>()) {
+        if (plan.few_lanes == 4) go.template operator()<4, false, true>();
+        else go.template operator()<2, false, true>();
+      } else go.template operator()<4, false, true>();
     }
     else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (seg_block) lanes.template operator()<kBlock>();

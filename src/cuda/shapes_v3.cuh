@@ -331,7 +331,8 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
 /// points first. Segments only: ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item; LAZY (plan seg_lazy_tiles, the default for segments): the tile items
+/// segment per item; LAZY (plan seg_lazy_tiles, the default for segments; every launch of the
+/// narrow types' ops, rows too, whose tile items are then all needed): the tile items
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
@@ -766,7 +767,8 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       }
       const std::int64_t len = e - b;
       A a = Op::identity();
-      if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, G, stage);
+      // (segments: partial head and tail vectors read whole and masked, for the ops that allow it)
+      if (live && len <= split) v2::fold_span<Op, kGroupUnroll, RS>(a, x, g.off ? g.n : 0, at, len, lane, G, stage);
       a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
@@ -843,7 +845,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       // the block's first group item's offsets (taken = blockIdx.x), loaded before the check so
       // that their round trip overlaps its loads (group_item then reads them as loaded ahead)
       const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
-      if (static_cast<std::int64_t>(blockIdx.x) < items - tiles && o < g.outputs) {
+      if (g.off && static_cast<std::int64_t>(blockIdx.x) < items - tiles && o < g.outputs) {
         next_lo = __ldg(g.off + o);
         next_hi = __ldg(g.off + o + 1);
         have_next = true;
@@ -851,13 +853,15 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     }
     // (plan seg_check_late, the kernels with the group items first: the check after them)
     const bool late_check = kGroupsFirst && f.check_late;
-    if (!late_check) check_offsets(true);  // (launched for segments only: g.off is set)
+    // (rows, g.off null: the narrow types' kernels, launch_v3 under FEW, run rows lazily too;
+    // there is nothing to check, and every tile item is needed)
+    if (!late_check && g.off) check_offsets(true);
     Marks::at(1);
     bool tiles_ran = false;  // (the same in every thread)
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0) tiles_needed = long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
+        if (threadIdx.x == 0) tiles_needed = !g.off || long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
         __syncthreads();
         Marks::at(2);
         tiles_ran = tiles_needed;
@@ -978,14 +982,14 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         // tiles, thread 0 holding the next claim, and the two barriers of each claim cost the
         // warps' overlap across items: exact equal segments of 200 / 1024 / 8192 20% / 10% /
         // 10% slower, the uneven ones 3% slower)
-        if (kWarpClaims && tiles_ran && f.warp_claim > 0) warp_phase();
+        if (kWarpClaims && tiles_ran && f.warp_claim > 0 && g.off) warp_phase();  // (segments only: rows have no offsets)
         else
           for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
       }
     };
     if constexpr (kGroupsFirst) {
       groups_phase();
-      if (late_check) check_offsets(true);
+      if (late_check && g.off) check_offsets(true);
       tiles_phase();
     } else {
       tiles_phase();
@@ -1031,7 +1035,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   __shared__ unsigned sh_words[kWords * V * kColWarps * 32];
   auto sh_put = [&](int w_, int lane_, int e_, const A& v) {
     unsigned q[kWords];
-    __builtin_memcpy(q, &v, sizeof v);
+    words_of(v, q);
 #pragma unroll
     for (int i = 0; i < kWords; ++i) sh_words[((i * V + e_) * kColWarps + w_) * 32 + lane_] = q[i];
   };
@@ -1039,9 +1043,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     unsigned q[kWords];
 #pragma unroll
     for (int i = 0; i < kWords; ++i) q[i] = sh_words[((i * V + e_) * kColWarps + w_) * 32 + lane_];
-    A v;
-    __builtin_memcpy(&v, q, sizeof v);
-    return v;
+    return from_words<A>(q);
   };
   __shared__ bool last;
   allow_dependents();
