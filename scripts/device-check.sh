@@ -3,7 +3,7 @@
 # compute-sanitizer (memcheck, racecheck) on small cases, the resource/SASS check, the GPU
 # benchmark with its report and plot, and the CPU comparison. At most 8 files go to $OUT
 # (the device tool's limit); build logs stay in /tmp.
-#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [pybench] [bench] [dist] [tune] [texact] [cpu] [ncu]
+#   usage: scripts/device-check.sh [tests] [cli] [sanitize] [sass] [python] [pybench] [bench] [dist] [tune] [texact] [cpu] [ncu]
 #   (default: all but ncu)
 #   (tests runs ctest without cli_pytest unless CTEST_EXCLUDE says otherwise; cli runs the CLI
 #   pytest files in parallel with pytest-xdist: each case starts processes that initialise CUDA)
@@ -98,6 +98,24 @@ if want dist; then
   ctest --test-dir $B --output-on-failure -R "Nccl|nccl|mpi_np" >/tmp/dist.log 2>&1 || rc=1
   grep -E "Test +#|tests passed|tests failed" /tmp/dist.log | tail -8
   timeout 240 $B/bench/tally_dist_bench 2>&1 | tee "$OUT/dist-bench.txt" | tail -25
+fi
+
+# python: the Python module built here (a prebuilt tree has none) and its pytest suite. Run 129
+# (thirty-fourth session): with PREBUILT, the module's build (the whole library for sm_90) did
+# not end within the call's 580 s after 85 s of tests, so give it a call of its own.
+if want python; then
+  echo "== Python module (build of _tally only) and pytest"
+  P=$B  # (the full build configured it; with PREBUILT, a tree of its own)
+  if [[ -n "${PREBUILT:-}" ]]; then
+    P=build-py
+    cmake -S . -B $P -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_BUILD_PYTHON=ON \
+      -DPython_EXECUTABLE="$(command -v python3)" >/tmp/py-configure.log 2>&1 || { tail -20 /tmp/py-configure.log; rc=1; }
+  fi
+  s0=$(date +%s)
+  cmake --build $P -j 16 --target _tally >/tmp/py-build.log 2>&1 || { grep -E "error" -A3 /tmp/py-build.log | head -30; rc=1; }
+  echo "module built in $(( $(date +%s) - s0 )) s"
+  PYTHONPATH=$P/python timeout 300 python3 -m pytest -q -p no:cacheprovider python/tests >"$OUT/pytest.log" 2>&1 || rc=1
+  tail -5 "$OUT/pytest.log"
 fi
 
 if want pybench; then

@@ -68,6 +68,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 // min/max, and equal segments of 200 and 1024 2% slower)
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
+inline constexpr int kPackedByteRows = 16;  // rows a lane has in flight in the packed byte columns (cols_body)
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
 inline constexpr int kCheckLoads = 4;  // offsets checked by a thread with their loads in flight together (rows_body)
@@ -1143,16 +1144,21 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         lo += q & 0x00ff00ffu;
         hi += (q >> 8) & 0x00ff00ffu;
       };
-      for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
-        unsigned r[kColUnroll];
+      // (kU rows a step: a row is only 4 bytes a lane, and kColUnroll's 4 left 16 KiB in
+      // flight a SM at 4 blocks, where ~36 KiB keep the read bandwidth: the byte columns read
+      // at 0.61-0.66 of the read kernel asynchronously in run 128)
+      constexpr int kU = kPackedByteRows;
+      static_assert(256 % kU == 0);
+      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
+        unsigned r[kU];
 #pragma unroll
-        for (int u = 0; u < kColUnroll; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
+        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
 #pragma unroll
-        for (int u = 0; u < kColUnroll; ++u) add(r[u]);
-        held += kColUnroll;
+        for (int u = 0; u < kU; ++u) add(r[u]);
+        held += kU;
         if (held == 256) flush();
       }
-      for (; k < k1; k += kColWarps) {  // (fewer than kColUnroll rows: held stays under 256)
+      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under 256)
         add(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
         ++held;
       }
