@@ -104,6 +104,10 @@ struct b8_in {  // bool's byte: any nonzero value is true (NumPy), as shapes::wi
   }
 };
 
+/// Whether W is the int32 min / max op (the byte types' extremes).
+template <class W> struct is_int_extreme : std::false_type {};
+template <bool MAX, bool SKIP> struct is_int_extreme<extreme<std::int32_t, MAX, SKIP>> : std::true_type {};
+
 /// An op of the wide type (W0: src/cuda/shapes.cuh) reading In::src elements. W1..W3: variants
 /// of W0 with the same accumulator that differ only in their writes (the result type; sum or
 /// mean), chosen at run time by `pick`, so one set of kernels serves them all. vector_terms is
@@ -136,6 +140,33 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
   {
     a += In::sum_words(v2::keep_elements<1>(w, from, to, 0u));
+  }
+  /// Min / max of bytes and the first index (v2::fold_words; the vector's elements kb, kb + 1,
+  /// ...): the vector's extreme value first (16 extractions and 15 min / max), and the first
+  /// element holding it only when that value could beat the state: strictly better, or equal
+  /// with the state's index past kb (before any element). Element by element, each byte took a
+  /// comparison of value and 64-bit index and two selections (byte argmax at 0.24-0.34 of
+  /// read, run 130). The extreme and its first index do not depend on the order the elements
+  /// are met in, so the bits are those of accumulate.
+  static __device__ __forceinline__ void accumulate_words_at(acc& a, const uint4& w, std::int64_t kb)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1)
+  {
+    constexpr bool kMax = W0::R::is_max;
+    auto byte = [&](int i) {
+      return In::read(static_cast<elem>((word_at(w, i >> 2) >> (8 * (i & 3))) & 0xffu));
+    };
+    std::int32_t m = byte(0);
+#pragma unroll
+    for (int i = 1; i < 16; ++i) m = kMax ? max(m, byte(i)) : min(m, byte(i));
+    if (!(kMax ? m > a.value : m < a.value) && !(m == a.value && a.index > kb)) return;
+    int first = 15;
+#pragma unroll
+    for (int i = 14; i >= 0; --i)
+      if (byte(i) == m) first = i;
+    if (W0::R::better(m, kb + first, a.value, a.index)) {
+      a.value = m;
+      a.index = kb + first;
+    }
   }
   /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
   /// values 0..255, and what each row's value is above the element's (In::byte_bias).
