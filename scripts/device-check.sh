@@ -10,7 +10,8 @@
 #   env: CTEST_REGEX (tests: only those), CTEST_EXCLUDE (tests: not those), CTEST_JOBS, SANITIZE_FILTER,
 #   SANITIZE_PLAN (sanitize: a second pass under this TALLY_SHAPES_PLAN), BENCH_ARGS,
 #   CLI_TESTS (cli: the pytest files, default tests/cli), CLI_K (cli: pytest -k expression), CLI_TIMEOUT,
-#   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench only)
+#   PREBUILT (a tar from scripts/pack-carry.sh, carried: skip the build; steps tests, sanitize, bench only),
+#   PREBUILT_PY (a tar from scripts/pack-python.sh, carried: the python step's module, built here)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -26,6 +27,8 @@ if [[ -n "${PREBUILT:-}" ]]; then  # binaries built here by scripts/pack-carry.s
   mkdir -p $B && tar -C $B -xJf "$PREBUILT" || exit 1
   sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
   T=$B/tests  # ctest over the tally_tests suites only
+elif [[ -n "${PREBUILT_PY:-}" && "$steps" == python ]]; then  # the module alone, built here: no device build
+  T=$B
 else
 T=$B
 echo "== build (sm_90)"
@@ -105,15 +108,21 @@ fi
 # not end within the call's 580 s after 85 s of tests, so give it a call of its own.
 if want python; then
   echo "== Python module (build of _tally only) and pytest"
-  P=$B  # (the full build configured it; with PREBUILT, a tree of its own)
-  if [[ -n "${PREBUILT:-}" ]]; then
+  P=$B  # (the full build configured it; with PREBUILT, a tree of its own; with PREBUILT_PY, none)
+  if [[ -n "${PREBUILT_PY:-}" ]]; then  # the module built here by scripts/pack-python.sh
+    P=build-pyprebuilt; mkdir -p $P/python/tally && cp python/tally/*.py python/tally/*.pyi $P/python/tally/ &&
+      tar -C $P/python -xJf "$PREBUILT_PY" || rc=1
+    ls $P/python/tally/_tally*.so || rc=1
+  elif [[ -n "${PREBUILT:-}" ]]; then
     P=build-py
     cmake -S . -B $P -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_BUILD_PYTHON=ON \
       -DPython_EXECUTABLE="$(command -v python3)" >/tmp/py-configure.log 2>&1 || { tail -20 /tmp/py-configure.log; rc=1; }
   fi
-  s0=$(date +%s)
-  cmake --build $P -j 16 --target _tally >/tmp/py-build.log 2>&1 || { grep -E "error" -A3 /tmp/py-build.log | head -30; rc=1; }
-  echo "module built in $(( $(date +%s) - s0 )) s"
+  if [[ -z "${PREBUILT_PY:-}" ]]; then
+    s0=$(date +%s)
+    cmake --build $P -j 16 --target _tally >/tmp/py-build.log 2>&1 || { grep -E "error" -A3 /tmp/py-build.log | head -30; rc=1; }
+    echo "module built in $(( $(date +%s) - s0 )) s"
+  fi
   PYTHONPATH=$P/python timeout 300 python3 -m pytest -q -p no:cacheprovider python/tests >"$OUT/pytest.log" 2>&1 || rc=1
   tail -5 "$OUT/pytest.log"
 fi
