@@ -445,6 +445,45 @@ TEST_P(ShapesNarrow, SegmentsAtEveryAlignmentOverShiftedBases) {
   });
 }
 
+// Column min / max and their first rows (the GPU keeps a lane's four byte columns' best bytes
+// and their rows packed in two words, entering them into the states every 256 of the lane's
+// rows, 2048 rows of a column block; the other types go element by element): per column
+// j % 4, a slow staircase (the extreme first met on a long plateau); one maximum and one
+// minimum, each met twice, at rows on both sides of those 2048-row marks; values 0..3 above
+// the lowest only (ties everywhere); then the same rows padded by one element (off the 4-byte
+// boundary: element by element), and 62 columns (a last lane of 2). Values from the type's
+// lowest over 255 steps (bytes: their whole range; halves and wider types: -128..127,
+// unsigned 0..255); bool: 0 / 1 bytes, 1 in every 11th.
+TEST_P(ShapesNarrow, ColumnExtremesKeepTheFirstRowAcrossRuns) {
+  with_small_type(t(), [&]<class T>() {
+    const int lo = std::is_unsigned_v<S<T>> ? 0 : -128, span = 255;
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else return static_cast<S<T>>(v);
+    };
+    const std::int64_t r = 9001, c = 64;
+    std::vector<S<T>> m(static_cast<std::size_t>(r * c));
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j) {
+        int v = 0;
+        switch (j % 4) {
+          case 0: v = lo + static_cast<int>(i * span / (r - 1)); break;
+          case 1: v = (i == 2047 + j || i == 4096 + j) ? lo + span : (i == 2048 + 3 * j || i == 6143) ? lo : lo + span / 2; break;
+          case 2: v = (i == 4095 || i == 8191) ? lo + span : (i == 2049 || i == 2047) ? lo : lo + 1 + static_cast<int>((i * 7 + j) % (span - 1)); break;
+          default: v = lo + static_cast<int>((i * 31 + j * 17) % 4); break;
+        }
+        if constexpr (std::is_same_v<T, bool>) v = (i * 5 + j) % 11 == 0 ? 1 : 0;
+        m[static_cast<std::size_t>(i * c + j)] = of(v);
+      }
+    check_matrix<T>(r, c, c, 1, 0, m);
+    std::vector<S<T>> pad(static_cast<std::size_t>(r * (c + 1)), of(lo));
+    for (std::int64_t i = 0; i < r; ++i) std::copy_n(m.begin() + i * c, c, pad.begin() + i * (c + 1));
+    check_matrix<T>(r, c, c + 1, 1, 0, pad);
+    check_matrix<T>(r, c - 2, c, 1, 0, m);
+  });
+}
+
 TEST_P(ShapesNarrow, StridedViews) {
   with_small_type(t(), [&]<class T>() {
     const std::vector<S<T>> mem = gen<T>(100003, 14);

@@ -212,7 +212,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     } else if constexpr (FEW && VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; })) {
       // (packed byte columns and float16 fixed-point columns: held to 64 registers, 4 blocks a
       // SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
-      // uint8 columns at 0.41 of read, run 120: 0.65 with the bound; plan.few_col_bound 0: none)
+      // uint8 columns at 0.41 of read, run 120: 0.65 with the bound; plan.few_col_bound 0: none.
+      // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
+      // 340 bytes, thirty-fifth session; unbounded, none)
       if (vec && plan.few_col_bound == 1) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);

@@ -168,6 +168,19 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
       a.index = kb + first;
     }
   }
+  /// Column min / max of bytes (v3::cols_body, four outputs a lane): a word's bytes as keys
+  /// 0..255 in the op's order, a larger key better (In::byte_values, complemented for min), so
+  /// that one unsigned byte comparison (__vcmpgtu4) finds which of the four a row improves; a
+  /// key's element value back; and an element (value and index) entered into a state.
+  static __device__ __forceinline__ unsigned column_extreme_keys(unsigned w)
+    requires(is_int_extreme<W0>::value && requires { In::byte_values(w); })
+  {
+    return W0::R::is_max ? In::byte_values(w) : ~In::byte_values(w);
+  }
+  static __device__ __forceinline__ std::int32_t column_extreme_value(unsigned key) {
+    return static_cast<std::int32_t>((W0::R::is_max ? key : ~key) & 0xffu) - In::byte_bias;
+  }
+  static __device__ __forceinline__ void accumulate_value(acc& a, std::int32_t v, std::int64_t k) { W0::accumulate(a, v, k); }
   /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
   /// values 0..255, and what each row's value is above the element's (In::byte_bias).
   static __device__ __forceinline__ unsigned column_bytes(unsigned w)
