@@ -39,6 +39,7 @@ void check_type(const char* fn, dtype t) {
 // Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does).
 memory resolve(const char* fn, const char* name, const void* p, bool has_elements, memory where, int& device) {
   device = -1;
+  validate::check_memory(fn, name, where);
   if (!has_elements) return memory::unknown;
   if (p == nullptr) fail(errc::null_pointer, fn, std::string(name) + " is a null pointer with elements to read or write");
   return validate::locate_declared(fn, name, p, where, device);
@@ -203,6 +204,32 @@ void run(const char* fn, backend b, const geometry& g, const request& r, int dev
                                  (unsigned_input(g.type) ? "uint64" : "int64") + " (integer overflow)");
 }
 
+// The elements of a strided view or matrix lie `first` <= 0 to `last` >= 0 elements from
+// data (lowest and highest).
+struct element_span {
+  std::int64_t first, last;
+};
+element_span matrix_span(const matrix_ref& x) {  // (x.rows, x.cols > 0; strides checked to 2^60)
+  auto lo = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::min<std::int64_t>(stride, 0); };
+  auto hi = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::max<std::int64_t>(stride, 0); };
+  return {lo(x.rows, x.row_stride) + lo(x.cols, x.col_stride), hi(x.rows, x.row_stride) + hi(x.cols, x.col_stride)};
+}
+
+// Those elements' bytes must be addresses: a negative stride may not reach below address 0, a
+// positive one not past the top of the address space (the 1-D views' check, validate::extent,
+// for strided ones). A null data with elements is left to resolve's errc::null_pointer.
+void check_addresses(const char* fn, const void* data, element_span e, dtype t) {
+  if (data == nullptr) return;
+  const __int128 es = static_cast<__int128>(dtype_size(t));
+  const __int128 base = static_cast<__int128>(reinterpret_cast<std::uintptr_t>(data));
+  if (base + e.first * es < 0)
+    fail(errc::invalid_argument, fn, "the strides reach " + std::to_string(-e.first) +
+                                         " elements below data, past address 0");
+  if (base + (static_cast<__int128>(e.last) + 1) * es > static_cast<__int128>(UINTPTR_MAX) + 1)
+    fail(errc::invalid_argument, fn, "the strides reach " + std::to_string(e.last) +
+                                         " elements above data, past the end of the address space");
+}
+
 // Axis geometry of a validated matrix.
 geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
   check_type(fn, x.type);
@@ -218,6 +245,8 @@ geometry axis_geometry(const char* fn, const matrix_ref& x, int axis) {
                     static_cast<__int128>(x.cols - 1) * (x.col_stride < 0 ? -static_cast<__int128>(x.col_stride) : x.col_stride);
     if (span > (static_cast<__int128>(1) << 60))
       fail(errc::invalid_argument, fn, "the strides reach beyond 2^60 elements from data (addresses would overflow)");
+    const element_span e = matrix_span(x);
+    check_addresses(fn, x.data, e, x.type);
   }
   geometry g;
   g.x = x.data;
@@ -243,14 +272,11 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
   const void* x_lo = nullptr;
   std::size_t x_bytes = 0;
   if (g.n > 0) {  // the bytes x's elements span, lowest to highest element
-    auto lo = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::min<std::int64_t>(stride, 0); };
-    auto hi = [](std::int64_t extent, std::int64_t stride) { return (extent - 1) * std::max<std::int64_t>(stride, 0); };
-    const std::int64_t first = lo(x.rows, x.row_stride) + lo(x.cols, x.col_stride);
-    const std::int64_t last = hi(x.rows, x.row_stride) + hi(x.cols, x.col_stride);
+    const element_span e = matrix_span(x);
     const std::size_t es = dtype_size(x.type);
-    const auto base = reinterpret_cast<std::uintptr_t>(x.data) + static_cast<std::uintptr_t>(first) * es;
+    const auto base = reinterpret_cast<std::uintptr_t>(x.data) + static_cast<std::uintptr_t>(e.first) * es;
     x_lo = reinterpret_cast<const void*>(base);
-    x_bytes = static_cast<std::size_t>(last - first + 1) * es;
+    x_bytes = static_cast<std::size_t>(e.last - e.first + 1) * es;
     check_disjoint(fn, k, r, g.outputs, x_lo, x_bytes, nullptr, 0);
   }
   int dev = -1;
@@ -316,6 +342,10 @@ void strided_call(const char* fn, const strided_ref& x, request r, const options
   if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
   if (x.size > 0 && (x.stride > (std::int64_t(1) << 60) / x.size || x.stride < -(std::int64_t(1) << 60) / x.size))
     fail(errc::invalid_argument, fn, "the stride reaches beyond 2^60 elements from data (addresses would overflow)");
+  if (x.size > 0) {
+    const std::int64_t reach = (x.size - 1) * x.stride;  // (|reach| <= 2^60: checked above)
+    check_addresses(fn, x.data, {std::min<std::int64_t>(reach, 0), std::max<std::int64_t>(reach, 0)}, x.type);
+  }
   geometry g;
   g.x = x.data;
   g.type = x.type;

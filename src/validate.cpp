@@ -10,7 +10,15 @@ namespace tally::validate {
 
 std::string prefix(const char* fn) { return std::string("tally::") + fn + ": "; }
 
+void check_memory(const char* fn, const char* name, memory where) {
+  const int v = static_cast<int>(where);
+  if (v < 0 || v > static_cast<int>(memory::device))
+    throw error(errc::invalid_argument, prefix(fn) + name + " is declared with an unknown memory value " +
+                                            std::to_string(v) + " (memory::unknown, host or device)");
+}
+
 memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device) {
+  check_memory(fn, name, where);
   // Declared memory is checked against the CUDA runtime too (one cudaPointerGetAttributes,
   // ~0.1-0.2 us; nothing without a GPU), so a wrong declaration is an error, not a crash.
   memory found = cuda::locate(p, &device);
@@ -39,6 +47,7 @@ void extent(const char* fn, const char* name, const void* data, std::int64_t siz
 }
 
 memory check(const char* fn, arg& a) {
+  check_memory(fn, a.name, a.where);
   if (a.size < 0)
     throw error(errc::invalid_argument, prefix(fn) + a.name + " has negative length " + std::to_string(a.size));
   if (a.data == nullptr && a.size > 0)

@@ -39,9 +39,12 @@ struct arg {
   operator side() const { return {name, where}; }
 };
 
+/// A memory value outside the enumeration is errc::invalid_argument naming the argument.
+void check_memory(const char* fn, const char* name, memory where);
 /// Where `p` (which has elements to read or write) lives: the declared `where` checked against
 /// the CUDA runtime, `device` set to the owning device. Throws errc::wrong_memory when the
-/// declaration contradicts the runtime (managed memory may be declared host or device).
+/// declaration contradicts the runtime (managed memory may be declared host or device), and
+/// errc::invalid_argument for a `where` outside the enumeration.
 memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device);
 
 /// A known element type (errc::invalid_argument) and, for a view with elements, an extent

@@ -83,6 +83,18 @@ TEST_P(Misuse, EnumerationValuesOutsideTheirRangeAreRefused) {
                            {"accuracy"}));
   EXPECT_TRUE(throws_tally([&] { tally::extreme(tally::extreme_op::min, bad_nans, sv, &r, &i, opt()); },
                            errc::invalid_argument, {"nan_policy"}));
+  // A memory declaration outside tally::memory (before: memory 5 or 9 was read as unknown).
+  const auto bad_mem = static_cast<tally::memory>(5);
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, {bx.data(), 6, dtype::float64, bad_mem}, {}, &r, opt()); },
+                           errc::invalid_argument, {"x", "memory", "5"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, {nullptr, 0, dtype::float64, static_cast<tally::memory>(-1)}, {}, &r, opt()); },
+                           errc::invalid_argument, {"memory", "-1"}))
+      << "even with no elements";
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(sum, tally::strided_ref{bx.data(), 3, 2, dtype::float64, bad_mem}, &r,
+                                               dtype::float64, opt()); },
+                           errc::invalid_argument, {"memory", "5"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_axis(sum, m, 0, {o3.data(), 3, dtype::float64, bad_mem}, opt()); },
+                           errc::invalid_argument, {"out", "memory", "5"}));
   EXPECT_EQ(o3.read(), std::vector<double>(3, 0.0)) << "nothing written";
 }
 
@@ -116,6 +128,38 @@ TEST_P(Misuse, ViewsRunningPastTheAddressSpaceAreRefused) {
                              errc::invalid_argument, {"address space"}));
   }
   EXPECT_EQ(tally::sum<double>(bx.in(), opt()), 10.0) << "an ordinary view still works";
+}
+
+// Before: a strided view or matrix whose negative stride reaches below address 0 (element 1 at
+// 2^61 bytes below data) was read: a bus error, where the 1-D views' equivalent wrap is refused.
+TEST_P(Misuse, StridesReachingBelowAddressZeroAreRefused) {
+  auto bx = put(std::vector<double>{1, 2, 3, 4});
+  const std::int64_t down = -(std::int64_t(1) << 58);  // 2^61 bytes: below 0 from any user address
+  double r = 0;
+  std::int64_t i = 0;
+  const tally::strided<double> sv{bx.data(), 2, down};
+  EXPECT_TRUE(throws_tally([&] { return tally::sum_strided<double>(sv, opt()); }, errc::invalid_argument,
+                           {"below data", "address 0"}));
+  EXPECT_TRUE(throws_tally([&] { return tally::mean_strided<double>(sv, opt()); }, errc::invalid_argument, {"address 0"}));
+  EXPECT_TRUE(throws_tally([&] { tally::extreme(tally::extreme_op::max, nan_policy::propagate,
+                                                tally::strided_ref{bx.data(), 2, down, dtype::float64}, &r, &i, opt()); },
+                           errc::invalid_argument, {"address 0"}));
+  const tally::matrix<double> rows_down{bx.data(), 2, 1, down, 1}, cols_down{bx.data(), 1, 2, 1, down};  // (2, 1), (1, 2)
+  for (const auto& m : {rows_down, cols_down})
+    for (int axis : {0, 1}) {
+      SCOPED_TRACE("shape (" + std::to_string(m.rows) + ", " + std::to_string(m.cols) + "), axis " + std::to_string(axis));
+      const std::int64_t outputs = axis == 0 ? m.cols : m.rows;
+      buffer<double> out(b(), static_cast<std::size_t>(outputs), 0.0);
+      buffer<std::int64_t> idx(b(), static_cast<std::size_t>(outputs), std::int64_t(0));
+      EXPECT_TRUE(throws_tally([&] { tally::sum_along<double, double>(m, axis, out.out(), opt()); }, errc::invalid_argument,
+                               {"below data", "address 0"}));
+      EXPECT_TRUE(throws_tally([&] { tally::extreme_along<double, false>(m, axis, out.out(), idx.out(), nan_policy::propagate,
+                                                                         opt()); },
+                               errc::invalid_argument, {"address 0"}));
+      EXPECT_EQ(out.read(), std::vector<double>(static_cast<std::size_t>(outputs), 0.0)) << "nothing written";
+    }
+  const tally::strided<double> back{bx.data() + 3, 4, -1};
+  EXPECT_EQ(tally::sum_strided<double>(back, opt()), 10.0) << "an ordinary negative stride still works";
 }
 
 TEST(MisuseHost, TransformReduceViewPastTheAddressSpaceIsRefused) {
