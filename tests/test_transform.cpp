@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "support.hpp"
@@ -92,6 +94,29 @@ TEST_P(Transform, BadInput) {
   if (tally::cuda_available()) {
     buffer<double> other(b() == backend::cuda ? backend::cpu : backend::cuda, std::vector<double>{1.0, 2.0});
     EXPECT_TRUE(throws_tally([&] { return bad(other.in()); }, errc::wrong_memory));
+  }
+}
+
+// Before: with OpenMP, whichever failing chunk reached the critical section first supplied the
+// exception, so two failing elements in different chunks gave either message from run to run.
+// Now it is the lowest chunk's, as a serial loop would throw.
+TEST(TransformHost, TheFirstChunksExceptionPropagates) {
+  constexpr std::int64_t C = tally::detail::kTransformChunk;
+  std::vector<double> x(static_cast<std::size_t>(16 * C), 1.0);
+  x[static_cast<std::size_t>(11 * C + 5)] = -11.0;  // (a later chunk, most often reached first by another thread)
+  x[static_cast<std::size_t>(3 * C + 7)] = -3.0;
+  auto checked = [](double v) {
+    if (v < 0) throw std::runtime_error(std::to_string(static_cast<int>(v)));
+    return v;
+  };
+  auto plus = [](double a, double b) { return a + b; };
+  for (int rep = 0; rep < 20; ++rep) {
+    try {
+      (void)tally::transform_reduce<double>(x, 0.0, checked, plus);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "-3") << "repetition " << rep;
+    }
   }
 }
 

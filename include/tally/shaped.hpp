@@ -1,10 +1,12 @@
 // tally: C++ wrappers of the shape layer (tally/shapes.hpp): typed strided views, matrices and
-// segments. Included by tally/tally.hpp; the contracts are those of tally/shapes.hpp.
+// segments. Included by tally/tally.hpp (and includes it: either may come first); the
+// contracts are those of tally/shapes.hpp.
 #pragma once
 
 #include <cstdint>
 
 #include "tally/shapes.hpp"
+#include "tally/tally.hpp"  // (located, detail::ref / mref; tally.hpp includes this file at its end)
 
 namespace tally {
 

@@ -23,6 +23,7 @@
 #endif
 
 #include "tally/core.hpp"
+#include "tally/threads.hpp"
 #include "tally/ops/reducers.hpp"
 #include "tally/types.hpp"
 
@@ -71,7 +72,10 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
 /// - Empty x: returns identity.
 /// - Blocking. Errors (tally::error): errc::invalid_argument (n < 0, or x's bytes past the end of the address space), errc::null_pointer
 ///   (null data with n > 0), errc::wrong_memory (device memory). Exceptions thrown by the
-///   functors propagate (with OpenMP: the first one, after the loop).
+///   functors propagate (with OpenMP: after the loop, the one thrown in the lowest-numbered
+///   chunk, i.e. the one a serial loop would meet first, whatever the threads' timing).
+/// - Threads: OpenMP's (when compiled with it); one in the child of a fork()
+///   (detail::cpu_threads_allowed).
 template <class T, class Acc, class Transform, class Combine>
 Acc transform_reduce(view<const T> x, Acc identity, Transform transform, Combine combine) {
   static_assert(std::is_trivially_copyable_v<Acc>, "tally::transform_reduce: Acc must be trivially copyable");
@@ -89,13 +93,17 @@ Acc transform_reduce(view<const T> x, Acc identity, Transform transform, Combine
   };
 #if defined(_OPENMP)
   std::exception_ptr failure;
-#pragma omp parallel for schedule(static) if (chunks > 1)
+  std::int64_t failed_chunk = chunks;  // (the lowest chunk that threw: the one a serial loop meets first)
+#pragma omp parallel for schedule(static) if (chunks > 1 && detail::cpu_threads_allowed())
   for (std::int64_t c = 0; c < chunks; ++c) {
     try {
       fold(c);
     } catch (...) {
 #pragma omp critical(tally_transform_reduce_error)
-      if (!failure) failure = std::current_exception();
+      if (c < failed_chunk) {
+        failed_chunk = c;
+        failure = std::current_exception();
+      }
     }
   }
   if (failure) std::rethrow_exception(failure);

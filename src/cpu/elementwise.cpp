@@ -12,6 +12,7 @@
 
 #include "backends_ops.hpp"
 #include "tally/ops/elementwise.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -25,7 +26,7 @@ template <class T> void axpy_t(const void* av, const void* xv, void* yv, std::in
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
   std::int64_t first = kNone;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) reduction(min : first) if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   for (std::int64_t i = 0; i < n; ++i) {
     int s = 0;
     y[i] = ops::axpy_checked<T>(a, x[i], y[i], s);
@@ -39,7 +40,7 @@ template <class T> void scale_t(const void* av, void* xv, std::int64_t n, std::i
   std::memcpy(&a, av, sizeof a);
   T* x = static_cast<T*>(xv);
   std::int64_t first = kNone;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) reduction(min : first) if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   for (std::int64_t i = 0; i < n; ++i) {
     int s = 0;
     x[i] = ops::scale_checked<T>(a, x[i], s);

@@ -19,6 +19,7 @@
 #include "state_grid.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/small.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -381,7 +382,7 @@ void state(const void* xv, const void* yv, std::int64_t n, std::int64_t* total, 
   const S* x = static_cast<const S*>(xv);
   const S* y = static_cast<const S*>(yv);
   std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     std::int64_t d[D] = {};
     unsigned f = 0;

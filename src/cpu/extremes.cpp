@@ -11,6 +11,7 @@
 #include "backends.hpp"
 #include "tally/ops/extremes.hpp"
 #include "tally/ops/small.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -35,7 +36,7 @@ template <class R, class T> void run(const void* xv, std::int64_t n, void* value
   const T* x = static_cast<const T*>(xv);
   typename R::acc_t total = R::identity();
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     typename R::acc_t mine = R::identity();
 #pragma omp for schedule(static)

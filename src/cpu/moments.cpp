@@ -21,6 +21,7 @@
 #include "tally/ops/exact_variance.hpp"
 #include "tally/ops/small.hpp"
 #include "tally/ops/moments.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -34,7 +35,7 @@ constexpr std::int64_t kParallelMin = 1 << 16;
 template <class R, class T> typename R::acc_t fold_chunks(const T* x, std::int64_t n) {
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<typename R::acc_t> part(static_cast<std::size_t>(chunks), R::identity());
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   for (std::int64_t c = 0; c < chunks; ++c) {
     typename R::acc_t a = R::identity();
     const std::int64_t end = std::min(n, (c + 1) * kChunk);
@@ -59,7 +60,7 @@ template <class T, class Out> void norm1_t(accuracy acc, const void* xv, std::in
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     std::vector<T> buf(static_cast<std::size_t>(std::min(n, kChunk)));
     std::int64_t d[L::digits] = {};
@@ -96,7 +97,7 @@ void float_sums(const T* x, std::int64_t n, ops::big::nat& i1, int& b1, ops::big
   using L2 = std::conditional_t<std::is_same_v<F, float>, ex::f32_dot_layout, ex::f64_dot_layout>;
   std::int64_t s1[L1::digits] = {}, s2[L2::digits] = {};
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     std::int64_t d1[L1::digits] = {}, d2[L2::digits] = {};
     unsigned f = 0;
@@ -138,7 +139,7 @@ template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, 
   u128 s2 = 0;
   std::uint64_t s2_hi = 0;  // carries out of s2
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     i128 a1 = 0;
     u128 a2 = 0;

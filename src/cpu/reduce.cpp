@@ -19,6 +19,7 @@
 #include "tally/ops/exact.hpp"
 #include "tally/ops/reducers.hpp"
 #include "tally/ops/small.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -122,14 +123,14 @@ typename R::acc_t total_of(const T* x, const T* y, std::int64_t n) {
     total = R::combine(parts[0], parts[1]);
   } else {
     std::vector<acc_t> part(static_cast<std::size_t>(chunks));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (::tally::detail::cpu_threads_allowed())
     for (std::int64_t c = 0; c < chunks; ++c) {
       std::int64_t b = c * kChunk, len = std::min(kChunk, n - b);
       part[static_cast<std::size_t>(c)] = fold<R, T, Dot>(x + b, Dot ? y + b : nullptr, len);
     }
     // Pairwise merge of the chunk partials in a fixed order.
     for (std::int64_t w = 1; w < chunks; w *= 2) {
-#pragma omp parallel for schedule(static) if (chunks / (2 * w) > 4096)
+#pragma omp parallel for schedule(static) if ((chunks / (2 * w) > 4096) && ::tally::detail::cpu_threads_allowed())
       for (std::int64_t i = 0; i < chunks - w; i += 2 * w)
         part[static_cast<std::size_t>(i)] =
             R::combine(part[static_cast<std::size_t>(i)], part[static_cast<std::size_t>(i + w)]);
@@ -167,7 +168,7 @@ template <class T> void add_t(const void* xv, const void* yv, void* ov, std::int
   const T* y = static_cast<const T*>(yv);
   T* out = static_cast<T*>(ov);  // may alias x or y exactly: element i reads x[i], y[i] first
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(min : first) if (n >= kParallelMin)
+#pragma omp parallel for schedule(static) reduction(min : first) if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   for (std::int64_t i = 0; i < n; ++i) {
     int s = 0;
     out[i] = ops::add_checked(x[i], y[i], s);

@@ -30,6 +30,7 @@
 #include "tally/ops/exact.hpp"
 #include "tally/ops/extremes.hpp"
 #include "tally/ops/reducers.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -270,7 +271,7 @@ template <class Op> struct engine {
   void rows() const {
     const std::int64_t s = inner();
     const std::int64_t m = g.outputs;
-#pragma omp parallel if (g.n >= (1 << 16) || m >= 4096)
+#pragma omp parallel if ((g.n >= (1 << 16) || m >= 4096) && ::tally::detail::cpu_threads_allowed())
     {
       std::vector<T> buf;
 #pragma omp for schedule(dynamic, 64)
@@ -288,7 +289,7 @@ template <class Op> struct engine {
       std::int64_t np = (n + kPiece - 1) / kPiece;
       std::vector<A> part(static_cast<std::size_t>(np));
       const T* p = x() + base_of(o);
-#pragma omp parallel
+#pragma omp parallel if (::tally::detail::cpu_threads_allowed())
       {
         std::vector<T> buf;
 #pragma omp for schedule(static)
@@ -310,7 +311,7 @@ template <class Op> struct engine {
     }
     const std::int64_t nb = (m + kBlockOut - 1) / kBlockOut, np = (n + kPieceRows - 1) / kPieceRows;
     std::vector<A> part(np > 1 ? static_cast<std::size_t>(np * m) : 0);
-#pragma omp parallel if (g.n >= (1 << 16))
+#pragma omp parallel if ((g.n >= (1 << 16)) && ::tally::detail::cpu_threads_allowed())
     {
       std::vector<T> buf(static_cast<std::size_t>(kBlockOut * kPieceRows));
 #pragma omp for schedule(static)
@@ -331,7 +332,7 @@ template <class Op> struct engine {
       }
     }
     if (np > 1) {
-#pragma omp parallel for schedule(static) if (m >= 64)
+#pragma omp parallel for schedule(static) if ((m >= 64) && ::tally::detail::cpu_threads_allowed())
       for (std::int64_t o = 0; o < m; ++o) op.write(o, tree(part, o, m, np), n);
     }
   }
@@ -374,7 +375,7 @@ template <class Src, class W> void run_widened(const geometry& g, const request&
   std::vector<W> copy(static_cast<std::size_t>(g.n));
   const shapes::source_map at(g);
   const Src* x = static_cast<const Src*>(g.x);
-#pragma omp parallel for schedule(static) if (g.n >= (1 << 16))
+#pragma omp parallel for schedule(static) if ((g.n >= (1 << 16)) && ::tally::detail::cpu_threads_allowed())
   for (std::int64_t i = 0; i < g.n; ++i) {
     if constexpr (std::is_same_v<Src, bool>)
       copy[static_cast<std::size_t>(i)] = shapes::widen_bool(reinterpret_cast<const std::uint8_t*>(x)[at(i)]);

@@ -11,6 +11,7 @@
 
 #include "tally/ops/exact.hpp"
 #include "tally/ops/small.hpp"
+#include "tally/threads.hpp"
 
 namespace tally::cpu {
 namespace {
@@ -47,7 +48,7 @@ void f16_exact(const void* xv, std::int64_t n, dtype out, bool mean, void* resul
   const auto* x = static_cast<const std::uint16_t*>(xv);
   ops::f16_fixed total{0, 0u};
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel if (n >= kParallelMin)
+#pragma omp parallel if ((n >= kParallelMin) && ::tally::detail::cpu_threads_allowed())
   {
     ops::f16_fixed mine{0, 0u};
 #pragma omp for schedule(static)
