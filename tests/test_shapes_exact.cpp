@@ -325,6 +325,66 @@ TEST_P(ShapesExact, LengthOneAxesWithManyOutputsAndSingleLongAxes) {
   });
 }
 
+// Short outputs (the CPU backend tries the certified pass first for outputs of at most 128
+// elements; the GPU's shape pass always does): lengths around that limit, each output one of
+// the cases a certificate cannot prove and must leave to the superaccumulator: float32 and
+// float64 output ties of exactly representable sums, cancellation far below the largest term,
+// overflow that cancels back, specials; and random values over the whole exponent range.
+// Read as rows (row mode), as columns of the transpose (column mode) and as segments.
+TEST_P(ShapesExact, ShortOutputsWithTiesCancellationAndOverflowAroundTheCertifiedLength) {
+#if !defined(TALLY_TEST_HAVE_MPFR)
+  if (!cuda()) GTEST_SKIP() << "no MPFR oracle in this build";
+#endif
+  with_float_type(t(), [&]<class T>() {
+    using lim = std::numeric_limits<T>;
+    const T big = lim::max();
+    std::mt19937_64 g(41);
+    for (std::int64_t len : {1, 2, 3, 7, 33, 127, 128, 129}) {
+      const std::int64_t m = 240;
+      runs<T> want(static_cast<std::size_t>(m));
+      for (std::int64_t o = 0; o < m; ++o) {
+        std::vector<T> r;
+        switch (o % 8) {
+          case 0: r = {T(1), T(0x1p-24)}; break;                   // float32 tie: to even, 1
+          case 1: r = {T(1 + 0x1p-23), T(0x1p-24)}; break;          // float32 tie: to even, up
+          case 2: r = {T(1), T(0x1p-53)}; break;                    // float64 tie (float32 elements: 2^-53 is one)
+          case 3: r = {T(0x1p100), T(3), T(-0x1p100)}; break;       // cancellation: 3
+          case 4: r = {big, big, -big}; break;                      // overflows, comes back: max
+          case 5: r = {T(1), T(-0.0), lim::denorm_min(), T(-1)}; break;  // the smallest subnormal
+          case 6: r = {lim::infinity(), T(2), -lim::infinity()}; break;  // NaN
+          default: break;                                            // random over the whole range
+        }
+        r.resize(std::min<std::size_t>(r.size(), static_cast<std::size_t>(len)));
+        while (static_cast<std::int64_t>(r.size()) < len) {
+          if (o % 8 == 7) {
+            r.push_back(any_value<T>(g));
+          } else if (static_cast<std::int64_t>(r.size()) + 2 <= len && (g() & 1)) {  // v, -v: the sum unchanged
+            const T v = any_value<T>(g) * T(0x1p-8);
+            r.push_back(v);
+            r.push_back(-v);
+          } else {
+            r.push_back((g() & 1) ? T(0) : T(-0.0));
+          }
+        }
+        std::shuffle(r.begin(), r.end(), g);
+        want[static_cast<std::size_t>(o)] = r;
+      }
+      SCOPED_TRACE("outputs of " + std::to_string(len));
+      std::vector<T> by_rows, by_cols(static_cast<std::size_t>(m * len));
+      std::vector<std::int64_t> off{0};
+      for (std::int64_t o = 0; o < m; ++o) {
+        by_rows.insert(by_rows.end(), want[static_cast<std::size_t>(o)].begin(), want[static_cast<std::size_t>(o)].end());
+        for (std::int64_t k = 0; k < len; ++k)
+          by_cols[static_cast<std::size_t>(k * m + o)] = want[static_cast<std::size_t>(o)][static_cast<std::size_t>(k)];
+        off.push_back(off.back() + len);
+      }
+      check_matrix<T>(by_rows, 0, m, len, len, 1, true, {1});  // rows
+      check_matrix<T>(by_cols, 0, len, m, m, 1, true, {0});    // columns of the transpose
+      check_segments<T>(by_rows, off);
+    }
+  });
+}
+
 TEST_P(ShapesExact, ColumnReductionsOfRowMajorMatricesSplitIntoRowChunks) {
 #if !defined(TALLY_TEST_HAVE_MPFR)
   if (!cuda()) GTEST_SKIP() << "no MPFR oracle in this build";

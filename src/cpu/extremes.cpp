@@ -56,11 +56,12 @@ template <class R, class T> void run(const void* xv, std::int64_t n, void* value
   index = r.index;
 }
 
-// T: the storage type read; the 16-bit floats are compared as their exact float32 values.
+// T: the storage type read; the 16-bit floats are compared as their exact float32 values, bool's
+// bytes as bool (any nonzero byte true).
 template <class T> void run_t(extreme_op op, nan_policy nans, const void* x, std::int64_t n, void* value,
                               std::int64_t& index) {
   using namespace ops;
-  using E = std::conditional_t<is_half_v<T>, float, T>;
+  using E = reduced_t<T>;
   bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
   if (mx && skip) run<extreme_reducer<E, true, true>, T>(x, n, value, index);
   else if (mx) run<extreme_reducer<E, true, false>, T>(x, n, value, index);

@@ -156,7 +156,8 @@ void reduce_t(const void* xv, const void* yv, std::int64_t n, void* result, int&
 // Mean of integers: the exact 128-bit sum divided by n, correctly rounded (ops::exact).
 // (Unsigned sums are below n * 2^64 < 2^127, so they fit the signed 128-bit value.)
 template <class T, class Out> void int_mean(const void* xv, std::int64_t n, void* result) {
-  ops::i128 s = static_cast<ops::i128>(total_of<ops::sum_reducer<T>, T, false>(static_cast<const T*>(xv), nullptr, n));
+  using S = ops::storage_t<T>;
+  ops::i128 s = static_cast<ops::i128>(total_of<ops::sum_reducer<T>, S, false>(static_cast<const S*>(xv), nullptr, n));
   Out r = ops::exact::divide_round_int<Out>(s, static_cast<std::uint64_t>(n));
   std::memcpy(result, &r, sizeof r);
 }
@@ -201,8 +202,9 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
         dot ? reduce_t<ops::with_result<ops::dot_reducer<F>, float>, S, true>(x, y, n, result, status)
             : reduce_t<ops::with_result<ops::sum_reducer<F>, float>, S, false>(x, y, n, result, status);
     } else {
-      dot ? reduce_t<ops::dot_reducer<T>, T, true>(x, y, n, result, status)
-          : reduce_t<ops::sum_reducer<T>, T, false>(x, y, n, result, status);
+      using S = ops::storage_t<T>;  // (bool: its byte, any nonzero value true)
+      dot ? reduce_t<ops::dot_reducer<T>, S, true>(x, y, n, result, status)
+          : reduce_t<ops::sum_reducer<T>, S, false>(x, y, n, result, status);
     }
   });
 }
@@ -223,7 +225,10 @@ void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result) { no
 
 void add(dtype t, const void* x, const void* y, void* out, std::int64_t n, std::int64_t& first_bad) {
   first_bad = -1;
-  tally::visit(t, [&](auto tag) { add_t<typename decltype(tag)::type>(x, y, out, n, first_bad); });
+  tally::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    add_t<std::conditional_t<std::is_same_v<T, bool>, ops::bool_in, T>>(x, y, out, n, first_bad);  // (bool: its bytes)
+  });
 }
 
 }  // namespace tally::cpu

@@ -279,7 +279,7 @@ template <class T>
 void extreme_t(extreme_op op, nan_policy nans, const void* xv, std::int64_t n, sink out, cudaStream_t stream,
                workspace& ws) {
   using namespace ops;
-  using E = std::conditional_t<is_half_v<T>, float, T>;  // 16-bit floats compare as float32
+  using E = reduced_t<T>;  // 16-bit floats compare as float32, bool's bytes as bool
   auto* x = static_cast<const T*>(xv);
   bool mx = op == extreme_op::max, skip = nans == nan_policy::omit;
   if (mx && skip) launch_indexed<extreme_reducer<E, true, true>, T>(x, n, out, stream, ws);
@@ -308,32 +308,34 @@ void launch_add(const T* x, const T* y, T* out, std::int64_t n, int* status, cud
   TALLY_CUDA(cudaGetLastError());
 }
 
+// T: the integer element type or bool (read as ops::bool_in: any nonzero byte true).
 template <class T>
 void reduce_t(reduce_op op, const void* x, const void* y, std::int64_t n, sink out,
               cudaStream_t stream, workspace& ws) {
-  auto* xt = static_cast<const T*>(x);
-  auto* yt = static_cast<const T*>(y);
+  using S = ops::storage_t<T>;
+  auto* xt = static_cast<const S*>(x);
+  auto* yt = static_cast<const S*>(y);
   if (op == reduce_op::dot) {
-    launch_reduce<ops::dot_reducer<T>, T, true>(xt, yt, n, out, stream, ws);
+    launch_reduce<ops::dot_reducer<T>, S, true>(xt, yt, n, out, stream, ws);
   } else if constexpr (std::is_same_v<T, std::int32_t>) {
     // Narrower exact accumulators where n allows (see the reducers' bounds).
     if (n < ops::int32_sum_reducer_short::max_n)
-      launch_reduce<ops::int32_sum_reducer_short, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::int32_sum_reducer_short, S, false>(xt, xt, n, out, stream, ws);
     else
-      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::sum_reducer<T>, S, false>(xt, xt, n, out, stream, ws);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     if (n < ops::int64_sum_reducer_short::max_n)
-      launch_reduce<ops::int64_sum_reducer_short, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::int64_sum_reducer_short, S, false>(xt, xt, n, out, stream, ws);
     else
-      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::sum_reducer<T>, S, false>(xt, xt, n, out, stream, ws);
   } else if constexpr (sizeof(T) <= 4 && !std::is_same_v<T, std::int32_t>) {
     // 8/16-bit integers, uint32 and bool: widened into one 64-bit word where n allows.
     if (n < ops::small_sum_reducer_short<T>::max_n)
-      launch_reduce<ops::small_sum_reducer_short<T>, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::small_sum_reducer_short<T>, S, false>(xt, xt, n, out, stream, ws);
     else
-      launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
+      launch_reduce<ops::sum_reducer<T>, S, false>(xt, xt, n, out, stream, ws);
   } else {
-    launch_reduce<ops::sum_reducer<T>, T, false>(xt, xt, n, out, stream, ws);
+    launch_reduce<ops::sum_reducer<T>, S, false>(xt, xt, n, out, stream, ws);
   }
 }
 
@@ -385,7 +387,8 @@ void add_any(dtype t, const void* x, const void* y, void* out, std::int64_t n, i
              cudaStream_t stream, workspace& ws) {
   tally::visit(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch_add(static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(out), n, status, stream, ws);
+    using S = std::conditional_t<std::is_same_v<T, bool>, ops::bool_in, T>;  // (bool: its bytes, any nonzero true)
+    launch_add(static_cast<const S*>(x), static_cast<const S*>(y), static_cast<S*>(out), n, status, stream, ws);
   });
 }
 

@@ -234,7 +234,9 @@ template <class Base, class Out> struct with_result : Base {
 
 /// out = x + y in the element type; status = 1 when an integer add overflows.
 template <class T> TALLY_HD T add_checked(T x, T y, int& status) {
-  if constexpr (is_small_elem_v<T>) {  // float16 ... bool: ops/elementwise_small.hpp
+  if constexpr (requires { x.byte; }) {  // bool's storage (ops::bool_in, ops/small.hpp): or, 0 or 1
+    return T(static_cast<bool>(x) || static_cast<bool>(y) ? 1 : 0);
+  } else if constexpr (is_small_elem_v<T>) {  // float16 ... bool: ops/elementwise_small.hpp
     return small_add<T>(x, y, status);
   } else if constexpr (sizeof(T) == 4 && T(1) / 2 == 0) {  // int32
     std::int64_t r = static_cast<std::int64_t>(x) + y;

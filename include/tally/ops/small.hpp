@@ -36,11 +36,28 @@ struct bhalf_in {
 };
 static_assert(sizeof(half_in) == 2 && sizeof(bhalf_in) == 2 && std::is_trivially_copyable_v<half_in>);
 
+/// A bool as the backends read it: its byte, any nonzero value true (NumPy's rule, and the
+/// shape layer's: shapes::widen_bool). A C++ bool holding a byte other than 0 or 1 is undefined
+/// behaviour, and read as bool such bytes were added as they were (a sum of the bytes {255, 0,
+/// 255, 0} gave 510); the type-erased API and NumPy views (.view(bool), frombuffer) hand them in.
+struct bool_in {
+  std::uint8_t byte;
+  bool_in() = default;
+  TALLY_HD constexpr bool_in(int v) : byte(v != 0 ? 1 : 0) {}  // T(0): false
+  TALLY_HD constexpr operator bool() const { return byte != 0; }
+};
+static_assert(sizeof(bool_in) == 1 && std::is_trivially_copyable_v<bool_in>);
+
 /// The type a backend reads elements of public type T as: half_in / bhalf_in for the 16-bit
-/// floats (the same bytes), T itself otherwise.
-template <class T> using storage_t =
-    std::conditional_t<std::is_same_v<T, float16>, half_in, std::conditional_t<std::is_same_v<T, bfloat16>, bhalf_in, T>>;
+/// floats (the same bytes), bool_in for bool, T itself otherwise.
+template <class T> using storage_t = std::conditional_t<
+    std::is_same_v<T, float16>, half_in,
+    std::conditional_t<std::is_same_v<T, bfloat16>, bhalf_in, std::conditional_t<std::is_same_v<T, bool>, bool_in, T>>>;
 template <class T> inline constexpr bool is_half_v = std::is_same_v<T, half_in> || std::is_same_v<T, bhalf_in>;
+/// The type a storage type's elements are compared and reduced as (the reducers' element type):
+/// float for the 16-bit floats, bool for bool_in, S itself otherwise.
+template <class S> using reduced_t =
+    std::conditional_t<is_half_v<S>, float, std::conditional_t<std::is_same_v<S, bool_in>, bool, S>>;
 
 // ---- integer sums and dots ----------------------------------------------------------------
 
