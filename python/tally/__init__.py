@@ -71,6 +71,7 @@ from . import _axis, _tally
 from ._out import check_index_out as _check_index_out
 from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
+from ._arrays import article as _article
 from ._arrays import library as _library
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
@@ -87,7 +88,7 @@ def _out_dtype(dtype, name: str, fn: str) -> str:
     integer = "uint64" if name.startswith("uint") else "int64"  # (bool: int64, the count of trues)
     if (floating and out not in ("float32", "float64")) or (not floating and out != integer):
         allowed = "float32 or float64" if floating else integer
-        raise TypeError(f"tally.{fn}: a {name} {fn} can give {allowed}, not {out}")
+        raise TypeError(f"tally.{fn}: {_article(name)} {name} {fn} can give {allowed}, not {out}")
     return out
 
 

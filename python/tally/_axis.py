@@ -55,8 +55,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from . import _tally
-from ._arrays import (Arg, _check_dtype, _cupy_stream, _strides, canonical_bool, finish, library,
-                      refuse_masked)
+from ._arrays import Arg, _check_dtype, _cupy_stream, _strides, as_numpy, finish, library, numpy_view
 
 try:
     _AxisError = np.exceptions.AxisError
@@ -119,8 +118,7 @@ def _library(x, fn: str):
     """(lib, array) with lib in numpy / cupy / torch, or TypeError."""
     lib = library(x)
     if lib in ("numpy", "other"):
-        refuse_masked(x, fn)
-        return "numpy", canonical_bool(np.asarray(x))
+        return "numpy", as_numpy(x, fn)
     if lib == "torch":
         return lib, x.detach()
     if lib == "cupy":
@@ -250,7 +248,7 @@ def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]
     p.work, p.kept, (p.n, p.s) = work, kept, red
     wname = _name(lib, work)
     if lib == "numpy":
-        p.arg = Arg("numpy", x, work, work, wname, shape, work.size, False, 0)
+        p.arg = Arg("numpy", x, work, numpy_view(work), wname, shape, work.size, False, 0)
     elif lib == "torch":
         cuda = work.device.type == "cuda"
         stream = 0
@@ -308,8 +306,8 @@ def _run_batches(p: Plan, kind: str, values_dtype: Optional[str], want_index: bo
         others = kept[:j] + kept[j + 1:]
     offsets = _offsets(others)
     outs = [r for r in (values, indices) if r is not None]
-    views = [Arg(p.lib, r, r, r if p.lib == "numpy" else None, _name(p.lib, r), (p.outputs,), p.outputs,
-                 p.arg.cuda, p.arg.stream) for r in outs]
+    views = [Arg(p.lib, r, r, numpy_view(r, writable=True) if p.lib == "numpy" else None, _name(p.lib, r),
+                 (p.outputs,), p.outputs, p.arg.cuda, p.arg.stream) for r in outs]
     backend, stream = finish(p.arg, *views)
     v = views.pop(0).view if values is not None else None
     i = views.pop(0).view if indices is not None else None
