@@ -35,8 +35,10 @@ otherwise it widens them exactly into a compact copy of its own first (docs/type
 row, per column, per segment"), which costs time and memory but gives the same values. uint64
 sums are exact (uint64 results; an output past 2^64 - 1 is an OverflowError). A copy (in the
 array's own library, on its current stream) is made here for
-- norm, var and std of the other element types, converted exactly to a type the 1-D layer
-  takes (norm: integers to float64; var/std: integers to int64);
+- norm of integers (converted to float64: exact up to 2^53 in magnitude, int64/uint64
+  elements beyond it rounded) and, for ord 1 and inf, of 16-bit floats (to float32, exactly);
+  exact var/std of CUDA arrays of float16/bfloat16 (to float32), bool and integers up to 32
+  bits (to float64), both exact (tally._exact_gpu_var_type);
 - NumPy data in big-endian byte order, or with byte strides that are not a multiple of the
   item size (views into structured arrays): np.ascontiguousarray.
 
