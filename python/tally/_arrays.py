@@ -92,8 +92,9 @@ _SUPPORTED_TEXT = "float16, bfloat16, float32, float64, int8-int64, uint8-uint64
 
 
 def article(name: str) -> str:
-    """The article before a dtype name in messages: 'an int64', 'an uint8', 'a float32'."""
-    return "an" if name[:1] in "aeiou" else "a"
+    """The article before a dtype name in messages, as it is read aloud: 'an int64', 'a uint8'
+    ("you-int"), 'a float32'."""
+    return "an" if name[:1] in "aeio" else "a"
 
 
 def _check_dtype(name: str, fn: str, what: str) -> None:

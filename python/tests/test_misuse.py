@@ -33,7 +33,7 @@ def test_whole_array_out_of_unsigned_results(dt):
 
 def test_whole_array_out_still_refuses_a_kind_change():
     # int64 results do not go into unsigned arrays, floats not into integers (NumPy's rule)
-    with pytest.raises(TypeError, match="int64 result into an uint64"):
+    with pytest.raises(TypeError, match="int64 result into a uint64"):
         tally.sum(np.array([1, 2], dtype=np.int64), out=np.empty((), dtype=np.uint64))
     with pytest.raises(TypeError, match="float64 result into an int64"):
         tally.max(np.array([1.5]), out=np.empty((), dtype=np.int64))
@@ -220,9 +220,9 @@ def test_sum_of_16_bit_floats_is_float32_never_float16():
 
 
 def test_dtype_messages_use_the_right_article():
-    # "a int64 sum" read badly; an + a vowel: an int64, an uint8 (as asked), a float32
+    # "a int64 sum" read badly: an int64, a uint8 ("you-int"), a float32
     cases = [(np.int64, np.float32, "an int64 sum can give int64, not float32"),
-             (np.uint8, np.float32, "an uint8 sum can give uint64, not float32"),
+             (np.uint8, np.float32, "a uint8 sum can give uint64, not float32"),
              (np.bool_, np.float64, "a bool sum can give int64, not float64"),
              (np.float32, np.int64, "a float32 sum can give float32 or float64, not int64")]
     for dt, want, msg in cases:
