@@ -301,8 +301,11 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   warning). NaN or an infinity in x: NaN.
 /// - Blocking. CUDA backend: exact mode for float and double (one certified pass reads x
 ///   once for sum x and sum x^2 and the host proves the rounding, ops/certified.hpp; when the
-///   proof fails, the GPU's exact states: the cpu backend's bits either way); exact mode of float16, bfloat16, integers and bool throws
-///   errc::invalid_argument (fast mode takes every type). Other errors as `sum`.
+///   proof fails, the GPU's exact states: the cpu backend's bits either way); float16,
+///   bfloat16, bool and the integers up to 32 bits are first widened exactly into a float64
+///   copy on the device (8 bytes per element more traffic and memory), then as double: the
+///   same bits too. Exact mode of int64 and uint64 throws errc::invalid_argument there (fast
+///   mode takes every type). Other errors as `sum`.
 template <class T, class Out = mean_t<T>>
 Out var(view<const T> x, std::int64_t ddof = 0, const options& opt = {}) {
   static_assert(std::is_same_v<Out, float> || std::is_same_v<Out, double>, "tally::var: Out is float or double");

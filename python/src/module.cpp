@@ -32,6 +32,21 @@ constexpr int kCPU = 1, kCUDA = 2, kCUDAHost = 3, kCUDAManaged = 13;
 
 std::string prefix(const char* fn) { return std::string("tally.") + fn + ": "; }
 
+// A DLPack element type by name, for messages: complex64, float8_e4m3fn, float32x4 (4 lanes).
+std::string dlpack_name(const nb::dlpack::dtype& t) {
+  static const char* const kinds[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool",
+                                      "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+                                      "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+                                      "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "bcomplex"};
+  constexpr std::size_t named = sizeof kinds / sizeof kinds[0];
+  std::string s;
+  if (t.code >= named) s = "code" + std::to_string(t.code) + "_" + std::to_string(t.bits);  // (a newer DLPack code)
+  else if (t.code <= 6 || t.code == named - 1) s = kinds[t.code] + std::to_string(t.bits);
+  else s = kinds[t.code];  // (the float8/6/4 names say their size)
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
 tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn, const char* name) {
   using code = nb::dlpack::dtype_code;
   if (t.lanes == 1) {
@@ -50,7 +65,8 @@ tally::dtype dtype_of(const nb::dlpack::dtype& t, const char* fn, const char* na
     if (is(code::UInt, 64)) return tally::dtype::uint64;
     if (is(code::Bool, 8)) return tally::dtype::bool_;
   }
-  throw nb::type_error((prefix(fn) + name + " has an unsupported dtype (float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported)").c_str());
+  throw nb::type_error((prefix(fn) + name + " has unsupported dtype " + dlpack_name(t) +
+                        " (float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported)").c_str());
 }
 
 // Where a DLPack array lives, as tally's memory kind; TypeError for devices tally cannot read.
@@ -256,6 +272,30 @@ nb::object from_cuda_array_interface(nb::handle obj) {
   if (readonly)
     return nb::cast(nb::ndarray<nb::ro>(reinterpret_cast<const void*>(ptr), shape.size(), shape.data(), obj, sp, dt, kCUDA, 0));
   return nb::cast(nb::ndarray<>(reinterpret_cast<void*>(ptr), shape.size(), shape.data(), obj, sp, dt, kCUDA, 0));
+}
+
+// x (a NumPy array of uint16, any shape and strides) as an ndarray of element type bfloat16:
+// the same memory, shape and strides, zero copy, keeping x alive. The Python layer passes
+// NumPy arrays of ml_dtypes.bfloat16 so (NumPy's buffer protocol and DLPack export have no
+// bfloat16). writable: an array tally writes (add's out, axpy's y, scale's x, axis results).
+template <class Out, class In> nb::object as_bfloat16(const In& a, nb::handle owner) {
+  nb::dlpack::dtype dt;
+  dt.code = static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat);
+  dt.bits = 16;
+  dt.lanes = 1;
+  std::vector<std::size_t> shape(a.ndim());
+  std::vector<std::int64_t> strides(a.ndim());
+  for (std::size_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape(i), strides[i] = a.stride(i);
+  return nb::cast(Out(a.data(), a.ndim(), shape.data(), owner, strides.data(), dt, kCPU, 0));
+}
+
+// (array_api: an nb_ndarray object, which can be passed to _tally more than once, unlike a
+// DLPack capsule; convert = false: a converted copy would not be the caller's memory)
+nb::object bfloat16_view(nb::handle x, bool writable) {
+  using bits = nb::ndarray<std::uint16_t, nb::device::cpu>;
+  using bits_ro = nb::ndarray<nb::ro, std::uint16_t, nb::device::cpu>;
+  if (writable) return as_bfloat16<nb::ndarray<nb::array_api>>(nb::cast<bits>(x, false), x);
+  return as_bfloat16<nb::ndarray<nb::ro, nb::array_api>>(nb::cast<bits_ro>(x, false), x);
 }
 
 // ---- strided 1-D views and axis reductions (tally/shapes.hpp) ---------------------------------
@@ -486,6 +526,7 @@ NB_MODULE(_tally, m) {
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto",
         nb::arg("stream") = 0);
   m.def("from_cuda_array_interface", &from_cuda_array_interface, nb::arg("obj"));
+  m.def("bfloat16_view", &bfloat16_view, nb::arg("x"), nb::arg("writable"));
   // norm1, norm_inf, var/std, count_nonzero, axpy, scale (issue 5): both backends.
   m.def("norm_ord", [](const in_array& x, const std::string& ord, const std::string& out, const std::string& accuracy,
                        const std::string& backend, std::uintptr_t stream) {

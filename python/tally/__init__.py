@@ -6,9 +6,14 @@ PyTorch arrays.
     >>> tally.sum(x, dtype=np.float64)      # numpy's float32 sum would give 16777216.0
     16777217.0
 
-Arrays (any shape, read flattened in C order; element types float32, float64, int32, int64):
+Arrays (any shape, read flattened in C order; element types float16, bfloat16, float32,
+float64, int8-int64, uint8-uint64 and bool; axpy and scale: not bool):
 
 - NumPy arrays (and lists, scalars) and CPU torch tensors run on the CPU backend (OpenMP).
+  NumPy has no bfloat16 of its own: NumPy bfloat16 arrays are ``ml_dtypes.bfloat16`` ones
+  (the ``ml_dtypes`` package, which JAX and TensorFlow use), read zero copy as bfloat16; an
+  array result of their type (add, axpy/scale in place, min/max along axes) is an
+  ``ml_dtypes.bfloat16`` array.
 - CuPy arrays and CUDA torch tensors run on the CUDA backend, zero copy (DLPack), on the
   library's *current* stream: ``cupy.cuda.get_current_stream()``,
   ``torch.cuda.current_stream(x.device)``. Other DLPack producers with CUDA data run on the
@@ -35,26 +40,33 @@ included) to the C++ layer as it is (which widens the narrow types exactly itsel
 does not read them in place: docs/types.md). Copies (in the array's own library, on its current stream) are made only for
 reduced axes that do not merge (e.g. axes (0, 2) of a C-order 3-D array: one copy with them
 moved last), for norm / var / std when the reduced elements of an output are not contiguous,
-for norm / var / std of the other element types, which are converted exactly first, and for
-NumPy arrays in big-endian byte order or with byte strides that are
-not a multiple of the item size. CUDA arrays: every axis reduction runs on the GPU (exact
-sums and means with the CPU backend's bits; norm, var and std: one call, so one stream
-synchronisation, per output; exact var/std of integer data: ValueError).
+for norm of integers (converted to float64: exact up to 2^53 in magnitude) and, for ord 1 and
+inf, of 16-bit floats (to float32, exactly), for exact var / std of CUDA arrays of 16-bit
+floats, bool and integers up to 32 bits (converted exactly: see var), and for NumPy arrays in
+big-endian byte order or with byte strides that are not a multiple of the item size. CUDA
+arrays: every axis reduction runs on the GPU (exact sums and means with the CPU backend's
+bits; norm, var and std: one call, so one stream synchronisation, per output; exact var/std
+of int64/uint64 data: ValueError).
 python/tally/_axis.py describes the layout.
 
 Results: Python ``float`` / ``int`` for whole-array reductions (the call blocks until the
 value is on the host); ``add`` and the axis reductions return an array of the input's library
 (NumPy in, NumPy out; CuPy in, CuPy out; torch in, torch out; lists: NumPy), on the input's
 device and allocated on the library's current stream, or ``add``'s ``out``. Axis results
-have NumPy's dtype for the operation: sum as the whole-array sum (``dtype=``), mean float32
-or float64 as the whole-array mean, min/max x's dtype, argmin/argmax int64, norm/var/std as
-their whole-array results. They block until written. ``numpy.matrix`` input gives a matrix
-along axes, as NumPy does: the reduced axis kept with length 1 (``tally.sum(m, axis=0)`` has
-shape (1, n), ``axis=1`` (m, 1), ``axis=(0, 1)`` (1, 1); axis=None: a scalar), for every
-reduction but norm (numpy.linalg.norm returns plain arrays; so does tally.norm).
+have the whole-array result's dtype: sum float32 (float16, bfloat16, float32 x), float64,
+int64 or uint64 (or ``dtype=``; never a 16-bit float, where NumPy gives float16), mean, norm,
+var and std float32 or float64, min/max x's dtype (NumPy bfloat16 data: an
+``ml_dtypes.bfloat16`` array), argmin/argmax int64. They block until written.
+``numpy.matrix`` input gives a matrix along axes, as NumPy does: the reduced axis kept with
+length 1 (``tally.sum(m, axis=0)`` has shape (1, n), ``axis=1`` (m, 1), ``axis=(0, 1)``
+(1, 1); axis=None: a scalar), for every reduction but norm (numpy.linalg.norm returns plain
+arrays; so does tally.norm).
 
 Errors (tally::errc -> Python): unsupported dtype or device, or host and CUDA arrays mixed
-(wrong_memory), NumPy masked arrays (their masked-out values would be read): TypeError. Length or shape mismatch, bad arguments (invalid_argument,
+(wrong_memory), NumPy masked arrays (their masked-out values would be read), values that are
+not arrays of a supported type (an int outside the int64 and uint64 ranges, an iterator),
+NumPy scalars where an array is written in place: TypeError naming the function and the
+dtype or value. Length or shape mismatch, bad arguments (invalid_argument,
 length_mismatch, null_pointer), argmin/argmax of nothing (empty_input): ValueError, with the
 C++ message. Integer overflow (overflow): OverflowError. CUDA failures and the CUDA backend
 without a GPU (cuda_error, no_gpu): RuntimeError. An axis out of range: AxisError (a
@@ -71,6 +83,7 @@ from . import _axis, _tally
 from ._out import check_index_out as _check_index_out
 from ._out import into as _into
 from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
+from ._arrays import article as _article
 from ._arrays import library as _library
 
 __all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
@@ -87,7 +100,7 @@ def _out_dtype(dtype, name: str, fn: str) -> str:
     integer = "uint64" if name.startswith("uint") else "int64"  # (bool: int64, the count of trues)
     if (floating and out not in ("float32", "float64")) or (not floating and out != integer):
         allowed = "float32 or float64" if floating else integer
-        raise TypeError(f"tally.{fn}: a {name} {fn} can give {allowed}, not {out}")
+        raise TypeError(f"tally.{fn}: {_article(name)} {name} {fn} can give {allowed}, not {out}")
     return out
 
 
@@ -124,9 +137,12 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         or int64 (others: see below): NumPy (CPU backend), CuPy or CUDA torch (CUDA backend,
         on the current stream), CPU torch, any DLPack or __cuda_array_interface__ array, or
         a list.
-    dtype: result / accumulator type: float32 or float64 for floating x (default: x's type;
-        float32 data with dtype=float64 give the correctly rounded float64 sum), int64 for
-        integer x (the default; accumulated exactly in 128 bits; uint64 for unsigned x).
+    dtype: result / accumulator type: float32 or float64 for floating x; the default is
+        float64 for float64 x and float32 for float32, float16 and bfloat16 x (there is no
+        16-bit result: dtype=float16 or bfloat16 is a TypeError, unlike numpy.sum, which
+        returns float16 for float16 data); float32 data with dtype=float64 give the correctly
+        rounded float64 sum. int64 for signed integer and bool x, uint64 for unsigned x (the
+        only choice and the default; accumulated exactly in 128 bits).
     accuracy: "exact" (default): the exact sum rounded once to `dtype`, to nearest with ties to
         even: correctly rounded, so the same bits on every backend, GPU, launch shape and thread
         count (float32 in float64 exponent bins: Demmel, Hida, SIAM J. Sci. Comput. 25(4),
@@ -185,18 +201,27 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[fl
     """Dot product: the sum of x[i] * y[i] over the flattened arrays.
 
     x, y: arrays of n elements each (any shapes with the same element count, read flattened
-        in C order), of one element type (float32, float64, int32 or int64), both host or both
-        CUDA arrays (the CUDA call runs on x's library's current stream).
+        in C order), of one element type (any supported one), both host or both CUDA arrays
+        (the CUDA call runs on x's library's current stream).
     dtype, accuracy: as in `sum`. In exact mode every product is exact too (TwoProduct: Ogita,
         Rump, Oishi, SIAM J. Sci. Comput. 26(6), 2005), so the result is the correctly rounded
         exact dot product at any condition number; integer dot products are exact (192-bit
         accumulator for int64).
 
-    Returns a Python float or int; 0.0 (0) for empty inputs. Blocks until the value is on the
-    host. Deterministic in exact mode (the same bits everywhere).
+    Returns, by element type (the result type is the default of dtype=, as for `sum`):
+        float64: a Python float, the float64 result (dtype=float32: rounded once to float32);
+        float32, float16, bfloat16: a Python float holding a float32 result (dtype=float64:
+            the correctly rounded float64 dot product; no 16-bit result);
+        int8, int16, int32, int64: a Python int, the exact int64 result;
+        uint8, uint16, uint32, uint64: a Python int, the exact uint64 result;
+        bool: a Python int (int64), the number of indices where x and y are both True:
+            tally.dot([True, True], [True, True]) is 2, where numpy.dot gives True (NumPy's
+            bool dot is a logical or of ands); compare with 0 for NumPy's answer.
+    0.0 (0) for empty inputs. Blocks until the value is on the host. Deterministic in exact
+    mode (the same bits everywhere).
     Raises ValueError when the lengths or element types differ, TypeError for unsupported
     dtypes or host and CUDA arrays mixed, OverflowError when the exact integer result does
-    not fit in int64.
+    not fit in int64 (uint64 for unsigned data).
     out: an array to write the result into (returned), as `sum`'s out.
     """
     a, b = prepare(x, "dot", "x"), prepare(y, "dot", "y")
@@ -311,8 +336,12 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None
          keepdims: bool = False, out=None) -> Any:
     """Vector norm of all elements of `x` (any shape, read flattened), or of each slice along
     one axis (numpy.linalg.norm's vector norms), correctly rounded to `dtype` (float32 or
-    float64; default float64 for float64 x, float32 for the other floating types; integer x is
-    converted to float64 first, exactly below 2^53).
+    float64; default float64 for float64 x, float32 for the other floating types). Integer x
+    is converted to float64 first (in its own library), which is exact for elements of
+    magnitude up to 2^53 (every type but int64 and uint64 is always exact); int64/uint64
+    elements beyond that are rounded to float64 there, so the result is the correctly
+    rounded norm of the rounded values and can be 1 ulp off the correctly rounded norm of the
+    true values (ord=inf stays exact: rounding keeps the order).
 
     ord=2 (default; None is the same): Euclidean norm, the square root of the exact sum of
         squares, rounded once; no overflow or underflow on the way: norm([1e200, 1e200]) is
@@ -377,7 +406,9 @@ def _on_gpu(x) -> bool:
 def _exact_gpu_var_type(name: str) -> Optional[str]:
     """The exact conversion for an exact var/std of GPU data (None: none). The GPU's exact states
     take float32/float64: 16-bit floats become float32, bool and integers up to 32 bits float64
-    (exact); int64 and uint64 go as they are, and the C++ layer refuses them by name."""
+    (exact); int64 and uint64 go as they are, and the C++ layer refuses them by name. (The C++
+    layer widens the other types itself too, all to a float64 copy on the device; converting
+    here first gives the same bits, with 4-byte copies of the 16-bit floats.)"""
     if name in ("float16", "bfloat16"):
         return "float32"
     if name in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"):
@@ -425,13 +456,15 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
     """Variance of all elements of `x` (read flattened), or along `axis`: sum (x - mean)^2 /
     (n - ddof), NumPy's ddof. accuracy="exact" (default): (n S2 - S1^2) / (n (n - ddof)) from
     the exact sums of x and x^2, formed exactly and rounded once (correctly rounded; no
-    overflow or underflow on the way; the same bits on both backends; integer CUDA arrays
-    raise ValueError naming the cuda backend in this version). accuracy="fast": Welford per
-    thread merged by Chan et al. (1979), both backends.
+    overflow or underflow on the way; the same bits on both backends; int64 and uint64 CUDA
+    arrays raise ValueError naming the cuda backend in this version). accuracy="fast":
+    Welford per thread merged by Chan et al. (1979), both backends.
     dtype: float32 or float64 (default float32 for float16, bfloat16 and float32 x, float64
         otherwise). Every dtype (float16, bfloat16, int8-uint64 up to 2**64 - 1, bool as 0/1) is
-        read as it is on the host and in fast mode; exact var of CUDA arrays widens float16 /
-        bfloat16 to float32 first (the same bits) and refuses integers (ValueError).
+        read as it is on the host and in fast mode. Exact var of CUDA arrays: float16 /
+        bfloat16 are converted to float32 and bool and integers up to 32 bits to float64 first
+        (exactly, one copy on the GPU, so the same bits as on the host); int64 and uint64 are
+        refused (ValueError: use accuracy="fast" or host data).
     n - ddof <= 0 gives NaN (NumPy: NaN or inf, with a warning); NaN or an infinity in x gives
     NaN. Blocks.
     axis: None (default): a Python float. An int or a tuple of distinct ints (numpy.var's
@@ -442,8 +475,8 @@ def var(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
         copy with the reduced axes moved last (in x's library). On CUDA arrays: one stream
         synchronisation per output (results gathered on the host, copied to the device once).
     keepdims: keep the reduced axes with length 1.
-    Raises TypeError (an unsupported dtype; uint64 in exact mode on a CUDA
-    array; a non-integer ddof or axis), AxisError, ValueError (a repeated axis, bad accuracy).
+    Raises TypeError (an unsupported dtype; a non-integer ddof or axis), AxisError,
+    ValueError (a repeated axis, bad accuracy; int64 or uint64 in exact mode on a CUDA array).
     out: an array to write the result into (returned), as `sum`'s out.
     """
     return _into(out, _var(x, ddof, dtype, accuracy, False, axis, keepdims), x, "var")
@@ -567,6 +600,11 @@ def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     NaN rule (NumPy's): a NaN anywhere gives NaN (see nanmin). Empty x gives +inf (integers:
     the type's largest value; NumPy raises instead). Exact (comparisons only) and
     deterministic: the same answer on every backend. Blocks until the value is on the host.
+    Signed zeros: -0.0 and +0.0 compare equal, so when they tie for the minimum the FIRST of
+    them (in C order; per output along an axis) is returned with its own sign, the element
+    argmin points to: tally.min([0.0, -0.0]) is 0.0 and tally.min([-0.0, 0.0]) is -0.0
+    (numpy.min's choice between them differs; compare with math.copysign if it matters). The
+    same for max and the nan forms.
     A strided 1-D view (x[::3], x[::-1]) is read in place.
     axis: None (default): the whole array, a Python scalar. An int or a tuple of distinct ints:
         an array of x's library and dtype (NumPy, CuPy or torch, on x's device, allocated on
@@ -585,7 +623,9 @@ def min(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
 
 def max(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x`; NaN if x holds one; -inf (integers: the type's smallest value)
-    when empty. As `min` otherwise (axis, keepdims included)."""
+    when empty. A tie between -0.0 and +0.0 gives the first of them (tally.max([0.0, -0.0])
+    is 0.0; NumPy's choice differs), the element argmax points to. As `min` otherwise (axis,
+    keepdims included)."""
     return _value(x, True, False, "max", axis, keepdims, out)
 
 

@@ -22,6 +22,7 @@ _tally's *_strided functions). Axis reductions of N-D arrays: tally/_axis.py.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from typing import Any, Optional
 
 import numpy as np
@@ -71,10 +72,62 @@ def dtype_name(dt) -> str:
     return np.dtype(dt).name
 
 
+def is_bfloat16(dt) -> bool:
+    """Whether a NumPy dtype is a bfloat16 one: ml_dtypes.bfloat16 (NumPy has none of its own;
+    ml_dtypes and the libraries built on it register it under that name, 2 bytes)."""
+    return dt.name == "bfloat16" and dt.itemsize == 2
+
+
+def numpy_view(a: np.ndarray, writable: bool = False) -> Any:
+    """What _tally gets for the NumPy array `a`: `a` itself, or for bfloat16 data (which
+    NumPy's buffer protocol and DLPack export cannot describe) a's bits viewed as uint16 and
+    handed over with the element type bfloat16 (_tally.bfloat16_view: the same memory, shape
+    and strides, zero copy). writable: an array tally writes."""
+    if is_bfloat16(a.dtype):
+        return _tally.bfloat16_view(a.view(np.uint16), writable)
+    return a
+
+
+_SUPPORTED_TEXT = "float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported"
+
+
+def article(name: str) -> str:
+    """The article before a dtype name in messages, as it is read aloud: 'an int64', 'a uint8'
+    ("you-int"), 'a float32'."""
+    return "an" if name[:1] in "aeio" else "a"
+
+
 def _check_dtype(name: str, fn: str, what: str) -> None:
     if name not in SUPPORTED:
-        raise TypeError(f"tally.{fn}: {what} has unsupported dtype {name} "
-                        f"(float16, bfloat16, float32, float64, int8-int64, uint8-uint64 and bool are supported)")
+        raise TypeError(f"tally.{fn}: {what} has unsupported dtype {name} ({_SUPPORTED_TEXT})")
+
+
+def _not_an_array(x, a: np.ndarray, what: str) -> str:
+    """What a value that is not an array (x, which NumPy made into `a`) is, for messages."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x} is an int outside the int64 and uint64 ranges"
+    if isinstance(x, Iterator):
+        return (f"it is an iterator ({type(x).__name__}), which NumPy does not read as an array: pass list({what}) "
+                f"or np.fromiter({what}, dtype)")
+    if a.dtype == object:
+        why = (": an element is an int outside the int64 and uint64 ranges, None, or not a number"
+               if isinstance(x, (list, tuple)) else "")
+        return f"NumPy converts this {type(x).__name__} only to an array of Python objects (dtype object{why})"
+    return f"NumPy converts this {type(x).__name__} to dtype {a.dtype.name}"
+
+
+def as_numpy(x, fn: str, what: str = "x") -> np.ndarray:
+    """np.asarray(x) for NumPy arrays and what NumPy converts (lists, scalars), checked: a
+    masked array or an unsupported dtype is a TypeError; a value that is not an array (a
+    Python int outside the int64 and uint64 ranges, an iterator) is named as such, not by the
+    dtype NumPy gives it (object). Bool bytes other than 0 and 1: canonical_bool."""
+    refuse_masked(x, fn, what)
+    a = np.asarray(x)
+    if a.dtype.name not in SUPPORTED and not isinstance(x, (np.ndarray, np.generic)):
+        raise TypeError(f"tally.{fn}: {what} is not an array of a supported type ({_SUPPORTED_TEXT}): "
+                        f"{_not_an_array(x, a, what)}")
+    _check_dtype(a.dtype.name, fn, what)
+    return canonical_bool(a)
 
 
 def _dense_order(x, lib: str):
@@ -150,10 +203,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
     the strided functions (Arg.strided; None: never)."""
     lib = library(x)
     if lib in ("numpy", "other"):
-        refuse_masked(x, fn, what)
-        a = np.asarray(x)
-        _check_dtype(a.dtype.name, fn, what)
-        a = canonical_bool(a)
+        a = as_numpy(x, fn, what)
         if not a.dtype.isnative:  # big-endian data: converted to native byte order (a copy)
             a = a.astype(a.dtype.newbyteorder("="))
         if not a.flags.c_contiguous and _zero_copy_1d(a, "numpy", a.dtype.name, strided_ok):
@@ -162,7 +212,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
             d = _dense_order(a, "numpy") if order_free else None
             a = d if d is not None else np.ascontiguousarray(a)
         flat = a.reshape(-1)
-        return Arg("numpy", x, flat, flat, a.dtype.name, a.shape, flat.size, False, 0)
+        return Arg("numpy", x, flat, numpy_view(flat), a.dtype.name, a.shape, flat.size, False, 0)
 
     if lib == "cai":
         nd = _tally.from_cuda_array_interface(x)
@@ -255,6 +305,9 @@ def prepare_out(out, x: Arg, fn: str = "add", what: str = "out") -> Arg:
     lib = library(out)
     if lib == "other":
         raise TypeError(f"tally.{fn}: {what} must be an array, not {type(out).__name__}")
+    if isinstance(out, np.generic):
+        raise TypeError(f"tally.{fn}: {what} is a NumPy scalar ({type(out).__name__}), not a writable array: {fn} "
+                        f"writes {what} in place (pass an array, e.g. np.array([...]))")
     if lib == "numpy" and not out.flags.writeable:
         raise ValueError(f"tally.{fn}: {what} is read-only")
     if lib == "numpy" and not out.dtype.isnative:
@@ -281,7 +334,7 @@ def prepare_out(out, x: Arg, fn: str = "add", what: str = "out") -> Arg:
         raise ValueError(f"tally.{fn}: {what} must be C-contiguous (tally writes it in place, never through a copy)")
     if lib == "numpy":
         flat = out.reshape(-1)
-        return Arg(lib, out, flat, flat, name, shape, flat.size, False, 0)
+        return Arg(lib, out, flat, numpy_view(flat, writable=True), name, shape, flat.size, False, 0)
     if lib == "cai":
         nd = _tally.from_cuda_array_interface(out)
         return Arg(lib, out, nd, nd, name, shape, x.size, True, 0)

@@ -35,8 +35,10 @@ otherwise it widens them exactly into a compact copy of its own first (docs/type
 row, per column, per segment"), which costs time and memory but gives the same values. uint64
 sums are exact (uint64 results; an output past 2^64 - 1 is an OverflowError). A copy (in the
 array's own library, on its current stream) is made here for
-- norm, var and std of the other element types, converted exactly to a type the 1-D layer
-  takes (norm: integers to float64; var/std: integers to int64);
+- norm of integers (converted to float64: exact up to 2^53 in magnitude, int64/uint64
+  elements beyond it rounded) and, for ord 1 and inf, of 16-bit floats (to float32, exactly);
+  exact var/std of CUDA arrays of float16/bfloat16 (to float32), bool and integers up to 32
+  bits (to float64), both exact (tally._exact_gpu_var_type);
 - NumPy data in big-endian byte order, or with byte strides that are not a multiple of the
   item size (views into structured arrays): np.ascontiguousarray.
 
@@ -55,8 +57,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from . import _tally
-from ._arrays import (Arg, _check_dtype, _cupy_stream, _strides, canonical_bool, finish, library,
-                      refuse_masked)
+from ._arrays import Arg, _check_dtype, _cupy_stream, _strides, as_numpy, finish, library, numpy_view
 
 try:
     _AxisError = np.exceptions.AxisError
@@ -119,8 +120,7 @@ def _library(x, fn: str):
     """(lib, array) with lib in numpy / cupy / torch, or TypeError."""
     lib = library(x)
     if lib in ("numpy", "other"):
-        refuse_masked(x, fn)
-        return "numpy", canonical_bool(np.asarray(x))
+        return "numpy", as_numpy(x, fn)
     if lib == "torch":
         return lib, x.detach()
     if lib == "cupy":
@@ -250,7 +250,7 @@ def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]
     p.work, p.kept, (p.n, p.s) = work, kept, red
     wname = _name(lib, work)
     if lib == "numpy":
-        p.arg = Arg("numpy", x, work, work, wname, shape, work.size, False, 0)
+        p.arg = Arg("numpy", x, work, numpy_view(work), wname, shape, work.size, False, 0)
     elif lib == "torch":
         cuda = work.device.type == "cuda"
         stream = 0
@@ -308,8 +308,8 @@ def _run_batches(p: Plan, kind: str, values_dtype: Optional[str], want_index: bo
         others = kept[:j] + kept[j + 1:]
     offsets = _offsets(others)
     outs = [r for r in (values, indices) if r is not None]
-    views = [Arg(p.lib, r, r, r if p.lib == "numpy" else None, _name(p.lib, r), (p.outputs,), p.outputs,
-                 p.arg.cuda, p.arg.stream) for r in outs]
+    views = [Arg(p.lib, r, r, numpy_view(r, writable=True) if p.lib == "numpy" else None, _name(p.lib, r),
+                 (p.outputs,), p.outputs, p.arg.cuda, p.arg.stream) for r in outs]
     backend, stream = finish(p.arg, *views)
     v = views.pop(0).view if values is not None else None
     i = views.pop(0).view if indices is not None else None

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._arrays import dtype_name, library
+from ._arrays import article, dtype_name, library
 
 
 def _result_dtype(result) -> str:
@@ -39,6 +39,9 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None, index: bool = Fal
     if out is None:
         return result
     lib = library(out)
+    if isinstance(out, np.generic):
+        raise TypeError(f"tally.{fn}: out is a NumPy scalar ({type(out).__name__}), not a writable array (for a "
+                        f"whole-array result, pass a 0-d array: np.empty((), dtype))")
     if lib not in ("numpy", "cupy", "torch"):
         raise TypeError(f"tally.{fn}: out must be a NumPy, CuPy or torch array, not {type(out).__name__}")
     scalar = not hasattr(result, "shape")
@@ -71,7 +74,7 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None, index: bool = Fal
     if index:
         check_index_out(out, fn)
     elif not np.can_cast(src, dst, casting="same_kind"):
-        raise TypeError(f"tally.{fn}: cannot write the {src} result into a {dst} out array "
+        raise TypeError(f"tally.{fn}: cannot write the {src} result into {article(dst)} {dst} out array "
                         "(NumPy's 'same_kind' casting rule)")
     if _is_int(src) and _is_int(dst) and src != dst:
         _check_fits(result, dst, scalar, fn)

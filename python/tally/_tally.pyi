@@ -32,6 +32,11 @@ def extreme(is_max: bool, skip_nan: bool, x: ArrayIn, backend: str = 'auto', str
 def from_cuda_array_interface(obj: object) -> Any:
     """A zero-copy ndarray (device type CUDA) over an object's __cuda_array_interface__."""
 
+def bfloat16_view(x: Annotated[NDArray, dict(dtype='uint16', device='cpu')], writable: bool) -> Any:
+    """x (a NumPy uint16 array, any shape and strides) as an array of element type bfloat16 (an
+    nb_ndarray over the same memory, zero copy, keeping x alive): how the Python layer passes
+    ml_dtypes.bfloat16 arrays, which NumPy cannot export. writable: an array tally writes."""
+
 def norm_ord(x: ArrayIn, ord: str, out_dtype: str = 'float64', accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> float: ...
 
 def var(x: ArrayIn, ddof: int, take_sqrt: bool, out_dtype: str = 'float64', accuracy: str = 'exact', backend: str = 'auto', stream: int = 0) -> float: ...

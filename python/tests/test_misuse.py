@@ -1,6 +1,8 @@
 """Misuse of the Python module as a newcomer would try it (NumPy arrays, the CPU backend):
 every case gives the right value or a clear Python exception naming the problem, never a
 silently wrong number, a cryptic binding error or bytes read as another type."""
+import math
+
 import numpy as np
 import pytest
 
@@ -33,7 +35,7 @@ def test_whole_array_out_still_refuses_a_kind_change():
     # int64 results do not go into unsigned arrays, floats not into integers (NumPy's rule)
     with pytest.raises(TypeError, match="int64 result into a uint64"):
         tally.sum(np.array([1, 2], dtype=np.int64), out=np.empty((), dtype=np.uint64))
-    with pytest.raises(TypeError, match="float64 result into a int64"):
+    with pytest.raises(TypeError, match="float64 result into an int64"):
         tally.max(np.array([1.5]), out=np.empty((), dtype=np.int64))
     o = np.empty((), dtype=np.int8)  # a narrower type of the same kind is allowed, as in NumPy
     assert int(tally.max(np.array([-5, 7], dtype=np.int16), out=o)) == 7
@@ -199,3 +201,133 @@ def test_bad_ord_and_bad_a_are_named():
             tally.axpy(a, np.ones(2), np.ones(2))
     with pytest.raises(OverflowError, match="tally.scale: a = 1000.* is too large for a float"):
         tally.scale(10**400, np.ones(2))
+
+
+# ---- result types and documented differences from NumPy ---------------------------------------
+
+def test_sum_of_16_bit_floats_is_float32_never_float16():
+    # documented: the default is float32 for float16 (and bfloat16) data, not x's type (numpy.sum
+    # returns float16); the exact 2049 is not a float16
+    x = np.array([2048, 1], dtype=np.float16)
+    assert tally.sum(x) == 2049.0 and np.sum(x).dtype == np.float16 and float(np.float16(2049)) == 2048.0
+    assert tally.sum(x.reshape(1, 2), axis=1).dtype == np.float32
+    assert tally.sum(x, dtype=np.float64) == 2049.0
+    for fn in (tally.sum, tally.dot):
+        name = fn.__name__
+        with pytest.raises(TypeError, match=rf"^tally\.{name}: a float16 {name} can give float32 or float64, not "
+                                            rf"float16$"):
+            fn(*([x] if name == "sum" else [x, x]), dtype=np.float16)
+
+
+def test_dtype_messages_use_the_right_article():
+    # "a int64 sum" read badly: an int64, a uint8 ("you-int"), a float32
+    cases = [(np.int64, np.float32, "an int64 sum can give int64, not float32"),
+             (np.uint8, np.float32, "a uint8 sum can give uint64, not float32"),
+             (np.bool_, np.float64, "a bool sum can give int64, not float64"),
+             (np.float32, np.int64, "a float32 sum can give float32 or float64, not int64")]
+    for dt, want, msg in cases:
+        with pytest.raises(TypeError, match=rf"^tally\.sum: {msg}$"):
+            tally.sum(np.ones(2, dtype=dt), dtype=want)
+    with pytest.raises(TypeError, match=r"^tally\.dot: an int32 dot can give int64, not float64$"):
+        tally.dot(np.ones(2, dtype=np.int32), np.ones(2, dtype=np.int32), dtype=np.float64)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
+def test_min_max_ties_of_signed_zeros_give_the_first(dt):
+    # documented (kept, as argmin/argmax's first index): NumPy's choice between -0.0 and +0.0 differs
+    for x, sign in (([0.0, -0.0], 1.0), ([-0.0, 0.0], -1.0)):
+        a = np.array(x, dtype=dt)
+        for fn in (tally.min, tally.max, tally.nanmin, tally.nanmax):
+            r = fn(a)
+            assert r == 0.0 and math.copysign(1.0, r) == sign, (fn.__name__, x)
+        assert tally.argmin(a) == tally.argmax(a) == 0
+    assert math.copysign(1.0, tally.min([0.0, -0.0])) == 1.0  # a list: the documented example
+    m = np.array([[0.0, -0.0], [-0.0, 0.0]], dtype=dt)
+    for fn in (tally.min, tally.max):
+        np.testing.assert_array_equal(np.signbit(fn(m, axis=1)), [False, True])
+        np.testing.assert_array_equal(np.signbit(fn(m, axis=0)), [False, True])
+
+
+def test_dot_result_types_by_element_type():
+    # documented per dtype; bool dot products count the indices where both are True
+    t = [True, True]
+    assert tally.dot(t, t) == 2 and type(tally.dot(t, t)) is int and np.dot(t, t) is np.True_
+    assert tally.dot(np.array([True, False, True]), np.array([True, True, False])) == 1
+    h = np.array([2048, 1], dtype=np.float16)
+    assert tally.dot(h, np.ones(2, dtype=np.float16)) == 2049.0  # float32, not float16
+    assert tally.dot(np.full(4, 127, dtype=np.int8), np.full(4, 127, dtype=np.int8)) == 4 * 127 * 127  # exact int64
+    u = np.array([2**63, 1], dtype=np.uint64)
+    assert tally.dot(u, np.array([1, 1], dtype=np.uint64)) == 2**63 + 1  # exact uint64
+    assert type(tally.dot(np.ones(2, dtype=np.float32), np.ones(2, dtype=np.float32))) is float
+
+
+def test_norm_of_int64_beyond_2_53_is_the_norm_of_the_float64_values():
+    # documented: integers are converted to float64 first; exact up to 2^53, so correctly rounded
+    # there, and 1 ulp off the true norm's rounding for some int64 data beyond it
+    small = np.array([2**53, 1, 1], dtype=np.int64)
+    assert tally.norm(small, 1) == float(2**53 + 2)
+    x = np.array([702946541293190513, 843488751069501777, 630867603738954859], dtype=np.int64)
+    exact = float(sum(int(v) for v in x))  # Python rounds the exact int sum correctly
+    got = tally.norm(x, 1)
+    assert got == tally.norm(x.astype(np.float64), 1)
+    assert abs(got - exact) == math.ulp(exact)
+    assert tally.norm(np.array([2**60 + 1], dtype=np.int64), np.inf) == float(2**60 + 1)  # ord=inf: exact
+
+
+# ---- values that are not arrays, NumPy scalars written in place, other DLPack dtypes -------------
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_ints_outside_int64_and_uint64_are_named(axis):
+    # used to say "unsupported dtype object"
+    for v in (2**70, -2**63 - 1, 2**64):
+        with pytest.raises(TypeError, match=rf"^tally\.sum: x is not an array of a supported type .*: {v} is an int "
+                                            r"outside the int64 and uint64 ranges$"):
+            tally.sum(v)
+    with pytest.raises(TypeError, match=r"^tally\.sum: x is not an array of a supported type .*: NumPy converts this "
+                                        r"list only to an array of Python objects \(dtype object: an element is an int "
+                                        r"outside the int64 and uint64 ranges"):
+        tally.sum([1, 2**70], axis=axis)
+    assert tally.sum(2**64 - 1) == 2**64 - 1 and tally.sum(-2**63) == -2**63  # the ends that fit
+
+
+def test_iterators_are_named():
+    for it, name in ((iter([1]), "list_iterator"), ((v for v in [1.0]), "generator")):
+        with pytest.raises(TypeError, match=rf"^tally\.max: x is not an array of a supported type .*: it is an "
+                                            rf"iterator \({name}\), which NumPy does not read as an array: pass "
+                                            r"list\(x\) or np\.fromiter\(x, dtype\)$"):
+            tally.max(it)
+
+
+def test_numpy_scalars_written_in_place_are_named():
+    # tally.scale(2, np.float64(3)) said "x is read-only"
+    with pytest.raises(TypeError, match=r"^tally\.scale: x is a NumPy scalar \(float64\), not a writable array"):
+        tally.scale(2, np.float64(3))
+    with pytest.raises(TypeError, match=r"^tally\.axpy: y is a NumPy scalar \(int32\), not a writable array"):
+        tally.axpy(2, np.int32(1), np.int32(1))
+    with pytest.raises(TypeError, match=r"^tally\.add: out is a NumPy scalar \(float32\)"):
+        tally.add(np.float32(1), np.float32(2), out=np.float32(0))
+    with pytest.raises(TypeError, match=r"^tally\.sum: out is a NumPy scalar \(float64\), not a writable array"):
+        tally.sum([1.0], out=np.float64(0))
+    z = np.array(3.0)  # a writable 0-d array is fine
+    assert tally.scale(2, z) is z and float(z) == 6.0
+
+
+class DLPackOnly:
+    """A DLPack producer tally does not know (no dtype attribute): its dtype is seen in C++ only."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_unsupported_dlpack_dtypes_are_named():
+    # "x has an unsupported dtype" used to leave the type out
+    for dt, name in ((np.complex64, "complex64"), (np.complex128, "complex128")):
+        with pytest.raises(TypeError, match=rf"^tally\.sum: x has unsupported dtype {name} \(float16, bfloat16"):
+            tally.sum(DLPackOnly(np.zeros(3, dtype=dt)))
+    assert tally.sum(DLPackOnly(np.arange(4.0))) == 6.0
