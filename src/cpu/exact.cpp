@@ -17,6 +17,7 @@
 
 #include "state_backends.hpp"
 #include "state_grid.hpp"
+#include "tally/ops/certified.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/small.hpp"
 #include "tally/threads.hpp"
@@ -431,7 +432,27 @@ void run_out(dtype out, const void* x, const void* y, std::int64_t n, void* resu
   else run<L, T, Dot, double, S>(x, y, n, result);
 }
 
+// The L2 norm of at most a few hundred elements by the certified pass (ops/certified.hpp, the
+// GPU's: a TwoSum state of the squares with a running error bound, sqrt_certified proving the
+// correctly rounded root), false where it cannot prove it (a zero norm, ties, specials,
+// overflow) and the superaccumulator runs. tally.norm along an axis calls this once per
+// output: for short outputs the superaccumulator's setup dominated (~1 us a call).
+template <class T, class Out, class S> bool norm2_short(const S* x, std::int64_t n, Out& r) {
+  namespace ce = ops::certified;
+  constexpr bool exact_squares = std::is_same_v<T, float>;  // float32 (and 16-bit) squares are exact in float64
+  ce::state q;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(static_cast<T>(x[i]));
+    ce::add_product<3, exact_squares>(q, v, v);
+  }
+  return ce::sqrt_certified<Out>(ce::finish(q, exact_squares ? 0.0 : static_cast<double>(n) * 0x1p-1074), r);
+}
+
 template <class L, class T, class Out, class S> void run_norm2(const void* x, std::int64_t n, void* result) {
+  if (n <= 256) {  // short: the certified pass first (see norm2_short), the same bits
+    Out r;
+    if (norm2_short<T, Out, S>(static_cast<const S*>(x), n, r)) return (void)std::memcpy(result, &r, sizeof r);
+  }
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
   state<L, T, true, S>(x, x, n, total, flags);  // the exact sum of squares: dot(x, x)

@@ -17,6 +17,7 @@
 
 #include "backends_ops.hpp"
 #include "cpu/exact.hpp"
+#include "tally/ops/certified.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/exact_variance.hpp"
 #include "tally/ops/small.hpp"
@@ -49,11 +50,22 @@ template <class R, class T> typename R::acc_t fold_chunks(const T* x, std::int64
 
 template <class Out> void put(void* result, Out v) { std::memcpy(result, &v, sizeof v); }
 
+// Exact norm1, var and std of at most this many floating elements try the certified pass
+// first (ops/certified.hpp): for short inputs, such as one slice of an axis reduction, the
+// superaccumulators' setup costs microseconds a call.
+constexpr std::int64_t kCertifiedShort = 256;
+
 template <class T, class Out> void norm1_t(accuracy acc, const void* xv, std::int64_t n, void* result) {
   const T* x = static_cast<const T*>(xv);
   if (acc == accuracy::fast) {
     int st = 0;
     return put(result, ops::abs_sum_reducer<T, Out>::finalize(fold_chunks<ops::abs_sum_reducer<T, Out>, T>(x, n), st));
+  }
+  if (n > 0 && n <= kCertifiedShort) {  // short: the certified pass first (the same bits; see var_certified)
+    ops::certified::state s;
+    for (std::int64_t i = 0; i < n; ++i) ops::certified::add<3>(s, std::fabs(static_cast<double>(x[i])));
+    Out r;
+    if (ops::certified::round_state<Out>(s, r)) return put(result, r);
   }
   // Exact: |x| chunk by chunk into a thread's buffer, then the exact sum of the buffer.
   using L = std::conditional_t<std::is_same_v<T, float>, ex::f32_sum_layout, ex::f64_sum_layout>;
@@ -174,6 +186,27 @@ template <class T> void int_sums(const T* x, std::int64_t n, ops::big::nat& i1, 
   limbs(s2, s2_hi, i2);
 }
 
+// Exact var / std of at most kCertifiedShort floating elements: first by the certified pass
+// (ops/certified.hpp, the GPU's: TwoSum states of sum x and sum x^2 with running error
+// bounds, variance_certified proving the correctly rounded result), the two superaccumulators
+// only where it cannot prove it (constant data, ties, results out of [2^-400, 2^400],
+// specials). The same bits either way. For short slices (tally.var along an axis of a
+// (200000, 3) array: one call per row) the exact path's setup dominated: ~2.8 us a call.
+template <class T, class Out>
+bool var_certified(const T* x, std::int64_t n, std::uint64_t m2, bool take_sqrt, Out& r) {
+  namespace ce = ops::certified;
+  constexpr bool exact_squares = !std::is_same_v<T, double>;  // float32 (and 16-bit) squares are exact in float64
+  ce::state s1, s2;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(x[i]);
+    ce::add<3>(s1, v);
+    ce::add_product<3, exact_squares>(s2, v, v);
+  }
+  const double absolute = exact_squares ? 0.0 : static_cast<double>(n) * 0x1p-1074;  // squares that underflow
+  return ce::variance_certified<Out>(ce::finish(s1, 0.0), ce::finish(s2, absolute), static_cast<std::uint64_t>(n), m2,
+                                     take_sqrt, r);
+}
+
 // T: the storage type (ops::storage_t: half_in / bhalf_in for the 16-bit floats).
 template <class T, class Out>
 void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool take_sqrt, void* result) {
@@ -181,6 +214,10 @@ void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool 
   if (acc == accuracy::fast) {
     ops::moments m = fold_chunks<ops::welford_reducer<T>, T>(x, n);
     return put(result, static_cast<Out>(ops::finish_variance(m, m2, take_sqrt)));
+  }
+  if constexpr (std::is_floating_point_v<T> || ops::is_half_v<T>) {
+    Out r;
+    if (n > 0 && n <= kCertifiedShort && var_certified<T, Out>(x, n, m2, take_sqrt, r)) return put(result, r);
   }
   ops::big::nat i1, i2;
   int b1 = 0, b2 = 0;
