@@ -514,6 +514,24 @@ def test_malformed_header(tmp_path, header):
     bad("sum", p, words=["m.npy", "header"])
 
 
+def test_header_length_beyond_the_file(tmp_path):
+    p = tmp_path / "l.npy"
+    p.write_bytes(b"\x93NUMPY\x02\x00" + (0xFFFFFFF0).to_bytes(4, "little") + b"{'descr': '<f8'}" + b" " * 30)
+    assert bad("sum", p) == (f"tally: {p}: malformed or truncated header: its length field says 4294967280 bytes,"
+                             " which exceeds the file size (58 bytes)")
+
+
+@pytest.mark.parametrize("dim,why", [
+    ("12345678901234567890", "dimension 12345678901234567890 in 'shape' is too large"),
+    ("1000000000000000000", "dimension 1000000000000000000 in 'shape' is too large"),
+    ("9" * 60, "dimension " + "9" * 37 + "... in 'shape' is too large"),
+    ("-3", "negative dimension -3 in 'shape'"),
+])
+def test_bad_dimensions_are_named(tmp_path, dim, why):
+    p = npy_with_header(tmp_path / "d.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({dim},), }}", b"\0" * 8)
+    assert bad("sum", p) == f"tally: {p}: malformed header: {why}"
+
+
 @pytest.mark.parametrize("shape,why", [
     ("(2)", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
     ("((2))", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
@@ -589,6 +607,47 @@ def test_add_error_keeps_existing_output(tmp_path):
     bad("add", a, t, "-o", out, words=["t.npy", "truncated"])
     bad("add", a, tmp_path / "missing.npy", "-o", out, words=["missing.npy"])
     assert out.read_bytes() == b"precious" and no_temp_files(tmp_path)
+
+
+def test_add_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
+    a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
+    out = tmp_path / "out.npy"
+    for mode in (0o600, 0o640, 0o444):
+        out.write_bytes(b"old")
+        os.chmod(out, mode)
+        ok("add", a, a, "-o", out)
+        assert stat.S_IMODE(os.stat(out).st_mode) == mode and np.array_equal(np.load(out), [0, 2, 4])
+        os.chmod(out, 0o600)
+        out.unlink()
+    # through a symbolic link: the target's bits, the link kept
+    out.write_bytes(b"old")
+    os.chmod(out, 0o600)
+    link = tmp_path / "link.npy"
+    link.symlink_to(out)
+    ok("add", a, a, "-o", link)
+    assert link.is_symlink() and stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    # a new file: 0666 & ~umask, as before
+    new = tmp_path / "new.npy"
+    mask = os.umask(0o027)
+    try:
+        ok("add", a, a, "-o", new)
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o640
+    assert no_temp_files(tmp_path)
+
+
+def test_add_keeps_the_owner_of_the_file_it_replaces(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file another owner needs root")
+    a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"old")
+    os.chown(out, 12345, 23456)
+    os.chmod(out, 0o640)
+    ok("add", a, a, "-o", out)
+    st = os.stat(out)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
 
 
 def test_add_unwritable_output(tmp_path):

@@ -516,7 +516,7 @@ int main(int argc, char** argv) {
   add_options(sum, s, false);
   add_options(dot, s, true);
   add_options(add, s, true);
-  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")
+  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically; an existing file keeps its permissions and, where allowed, its owner)")
       ->required()
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {
