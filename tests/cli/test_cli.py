@@ -706,6 +706,86 @@ def test_csv_name_needs_header(tmp_path):
     bad("sum", p, "--column", "a", words=["d.csv", "no column named 'a'"])
 
 
+def test_csv_guessed_header_that_could_be_data_is_noted(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("0x10\n1\n")
+    r = run("sum", p)
+    assert r.returncode == 0 and r.stdout == "1.0\n"
+    assert r.stderr == (f"tally: note: {p}: line 1 is taken as a header, as its cell '0x10' (column 1) is not a number"
+                        " (name the column to confirm the header; fix the cell if it is data)\n")
+    assert ok("sum", p, "--column", "0x10") == "1.0"  # named: a header, no note
+    p.write_text("# made by hand\nb, 1.5.2 \n2,3\n")  # the line number counts skipped lines
+    r = run("sum", p, "--skip-rows", 1, "--column", 1)
+    assert r.stdout == "3.0\n" and "line 2 is taken as a header, as its cell '1.5.2' (column 2)" in r.stderr
+    p.write_text(",x\n4,5\n")  # an empty cell
+    r = run("sum", p, "--column", 0)
+    assert r.stdout == "4.0\n" and "line 1 is taken as a header, as its cell '' (column 1)" in r.stderr
+    p.write_text("value\n0.5\n")  # a plain name: no note
+    assert ok("sum", p) == "0.5"
+
+
+@pytest.mark.parametrize("text", ["1\r2\r3\r", "1\r2\r3", "x\r\n1\r2\n3\n", "1\r\r2\r\n\r\n3"])
+def test_csv_cr_line_endings(tmp_path, text):
+    p = tmp_path / "d.csv"
+    p.write_bytes(text.encode())
+    assert ok("sum", p) == "6.0"
+    assert js("sum", p)["n"] == 3
+
+
+def test_csv_cr_line_numbers(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_bytes(b"a\r1\rx\r")
+    bad("sum", p, words=["row 3, column 'a': 'x' is not a number"])
+
+
+@pytest.mark.parametrize("text,where", [
+    ('1\n"3\n', "row 2, column 1"),        # never closed
+    ('1\n"3', "row 2, column 1"),
+    ('a,b\n1,"2\n', "row 2, column 2"),
+    ('a,b\n"x\ny",2\n', "row 2, column 1"),  # a line break inside quotes
+    ('"a,b\n1,2\n', "row 1, column 1"),      # in the header
+])
+def test_csv_quote_not_closed_on_its_line(tmp_path, text, where):
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    line = bad("sum", p, "--column", "0")
+    assert line == (f"tally: {p}: {where}: a quoted cell is not closed on its line (a missing closing quote, or a"
+                    " line break inside quotes, which tally does not read)")
+
+
+def test_csv_quoted_cells_that_close(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('a,b\n"1","x,""y"""\n"2",z\n')
+    assert ok("sum", p, "--column", "a") == "3.0"
+
+
+def test_csv_duplicate_header_name_is_ambiguous(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("x,a,a\n1,2,3\n")
+    assert bad("sum", p, "--column", "a") == (f"tally: {p}: the column name 'a' is ambiguous: columns 2 and 3 of line 1"
+                                              " both have it (pick one by 0-based index, e.g. --column 1)")
+    assert ok("sum", p, "--column", "2") == "3.0"
+    assert ok("sum", p, "--column", "x") == "1.0"
+
+
+def test_csv_numeric_header_names(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("2018,2019\n1,2\n3,4\n")
+    assert ok("sum", p, "--column", "name:2019") == "6.0"
+    assert ok("sum", p, "--column", "name:2018") == "4.0"
+    assert js("sum", p, "--column", "name:2019")["n"] == 2
+    # digits are an index, always: 1 is the second column, whose first row (2019) is data then
+    assert ok("sum", p, "--column", "1") == "2025.0"
+    assert bad("sum", p, "--column", "2019") == (
+        f"tally: {p}: column index 2019 is out of range (the first row has 2 columns; indexes start at 0); to pick the"
+        " column named '2019', say --column name:2019")
+    bad("sum", p, "--column", "name:2020", words=["no column named '2020'", "'2018', '2019'"])
+    q = tmp_path / "e.csv"
+    q.write_text("name:x,y\n1,2\n")  # name: is stripped once
+    assert ok("sum", q, "--column", "name:name:x") == "1.0"
+    assert ok("dot", p, p, "--column", "name:2018", "--column-b", "name:2019") == "14.0"
+
+
 def test_binary_file_is_not_csv(tmp_path):
     p = tmp_path / "blob.bin"
     p.write_bytes(bytes(range(256)))

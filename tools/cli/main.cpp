@@ -54,12 +54,18 @@ Input files:
   order, any shape; read
   flattened in C order), or CSV, plain or gzip-compressed, whose column is read as float64.
   A file is read as .npy when its name ends in .npy or it starts with the .npy magic,
-  otherwise as CSV. The first CSV row (after --skip-rows) is a header when the column
-  is chosen by NAME or its cell there is not a number.
-  --column picks the column of every CSV input; --column-b picks B's column when it
-  differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
-  (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
-  first line holds counts and class names, not data or column names). Error messages
+  otherwise as CSV. The first CSV row (after --skip-rows and blank lines) is a header
+  when the column is chosen by NAME or its cell there is not a number; in the second case,
+  if that cell is empty or starts like a number (a digit, sign or point, as in 0x10), a
+  note on stderr says that the line was taken as a header (name the column to confirm it).
+  --column picks the column of every CSV input: digits are a 0-based INDEX, always; other
+  text a header NAME; name:NAME always a name (for headers made of digits: --column
+  name:2019). A NAME that two columns share is refused as ambiguous. --column-b picks B's
+  column when it differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0
+  --column-b 2  (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need
+  --skip-rows 1: their first line holds counts and class names, not data or column names).
+  Lines end in LF, CR LF or CR. A quoted cell must close on its line: a missing closing
+  quote, or a line break inside quotes, is an error naming the row. Error messages
   number CSV rows by file line and columns from 1. The CSV options (--column, --column-b,
   --delimiter, --skip-rows) given where no CSV input would use them (.npy input only, or
   --distributed) are refused as a usage error (exit 2), not ignored.
@@ -461,7 +467,8 @@ void print(const report& r, bool json) {
 void add_options(CLI::App* cmd, settings& s, bool two) {
   cmd->add_option(two ? "A" : "FILE", s.a, "input file (.npy or CSV)")->required();
   if (two) cmd->add_option("B", s.b, "second input file (.npy or CSV)")->required();
-  cmd->add_option("-c,--column", s.column, "CSV column: header NAME or 0-based INDEX (default: the only column)");
+  cmd->add_option("-c,--column", s.column, "CSV column: header NAME, 0-based INDEX (digits are always an index), or name:NAME (always a name, "
+                                  "e.g. name:2019); default: the only column");
   if (two) cmd->add_option("--column-b", s.column_b, "CSV column of B when it differs from --column");
   cmd->add_option("-d,--delimiter", s.delimiter, "CSV delimiter: one character, 'tab', or 'space' (runs of blanks)")
       ->check([](const std::string& d) {
