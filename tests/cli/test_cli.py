@@ -864,6 +864,26 @@ def test_usage_errors(args):
     assert r.returncode == 2 and r.stdout == "" and r.stderr
 
 
+@pytest.mark.parametrize("args", [["bogus"], ["bogus", "a.npy", "--json"], ["Sum", "a.npy"]])
+def test_an_unknown_command_is_named(args):
+    line = bad(*args)
+    assert line == (f"tally: unknown command '{args[0]}' (the commands: sum, dot, add, mean, norm, var, std, min, max, "
+                    "argmin, argmax; see tally --help)")
+
+
+def test_option_checks_name_the_option_once():
+    r = run("sum", "a.npy", "--skip-rows", "-1")
+    assert r.returncode == 2 and r.stderr.splitlines()[0] == "--skip-rows: takes a count of lines, 0 to 2^63 - 1, not '-1'"
+
+
+def test_help_states_empty_extremes_and_ddof_beyond_n():
+    out = run("--help").stdout
+    assert "empty input: inf / -inf for\n" in out and "the type's highest / lowest value for integers" in out
+    assert "(int8: 127 / -128; bool: 1 / 0)" in out
+    assert "ddof >= n (empty input included) gives nan, where" in out and "NumPy gives inf with a warning" in out
+    assert "ddof >= n gives nan (NumPy: inf)" in run("var", "--help").stdout
+
+
 def test_help_and_version():
     r = run("--help")
     assert r.returncode == 0 and "tally sum FILE" in r.stdout and "--column-b" in r.stdout
@@ -1009,6 +1029,9 @@ def test_extremes_empty_and_all_nan(tmp_path):
     assert js("min", e)["value"] == "inf"
     assert js("max", e)["value"] == "-inf"
     bad("argmin", e, words=["empty", "no index"])
+    # integers and bool: the type's highest / lowest (as --help says)
+    assert [ok(c, save(tmp_path, "i.npy", np.zeros(0, dtype="i1"))) for c in ("min", "max")] == ["127", "-128"]
+    assert [ok(c, save(tmp_path, "b.npy", np.zeros(0, dtype="?"))) for c in ("min", "max")] == ["1", "0"]
     n = save(tmp_path, "n.npy", np.full(5, np.nan))
     assert ok("argmax", n) == "0"
     bad("argmax", n, "--skip-nan", words=["only nan"])
@@ -1333,9 +1356,10 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     r = js("var", f16)
     assert r["value"] == 8.25 and r["dtype"] == "float32"
     one = save(tmp_path, "one.npy", np.array([3.0]))
-    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
-    r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
-    assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 to 2^63 - 1" in r.stderr
+    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, where NumPy gives inf (JSON: "nan")
+    r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr, the option named once
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == "--ddof: takes a whole number, 0 to 2^63 - 1, not '-1'"
     # --backend cuda calls the library as the other commands do (no GPU: exit 1, the no-GPU message)
     if gpu_present():
         assert js("std", one, "--backend", "cuda")["value"] == 0.0

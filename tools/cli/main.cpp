@@ -39,9 +39,13 @@ constexpr const char* kFooter = R"(Synopsis:
   tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded
   tally var|std FILE [--ddof N]      variance / standard deviation with NumPy's ddof,
                                      correctly rounded (auto: the CPU; --backend cuda: the
-                                     GPU, but not exact var/std of int64 or uint64 data)
+                                     GPU, but not exact var/std of int64 or uint64 data);
+                                     ddof >= n (empty input included) gives nan, where
+                                     NumPy gives inf with a warning
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
-                                     unless --skip-nan); empty input: inf / -inf
+                                     unless --skip-nan); empty input: inf / -inf for
+                                     floats, the type's highest / lowest value for integers
+                                     (int8: 127 / -128; bool: 1 / 0)
   tally argmin|argmax FILE [--skip-nan]
                                      index (0-based, flattened) of its first occurrence
   --axis 0|1 (sum, mean, min, max, argmin, argmax of a 2-D array): one result per column
@@ -479,7 +483,7 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
       ->check(CLI::Validator(
           [](const std::string& v) {
             return whole_number(v) ? std::string()
-                                   : "--skip-rows takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
+                                   : "takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
           },
           "N>=0"));
   cmd->add_option("--backend", s.backend,
@@ -544,11 +548,13 @@ int main(int argc, char** argv) {
   CLI::App* stdev = app.add_subcommand("std", "standard deviation of FILE (--ddof as NumPy), correctly rounded");
   for (CLI::App* cmd : {var, stdev}) {
     add_options(cmd, s, false);
-    cmd->add_option("--ddof", s.ddof, "delta degrees of freedom: divide by n - ddof (0: population, 1: sample)")
+    cmd->add_option("--ddof", s.ddof,
+                    "delta degrees of freedom: divide by n - ddof (0: population, 1: sample); ddof >= n gives nan "
+                    "(NumPy: inf)")
         ->check(CLI::Validator(
             [](const std::string& v) {
               return whole_number(v) ? std::string()
-                                     : "--ddof takes a whole number, 0 to 2^63 - 1, not '" + v + "'";
+                                     : "takes a whole number, 0 to 2^63 - 1, not '" + v + "'";
             },
             "N>=0"))
         ->capture_default_str();
@@ -570,6 +576,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word where the command belongs that is no command: name it (CLI11 would say only
+    // "A subcommand is required").
+    if (app.get_subcommands().empty() && !app.remaining().empty() && !app.remaining()[0].starts_with("-")) {
+      std::string names;
+      for (const CLI::App* cmd : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + cmd->get_name();
+      std::fprintf(stderr, "tally: unknown command '%s' (the commands: %s; see tally --help)\n",
+                   app.remaining()[0].c_str(), names.c_str());
+      return 2;
+    }
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (s.distributed && (s.axis >= 0 || s.ord != "2")) {
