@@ -844,6 +844,22 @@ def test_int_dot_overflow(tmp_path):
     bad("dot", p, p, code=1, words=["overflow"])
 
 
+def test_overflow_errors_name_the_operation_and_the_files(tmp_path):
+    p = save(tmp_path, "big.npy", np.array([2**62, 2**62, 2**62], dtype="i8"))
+    u = save(tmp_path, "u.npy", np.array([2**64 - 1, 1], dtype="u8"))
+    tail = "the exact int64 result does not fit in int64 (integer overflow)"
+    assert bad("sum", p, code=1) == f"tally: sum: {p}: {tail}"
+    assert bad("dot", p, p, code=1) == f"tally: dot: {p} and {p}: {tail}"
+    assert bad("sum", u, code=1) == f"tally: sum: {u}: the exact uint64 result does not fit in uint64 (integer overflow)"
+    m = save(tmp_path, "m.npy", np.array([[2**62, 1], [2**62, 1]], dtype="i8"))
+    assert bad("sum", m, "--axis", 0, code=1) == \
+        f"tally: sum (axis): {m}: the exact int64 sum of output 0 does not fit in int64 (integer overflow)"
+    out = tmp_path / "out.npy"
+    line = bad("add", p, p, "-o", out, "--backend", "cpu", code=1)
+    assert line.startswith(f"tally: add: {p} and {p}: the exact int64 sum x[0] + y[0] does not fit in int64")
+    assert line.endswith(f"; {out} was not written")
+
+
 def test_int32_add_overflow_writes_nothing(tmp_path):
     a = save(tmp_path, "a.npy", np.array([2**31 - 1], dtype="i4"))
     b = save(tmp_path, "b.npy", np.array([1], dtype="i4"))

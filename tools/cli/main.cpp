@@ -86,9 +86,12 @@ the .npy file(s) and reduces it; rank 0 prints the combined result, in exact mod
 the same as one process; sum dot mean norm min max argmin argmax). Ranks run on the CPU
 (--backend auto or cpu: auto keeps the CPU under --distributed); --backend cuda puts each
 rank on a GPU (its node-local rank modulo the node's GPU count), copying its slice there.
+Limits: dot refuses uint64 elements above 2^63 - 1 and needs each rank's own integer dot
+product to fit int64 (sum, mean, min, max, argmin, argmax and norm take all of uint64).
+Errors are printed once, by rank 0, as one process prints them (no rank prefix).
 
-Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
-cuda); 2 usage or input error.)";
+Exit status: 0 ok; 1 library error (integer overflow, naming the operation and file(s); CUDA
+failure; no GPU for --backend cuda); 2 usage or input error (an unknown command included).)";
 
 /// A bad input the tool itself detects (such as mismatched shapes); what() is "FILE: problem".
 class input_error : public std::runtime_error {
@@ -639,7 +642,12 @@ int main(int argc, char** argv) {
     return fail(e, 2);
   } catch (const input_error& e) {
     return fail(e, 2);
-  } catch (const std::exception& e) {  // tally::error and anything unexpected
+  } catch (const tally::error& e) {
+    if (e.code() != tally::errc::overflow) return fail(e, 1);
+    // the library names the operation; the tool adds the file(s)
+    const bool two = *dot || *add;
+    return fail(tally::error(e.code(), naming_files(e.what(), two ? s.a + " and " + s.b : s.a)), 1);
+  } catch (const std::exception& e) {  // anything unexpected
     return fail(e, 1);
   } catch (...) {
     std::fprintf(stderr, "tally: unknown error\n");
