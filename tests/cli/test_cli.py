@@ -514,6 +514,24 @@ def test_malformed_header(tmp_path, header):
     bad("sum", p, words=["m.npy", "header"])
 
 
+def test_header_length_beyond_the_file(tmp_path):
+    p = tmp_path / "l.npy"
+    p.write_bytes(b"\x93NUMPY\x02\x00" + (0xFFFFFFF0).to_bytes(4, "little") + b"{'descr': '<f8'}" + b" " * 30)
+    assert bad("sum", p) == (f"tally: {p}: malformed or truncated header: its length field says 4294967280 bytes,"
+                             " which exceeds the file size (58 bytes)")
+
+
+@pytest.mark.parametrize("dim,why", [
+    ("12345678901234567890", "dimension 12345678901234567890 in 'shape' is too large"),
+    ("1000000000000000000", "dimension 1000000000000000000 in 'shape' is too large"),
+    ("9" * 60, "dimension " + "9" * 37 + "... in 'shape' is too large"),
+    ("-3", "negative dimension -3 in 'shape'"),
+])
+def test_bad_dimensions_are_named(tmp_path, dim, why):
+    p = npy_with_header(tmp_path / "d.npy", f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({dim},), }}", b"\0" * 8)
+    assert bad("sum", p) == f"tally: {p}: malformed header: {why}"
+
+
 @pytest.mark.parametrize("shape,why", [
     ("(2)", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
     ("((2))", "not a tuple: in Python (2) is the number 2; a 1-D shape is written (2,)"),
@@ -591,6 +609,47 @@ def test_add_error_keeps_existing_output(tmp_path):
     assert out.read_bytes() == b"precious" and no_temp_files(tmp_path)
 
 
+def test_add_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
+    a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
+    out = tmp_path / "out.npy"
+    for mode in (0o600, 0o640, 0o444):
+        out.write_bytes(b"old")
+        os.chmod(out, mode)
+        ok("add", a, a, "-o", out)
+        assert stat.S_IMODE(os.stat(out).st_mode) == mode and np.array_equal(np.load(out), [0, 2, 4])
+        os.chmod(out, 0o600)
+        out.unlink()
+    # through a symbolic link: the target's bits, the link kept
+    out.write_bytes(b"old")
+    os.chmod(out, 0o600)
+    link = tmp_path / "link.npy"
+    link.symlink_to(out)
+    ok("add", a, a, "-o", link)
+    assert link.is_symlink() and stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    # a new file: 0666 & ~umask, as before
+    new = tmp_path / "new.npy"
+    mask = os.umask(0o027)
+    try:
+        ok("add", a, a, "-o", new)
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o640
+    assert no_temp_files(tmp_path)
+
+
+def test_add_keeps_the_owner_of_the_file_it_replaces(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file another owner needs root")
+    a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"old")
+    os.chown(out, 12345, 23456)
+    os.chmod(out, 0o640)
+    ok("add", a, a, "-o", out)
+    st = os.stat(out)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o640)
+
+
 def test_add_unwritable_output(tmp_path):
     a = save(tmp_path, "a.npy", np.ones(3))
     bad("add", a, a, "-o", tmp_path / "no_dir" / "out.npy", words=["out.npy", "temporary"])
@@ -645,6 +704,86 @@ def test_csv_name_needs_header(tmp_path):
     p = tmp_path / "d.csv"
     p.write_text("1,2\n3,4\n")
     bad("sum", p, "--column", "a", words=["d.csv", "no column named 'a'"])
+
+
+def test_csv_guessed_header_that_could_be_data_is_noted(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("0x10\n1\n")
+    r = run("sum", p)
+    assert r.returncode == 0 and r.stdout == "1.0\n"
+    assert r.stderr == (f"tally: note: {p}: line 1 is taken as a header, as its cell '0x10' (column 1) is not a number"
+                        " (name the column to confirm the header; fix the cell if it is data)\n")
+    assert ok("sum", p, "--column", "0x10") == "1.0"  # named: a header, no note
+    p.write_text("# made by hand\nb, 1.5.2 \n2,3\n")  # the line number counts skipped lines
+    r = run("sum", p, "--skip-rows", 1, "--column", 1)
+    assert r.stdout == "3.0\n" and "line 2 is taken as a header, as its cell '1.5.2' (column 2)" in r.stderr
+    p.write_text(",x\n4,5\n")  # an empty cell
+    r = run("sum", p, "--column", 0)
+    assert r.stdout == "4.0\n" and "line 1 is taken as a header, as its cell '' (column 1)" in r.stderr
+    p.write_text("value\n0.5\n")  # a plain name: no note
+    assert ok("sum", p) == "0.5"
+
+
+@pytest.mark.parametrize("text", ["1\r2\r3\r", "1\r2\r3", "x\r\n1\r2\n3\n", "1\r\r2\r\n\r\n3"])
+def test_csv_cr_line_endings(tmp_path, text):
+    p = tmp_path / "d.csv"
+    p.write_bytes(text.encode())
+    assert ok("sum", p) == "6.0"
+    assert js("sum", p)["n"] == 3
+
+
+def test_csv_cr_line_numbers(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_bytes(b"a\r1\rx\r")
+    bad("sum", p, words=["row 3, column 'a': 'x' is not a number"])
+
+
+@pytest.mark.parametrize("text,where", [
+    ('1\n"3\n', "row 2, column 1"),        # never closed
+    ('1\n"3', "row 2, column 1"),
+    ('a,b\n1,"2\n', "row 2, column 2"),
+    ('a,b\n"x\ny",2\n', "row 2, column 1"),  # a line break inside quotes
+    ('"a,b\n1,2\n', "row 1, column 1"),      # in the header
+])
+def test_csv_quote_not_closed_on_its_line(tmp_path, text, where):
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    line = bad("sum", p, "--column", "0")
+    assert line == (f"tally: {p}: {where}: a quoted cell is not closed on its line (a missing closing quote, or a"
+                    " line break inside quotes, which tally does not read)")
+
+
+def test_csv_quoted_cells_that_close(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('a,b\n"1","x,""y"""\n"2",z\n')
+    assert ok("sum", p, "--column", "a") == "3.0"
+
+
+def test_csv_duplicate_header_name_is_ambiguous(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("x,a,a\n1,2,3\n")
+    assert bad("sum", p, "--column", "a") == (f"tally: {p}: the column name 'a' is ambiguous: columns 2 and 3 of line 1"
+                                              " both have it (pick one by 0-based index, e.g. --column 1)")
+    assert ok("sum", p, "--column", "2") == "3.0"
+    assert ok("sum", p, "--column", "x") == "1.0"
+
+
+def test_csv_numeric_header_names(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("2018,2019\n1,2\n3,4\n")
+    assert ok("sum", p, "--column", "name:2019") == "6.0"
+    assert ok("sum", p, "--column", "name:2018") == "4.0"
+    assert js("sum", p, "--column", "name:2019")["n"] == 2
+    # digits are an index, always: 1 is the second column, whose first row (2019) is data then
+    assert ok("sum", p, "--column", "1") == "2025.0"
+    assert bad("sum", p, "--column", "2019") == (
+        f"tally: {p}: column index 2019 is out of range (the first row has 2 columns; indexes start at 0); to pick the"
+        " column named '2019', say --column name:2019")
+    bad("sum", p, "--column", "name:2020", words=["no column named '2020'", "'2018', '2019'"])
+    q = tmp_path / "e.csv"
+    q.write_text("name:x,y\n1,2\n")  # name: is stripped once
+    assert ok("sum", q, "--column", "name:name:x") == "1.0"
+    assert ok("dot", p, p, "--column", "name:2018", "--column-b", "name:2019") == "14.0"
 
 
 def test_binary_file_is_not_csv(tmp_path):
@@ -705,6 +844,22 @@ def test_int_dot_overflow(tmp_path):
     bad("dot", p, p, code=1, words=["overflow"])
 
 
+def test_overflow_errors_name_the_operation_and_the_files(tmp_path):
+    p = save(tmp_path, "big.npy", np.array([2**62, 2**62, 2**62], dtype="i8"))
+    u = save(tmp_path, "u.npy", np.array([2**64 - 1, 1], dtype="u8"))
+    tail = "the exact int64 result does not fit in int64 (integer overflow)"
+    assert bad("sum", p, code=1) == f"tally: sum: {p}: {tail}"
+    assert bad("dot", p, p, code=1) == f"tally: dot: {p} and {p}: {tail}"
+    assert bad("sum", u, code=1) == f"tally: sum: {u}: the exact uint64 result does not fit in uint64 (integer overflow)"
+    m = save(tmp_path, "m.npy", np.array([[2**62, 1], [2**62, 1]], dtype="i8"))
+    assert bad("sum", m, "--axis", 0, code=1) == \
+        f"tally: sum (axis): {m}: the exact int64 sum of output 0 does not fit in int64 (integer overflow)"
+    out = tmp_path / "out.npy"
+    line = bad("add", p, p, "-o", out, "--backend", "cpu", code=1)
+    assert line.startswith(f"tally: add: {p} and {p}: the exact int64 sum x[0] + y[0] does not fit in int64")
+    assert line.endswith(f"; {out} was not written")
+
+
 def test_int32_add_overflow_writes_nothing(tmp_path):
     a = save(tmp_path, "a.npy", np.array([2**31 - 1], dtype="i4"))
     b = save(tmp_path, "b.npy", np.array([1], dtype="i4"))
@@ -723,6 +878,26 @@ def test_int32_add_overflow_writes_nothing(tmp_path):
 def test_usage_errors(args):
     r = run(*args)
     assert r.returncode == 2 and r.stdout == "" and r.stderr
+
+
+@pytest.mark.parametrize("args", [["bogus"], ["bogus", "a.npy", "--json"], ["Sum", "a.npy"]])
+def test_an_unknown_command_is_named(args):
+    line = bad(*args)
+    assert line == (f"tally: unknown command '{args[0]}' (the commands: sum, dot, add, mean, norm, var, std, min, max, "
+                    "argmin, argmax; see tally --help)")
+
+
+def test_option_checks_name_the_option_once():
+    r = run("sum", "a.npy", "--skip-rows", "-1")
+    assert r.returncode == 2 and r.stderr.splitlines()[0] == "--skip-rows: takes a count of lines, 0 to 2^63 - 1, not '-1'"
+
+
+def test_help_states_empty_extremes_and_ddof_beyond_n():
+    out = run("--help").stdout
+    assert "empty input: inf / -inf for\n" in out and "the type's highest / lowest value for integers" in out
+    assert "(int8: 127 / -128; bool: 1 / 0)" in out
+    assert "ddof >= n (empty input included) gives nan, where" in out and "NumPy gives inf with a warning" in out
+    assert "ddof >= n gives nan (NumPy: inf)" in run("var", "--help").stdout
 
 
 def test_help_and_version():
@@ -870,6 +1045,9 @@ def test_extremes_empty_and_all_nan(tmp_path):
     assert js("min", e)["value"] == "inf"
     assert js("max", e)["value"] == "-inf"
     bad("argmin", e, words=["empty", "no index"])
+    # integers and bool: the type's highest / lowest (as --help says)
+    assert [ok(c, save(tmp_path, "i.npy", np.zeros(0, dtype="i1"))) for c in ("min", "max")] == ["127", "-128"]
+    assert [ok(c, save(tmp_path, "b.npy", np.zeros(0, dtype="?"))) for c in ("min", "max")] == ["1", "0"]
     n = save(tmp_path, "n.npy", np.full(5, np.nan))
     assert ok("argmax", n) == "0"
     bad("argmax", n, "--skip-nan", words=["only nan"])
@@ -1194,9 +1372,10 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     r = js("var", f16)
     assert r["value"] == 8.25 and r["dtype"] == "float32"
     one = save(tmp_path, "one.npy", np.array([3.0]))
-    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, as NumPy (JSON: the string "nan")
-    r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr
-    assert r.returncode == 2 and r.stdout == "" and "--ddof takes a whole number, 0 to 2^63 - 1" in r.stderr
+    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, where NumPy gives inf (JSON: "nan")
+    r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr, the option named once
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == "--ddof: takes a whole number, 0 to 2^63 - 1, not '-1'"
     # --backend cuda calls the library as the other commands do (no GPU: exit 1, the no-GPU message)
     if gpu_present():
         assert js("std", one, "--backend", "cuda")["value"] == 0.0

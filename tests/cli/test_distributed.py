@@ -30,6 +30,17 @@ def mpi(np_, *args, code=0):
     return r
 
 
+def tally_lines(r):
+    """The tool's own stderr lines (mpirun adds its notes on a failed rank)."""
+    return [ln for ln in r.stderr.splitlines() if ln.startswith("tally: ")]
+
+
+def single_error(*args, code):
+    r = subprocess.run([BIN, *map(str, args), "--backend", "cpu"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == code and r.stdout == "", r.stderr
+    return r.stderr.splitlines()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def need_mpi(tmp_path_factory):
     if MPIRUN is None:
@@ -113,11 +124,66 @@ def test_refused_options_and_types(data, tmp_path):
     r = subprocess.run([BIN, "sum", str(data["fortran"]), "--axis", "0", "--distributed"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "--axis" in r.stderr
-    # uint64 above 2^63 - 1: refused, naming the element by its index in the whole file
+    # uint64 above 2^63 - 1: dot refuses it, naming the element by its index in the whole file,
+    # once (rank 0 prints), with no rank prefix whichever rank's slice holds it
     u64 = tmp_path / "u64.npy"
     np.save(u64, np.array([3, 4, 5, 2**64 - 1], dtype=np.uint64))
-    r = mpi(2, "sum", u64, code=2)
-    assert "uint64 element 3 " in r.stderr and "--distributed" in r.stderr
+    for ranks in (1, 2, 4):
+        r = mpi(ranks, "dot", u64, u64, code=2)
+        assert tally_lines(r) == [f"tally: {u64}: uint64 element 3 (18446744073709551615) is above 2^63 - 1, which"
+                                  " --distributed dot does not take in this version"], (ranks, r.stderr)
+    np.save(u64, np.array([2**63, 4, 5, 2**64 - 1], dtype=np.uint64))  # two ranks fail: the first is printed
+    r = mpi(2, "dot", u64, u64, code=2)
+    assert tally_lines(r) == [f"tally: {u64}: uint64 element 0 (9223372036854775808) is above 2^63 - 1, which"
+                              " --distributed dot does not take in this version"], r.stderr
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+@pytest.mark.parametrize("cmd", ["min", "max", "argmin", "argmax", "sum", "mean", "norm"])
+def test_uint64_above_2_63_as_one_process(tmp_path, ranks, cmd):
+    u = tmp_path / "u.npy"
+    np.save(u, np.array([2**63 + 7, 5, 2**64 - 1, 2**63, 0, 2**64 - 1, 9], dtype=np.uint64))
+    s = tmp_path / "s.npy"  # a sum that fits uint64 but not int64
+    np.save(s, np.array([2**63, 2**62, 2**61, 5, 0], dtype=np.uint64))
+    e = tmp_path / "e.npy"  # empty: the type's highest / lowest, 0, nan, as one process
+    np.save(e, np.zeros(0, dtype=np.uint64))
+    known = {"min": "0", "max": "18446744073709551615", "argmin": "4", "argmax": "2"}
+    if cmd == "sum":
+        want = [f"tally: sum: {u}: the exact uint64 result does not fit in uint64 (integer overflow)"]
+        assert single_error(cmd, u, code=1) == want
+        assert tally_lines(mpi(ranks, cmd, u, code=1)) == want
+        assert mpi(ranks, cmd, s).stdout.strip() == single(cmd, s) == str(2**63 + 2**62 + 2**61 + 5)
+    else:
+        assert mpi(ranks, cmd, u).stdout.strip() == single(cmd, u) == known.get(cmd, single(cmd, u))
+        assert mpi(ranks, cmd, s).stdout.strip() == single(cmd, s)
+    if cmd in ("min", "max", "sum"):
+        out = json.loads(mpi(ranks, cmd, s, "--json").stdout)
+        assert out["dtype"] == "uint64" and out["value"] == int(single(cmd, s))
+    if not cmd.startswith("arg"):
+        assert mpi(ranks, cmd, e).stdout.strip() == single(cmd, e)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_int64_overflow_is_worded_as_one_process(tmp_path, ranks):
+    big = tmp_path / "big.npy"
+    np.save(big, np.array([2**63 - 1, 2**63 - 1, 2**63 - 1, -5, 3, 1], dtype=np.int64))
+    want = [f"tally: sum: {big}: the exact int64 result does not fit in int64 (integer overflow)"]
+    assert single_error("sum", big, code=1) == want
+    assert tally_lines(mpi(ranks, "sum", big, code=1)) == want
+    d = tmp_path / "d.npy"
+    np.save(d, np.array([2**32, 2**32, 2**32, 2**32], dtype=np.int64))  # 2^66 (each rank's part too)
+    want = [f"tally: dot: {d} and {d}: the exact int64 result does not fit in int64 (integer overflow)"]
+    assert single_error("dot", d, d, code=1) == want
+    assert tally_lines(mpi(ranks, "dot", d, d, code=1)) == want
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_int64_sum_whose_parts_overflow_but_not_the_whole(tmp_path, ranks):
+    p = tmp_path / "c.npy"
+    np.save(p, np.array([2**62, 2**62, 2**62, 2**62, -2**62, -2**62, -2**62, -2**62 + 5], dtype=np.int64))
+    for cmd, want in (("sum", "5"), ("mean", repr(5 / 8))):
+        assert single(cmd, p) == want
+        assert mpi(ranks, cmd, p).stdout.strip() == want
 
 
 @pytest.mark.parametrize("dt", ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "bool", "float16"])

@@ -60,8 +60,11 @@ std::string slurp(const std::string& path) {
 }
 
 /// The cells of one line: RFC 4180 quoting with `delim`, or blank-separated for ' '.
-std::vector<std::string> split(std::string_view line, char delim) {
+/// `unclosed`: the 0-based index of a cell whose opening quote is not closed on the line
+/// (a missing quote, or a quoted cell that spans lines, which is not read), else npos.
+std::vector<std::string> split(std::string_view line, char delim, std::size_t& unclosed) {
   std::vector<std::string> cells;
+  unclosed = std::string::npos;
   if (delim == ' ') {
     std::size_t i = 0;
     while (true) {
@@ -91,6 +94,7 @@ std::vector<std::string> split(std::string_view line, char delim) {
       cell += c;
     }
   }
+  if (quoted) unclosed = cells.size();
   cells.push_back(std::move(cell));
   return cells;
 }
@@ -100,19 +104,40 @@ struct line {
   std::string_view text;
 };
 
-/// The non-blank lines after the first `skip` lines (CR LF endings and a UTF-8 BOM allowed).
+/// The non-blank lines after the first `skip` lines. Lines end in LF, CR LF or a lone CR
+/// (classic Mac OS files), as Python's universal newlines read them; a UTF-8 BOM is allowed.
 std::vector<line> data_lines(std::string_view text, std::int64_t skip) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::vector<line> out;
   std::int64_t number = 0;
   while (!text.empty()) {
-    std::size_t end = text.find('\n');
+    std::size_t end = text.find_first_of("\r\n");
     std::string_view l = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    std::size_t next = end == std::string_view::npos ? text.size()
+                       : text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n' ? end + 2
+                                                                                           : end + 1;
+    text.remove_prefix(next);
     if (++number > skip && !trim(l).empty()) out.push_back({number, l});
   }
   return out;
+}
+
+/// The cells of line l, refusing a quote that the line does not close.
+std::vector<std::string> cells_of(const std::string& path, const line& l, char delim) {
+  std::size_t unclosed;
+  std::vector<std::string> cells = split(l.text, delim, unclosed);
+  if (unclosed != std::string::npos)
+    fail(path, "row " + std::to_string(l.number) + ", column " + std::to_string(unclosed + 1) +
+                   ": a quoted cell is not closed on its line (a missing closing quote, or a line break inside"
+                   " quotes, which tally does not read)");
+  return cells;
+}
+
+/// Whether a cell that is not a number starts like one (a digit, a sign or a point), or is
+/// empty: a first row whose cell is such is data with a typo as often as it is a header.
+bool numeric_looking(std::string_view cell) {
+  std::string_view s = trim(cell);
+  return s.empty() || (s[0] >= '0' && s[0] <= '9') || s[0] == '+' || s[0] == '-' || s[0] == '.';
 }
 
 /// The chosen column: its index, whether the first row is a header, and its name in messages.
@@ -122,9 +147,20 @@ struct column {
   std::string label;
 };
 
-column resolve(const std::string& path, const std::string& spec, const std::vector<std::string>& first) {
+/// Resolves --column: "" (the only column), digits (a 0-based index, always), "name:NAME"
+/// (always a header name: the way to pick a header made of digits, such as 2019), or NAME.
+/// `first` is the first row, read at line `first_line`.
+column resolve(const std::string& path, const std::string& spec, const std::vector<std::string>& first,
+               std::int64_t first_line) {
   column c;
-  bool digits = !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos;
+  const bool by_name = spec.starts_with("name:");
+  const std::string name = by_name ? spec.substr(5) : spec;
+  bool digits = !by_name && !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos;
+  auto named = [&](const std::string& n) {
+    for (std::size_t i = 0; i < first.size(); ++i)
+      if (trim(first[i]) == n) return i;
+    return first.size();
+  };
   if (spec.empty()) {
     if (first.size() != 1)
       fail(path, "has " + std::to_string(first.size()) + " columns; choose one with --column NAME|INDEX");
@@ -132,19 +168,38 @@ column resolve(const std::string& path, const std::string& spec, const std::vect
     c.index = spec.size() > 9 ? first.size() : std::stoul(spec);
     if (c.index >= first.size())
       fail(path, "column index " + spec + " is out of range (the first row has " +
-                     std::to_string(first.size()) + " columns; indexes start at 0)");
+                     std::to_string(first.size()) + " columns; indexes start at 0)" +
+                     (named(spec) < first.size() ? "; to pick the column named " + quote(spec) +
+                                                       ", say --column name:" + spec
+                                                 : ""));
   } else if (spec[0] == '-' && spec.size() > 1 && spec.find_first_not_of("0123456789", 1) == std::string::npos) {
     fail(path, "column index " + spec + " is out of range (indexes start at 0)");
   } else {
-    std::string names;
-    for (c.index = 0; c.index < first.size() && trim(first[c.index]) != spec; ++c.index)
-      names += (c.index ? ", " : "") + quote(trim(first[c.index]));
-    if (c.index == first.size())
-      fail(path, "no column named " + quote(spec) + " (the first row has " + names + ")");
+    c.index = named(name);
+    if (c.index == first.size()) {
+      std::string names;
+      for (std::size_t i = 0; i < first.size(); ++i) names += (i ? ", " : "") + quote(trim(first[i]));
+      fail(path, "no column named " + quote(name) + " (the first row has " + names + ")");
+    }
+    for (std::size_t j = c.index + 1; j < first.size(); ++j)
+      if (trim(first[j]) == name)
+        fail(path, "the column name " + quote(name) + " is ambiguous: columns " + std::to_string(c.index + 1) +
+                       " and " + std::to_string(j + 1) + " of line " + std::to_string(first_line) +
+                       " both have it (pick one by 0-based index, e.g. --column " + std::to_string(c.index) + ")");
     c.header = true;
   }
   double ignored;
-  c.header = c.header || !parse_number(first[c.index], ignored);
+  if (!c.header && !parse_number(first[c.index], ignored)) {
+    // A guessed header: said on stderr when its cell could be a mistyped number (or is
+    // empty), so that a row of data is never dropped silently.
+    c.header = true;
+    if (numeric_looking(first[c.index]))
+      std::fprintf(stderr,
+                   "tally: note: %s: line %lld is taken as a header, as its cell %s (column %zu) is not a number"
+                   " (name the column to confirm the header; fix the cell if it is data)\n",
+                   path.c_str(), static_cast<long long>(first_line), quote(trim(first[c.index])).c_str(),
+                   c.index + 1);
+  }
   c.label = c.header ? quote(trim(first[c.index])) : std::to_string(c.index + 1);
   return c;
 }
@@ -175,11 +230,11 @@ host_array read(const std::string& path, const options& opt) {
   // empty array: say so rather than print the sum of nothing.
   const std::string skipped = opt.skip_rows ? " after skipping " + std::to_string(opt.skip_rows) + " lines" : "";
   if (lines.empty()) fail(path, "no data rows" + skipped);
-  column c = resolve(path, opt.column, split(lines[0].text, opt.delimiter));
+  column c = resolve(path, opt.column, cells_of(path, lines[0], opt.delimiter), lines[0].number);
   auto& v = std::get<std::vector<double>>(a.data);
   v.reserve(lines.size());
   for (std::size_t r = c.header ? 1 : 0; r < lines.size(); ++r) {
-    std::vector<std::string> cells = split(lines[r].text, opt.delimiter);
+    std::vector<std::string> cells = cells_of(path, lines[r], opt.delimiter);
     std::string where = "row " + std::to_string(lines[r].number) + ", column " + c.label + ": ";
     if (c.index >= cells.size())
       fail(path, where + "missing (the row has " + std::to_string(cells.size()) + " cells)");

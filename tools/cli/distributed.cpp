@@ -5,12 +5,19 @@
 #include <fmt/core.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "array.hpp"
 #include "cuda_staging.hpp"
@@ -18,6 +25,7 @@
 #include "format.hpp"
 #include "npy.hpp"
 #include "tally/mpi.hpp"
+#include "tally/state.hpp"
 
 namespace tally_cli {
 namespace {
@@ -36,22 +44,123 @@ scalar as_scalar(tally::dtype t, const unsigned char* p) {
     case tally::dtype::float64: return get(double{});
     case tally::dtype::int32: return std::int64_t{get(std::int32_t{})};
     case tally::dtype::int64: return get(std::int64_t{});
-    default: break;  // (tally::mpi takes only the four types above)
+    case tally::dtype::uint64: return get(std::uint64_t{});
+    default: break;  // (tally::mpi takes only float32, float64, int32 and int64)
   }
   return 0.0;
 }
 
+constexpr std::uint64_t kBias = std::uint64_t(1) << 63;
+
+/// uint64 data as int64 with the order kept, x - 2^63 (the top bit flipped), for min, max,
+/// argmin and argmax (tally::mpi takes int64; the shape layer does the same). The value found
+/// is flipped back; the indexes and ties are those of the uint64 data.
+host_array biased(const host_array& u) {
+  const auto& v = std::get<std::vector<std::uint64_t>>(u.data);
+  host_array out = make_array(tally::dtype::int64, u.shape);
+  auto& o = std::get<std::vector<std::int64_t>>(out.data);
+  for (std::size_t i = 0; i < v.size(); ++i) o[i] = static_cast<std::int64_t>(v[i] ^ kBias);
+  return out;
+}
+
+/// The exact state of this rank's integer part (int32, int64 or uint64 `h`, in host memory; x
+/// is the same part where it is reduced, host or device memory). The library's own state;
+/// where that refuses (uint64, or an int64 part whose own sum does not fit int64, though the
+/// whole sum may) the part's sum is taken exactly in 128 bits here and entered as four
+/// float64 limbs (32 bits each, so every limb is exact): the same value on the same grid, the
+/// term count (word terms_word, include/tally/state.hpp) set to the part's length for the mean.
+tally::exact_state integer_state(const host_array& h, tally::array_ref x, const tally::options& opt) {
+  if (h.type() != tally::dtype::uint64) {
+    try {
+      return tally::partial(tally::reduce_op::sum, x, {}, opt);
+    } catch (const tally::error& e) {
+      if (e.code() != tally::errc::overflow) throw;
+    }
+  }
+  if (h.size() == 0) return {};
+  __int128 total = 0;
+  std::visit([&](const auto& v) {
+    using E = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (std::is_integral_v<E>)
+      for (E e : v) total += e;
+  }, h.data);
+  const auto bits = static_cast<unsigned __int128>(total);
+  double limbs[4];
+  for (int k = 0; k < 3; ++k) limbs[k] = std::ldexp(static_cast<double>(static_cast<std::uint32_t>(bits >> (32 * k))), 32 * k);
+  limbs[3] = std::ldexp(static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits >> 96))), 96);
+  tally::exact_state st = tally::partial(tally::reduce_op::sum, {limbs, 4, tally::dtype::float64, tally::memory::host},
+                                         {}, {tally::backend::cpu});
+  st.words[tally::exact_state::terms_word] = h.size();
+  return st;
+}
+
+/// Integer sum and mean: the ranks' exact states (integer_state) merged on rank 0
+/// (tally::mpi::merge) and rounded once there: the sum to int64 (uint64 for uint64 data), the
+/// mean to float64. A local failure is shared first, so that no rank waits in the merge.
+outcome integer_sum_mean(const dist_request& r, const host_array& h, tally::array_ref x, const tally::options& opt) {
+  MPI_Comm w = MPI_COMM_WORLD;
+  std::optional<tally::error> failed;
+  tally::exact_state st;
+  try {
+    st = integer_state(h, x, opt);
+  } catch (const tally::error& e) {
+    failed = e;
+  } catch (const std::exception& e) {  // (out of memory, say)
+    failed = tally::error(tally::errc::invalid_argument, e.what());
+  }
+  int mine = failed ? 1 : 0, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, w);
+  if (failed) throw *failed;
+  if (any) throw tally::error(tally::errc::invalid_argument, "tally::" + r.cmd + ": other rank(s) failed; their own errors name the problem");
+  st = tally::mpi::merge(w, st, 0);
+  int rank = 0;
+  MPI_Comm_rank(w, &rank);
+  if (rank != 0) return {};
+  if (r.cmd == "mean") {
+    double m = 0;
+    tally::round_mean(st, &m, tally::dtype::float64);
+    return {repr(scalar(m)), json_number(scalar(m)), tally::dtype::float64};
+  }
+  const bool u = h.type() == tally::dtype::uint64;
+  const char* type = u ? "uint64" : "int64";
+  std::int64_t v = 0;
+  try {
+    if (u) {  // the sum minus 2^63 fits int64 exactly when the sum fits uint64
+      const double minus_bias = -std::ldexp(1.0, 63);
+      st = tally::merge(st, tally::partial(tally::reduce_op::sum, {&minus_bias, 1, tally::dtype::float64, tally::memory::host},
+                                           {}, {tally::backend::cpu}));
+    }
+    tally::round(st, &v, tally::dtype::int64);
+  } catch (const tally::error& e) {
+    if (e.code() != tally::errc::overflow) throw;
+    // as one process words it (the merged state's rounding would say "round")
+    throw tally::error(e.code(), fmt::format("tally::sum: the exact {} result does not fit in {} (integer overflow)", type, type));
+  }
+  scalar s = u ? scalar(static_cast<std::uint64_t>(v) ^ kBias) : scalar(v);
+  return {repr(s), json_number(s), u ? tally::dtype::uint64 : tally::dtype::int64};
+}
+
 // The reduction itself; every rank calls it (collective); the result is valid on rank 0.
-// a and b: this rank's parts, in host memory (cpu) or device memory (cuda).
-outcome reduce_parts(const dist_request& r, tally::array_ref a, tally::array_ref b, std::int64_t total, tally::backend be) {
+// a and b: this rank's parts, in host memory (cpu) or device memory (cuda); host_a: a in host
+// memory. given: the file's element type (uint64 for min and max reaches here biased).
+outcome reduce_parts(const dist_request& r, tally::array_ref a, tally::array_ref b, const host_array& host_a,
+                     tally::dtype given, std::int64_t total, tally::backend be) {
   namespace tm = tally::mpi;
   MPI_Comm w = MPI_COMM_WORLD;
   tally::options opt{be, nullptr, r.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
   alignas(8) unsigned char v[8] = {};
+  if ((r.cmd == "sum" || r.cmd == "mean") && !is_float(a.type)) return integer_sum_mean(r, host_a, a, opt);
   if (r.cmd == "sum" || r.cmd == "dot") {
     tally::reduce_op op = r.cmd == "sum" ? tally::reduce_op::sum : tally::reduce_op::dot;
     tally::dtype rt = tally::result_dtype(op, a.type);
-    tm::reduce(w, op, a, op == tally::reduce_op::dot ? b : tally::array_ref{}, v, rt, 0, opt);
+    try {
+      tm::reduce(w, op, a, op == tally::reduce_op::dot ? b : tally::array_ref{}, v, rt, 0, opt);
+    } catch (const tally::error& e) {
+      // the merged state's rounding names "round": say it as one process does
+      if (e.code() == tally::errc::overflow && std::string_view(e.what()).starts_with("tally::round: "))
+        throw tally::error(e.code(), "tally::" + r.cmd + ": the exact int64 result does not fit in int64 (integer overflow)");
+      throw;
+    }
     scalar s = as_scalar(rt, v);
     return {repr(s), json_number(s), rt};
   }
@@ -75,8 +184,41 @@ outcome reduce_parts(const dist_request& r, tally::array_ref a, tally::array_ref
                                               : "the input holds only NaN, so there is no index"));
     return {std::to_string(index), std::to_string(index), tally::dtype::int64};
   }
-  scalar s = as_scalar(a.type, v);
+  if (given == tally::dtype::uint64) {  // (biased: flipped back)
+    std::uint64_t u = 0;
+    std::memcpy(&u, v, sizeof u);
+    u ^= kBias;
+    std::memcpy(v, &u, sizeof u);
+  }
+  scalar s = as_scalar(given == tally::dtype::uint64 ? given : a.type, v);
   return {repr(s), json_number(s), a.type};
+}
+
+// Every rank's failure message (empty: none) goes to rank 0, which prints the first in rank
+// order (so the first in the file, where ranks fail on their slices) as one process prints its
+// error: "tally: MESSAGE", one line, no rank prefix, whichever rank's slice held the problem.
+// A message that only relays another rank's failure ("N other rank(s) failed ...") is printed
+// only when no rank has one of its own. Collective.
+void print_failures(const std::string& message, int rank, int size) {
+  int len = static_cast<int>(message.size());
+  std::vector<int> lens(static_cast<std::size_t>(rank == 0 ? size : 0)), at(lens.size());
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank == 0) {
+    int sum = 0;
+    for (std::size_t i = 0; i < lens.size(); ++i) at[i] = std::exchange(sum, sum + lens[i]);
+    all.resize(static_cast<std::size_t>(sum));
+  }
+  MPI_Gatherv(message.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  std::string own, relay;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    std::string m = all.substr(static_cast<std::size_t>(at[i]), static_cast<std::size_t>(lens[i]));
+    if (m.starts_with("tally::")) m.erase(0, 7);
+    std::string& first = m.find("other rank(s) failed") != std::string::npos ? relay : own;
+    if (first.empty()) first = m;
+  }
+  if (!own.empty() || !relay.empty()) std::fprintf(stderr, "tally: %s\n", (own.empty() ? relay : own).c_str());
 }
 
 // This process's rank on its node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED; for
@@ -132,11 +274,17 @@ int run_distributed(const dist_request& r) {
       b = convert(std::move(b), t);
     }
     // the MPI layer reads float32, float64, int32 and int64: the other types widened exactly
-    // (min and max still report the file's type)
+    // (min and max still report the file's type). uint64: sum and mean take it as it is
+    // (integer_sum_mean), min, max, argmin and argmax biased to int64, norm as float64;
+    // dot widens it to int64, refusing elements above 2^63 - 1.
     given = a.type();
+    if (given == tally::dtype::uint64 && r.cmd != "dot") {
+      if (r.cmd == "norm") a = convert(std::move(a), tally::dtype::float64);
+      else if (r.cmd != "sum" && r.cmd != "mean") a = biased(a);
+    }
     try {
-      a = widen_to_core(std::move(a), "--distributed", offset);
-      if (r.cmd == "dot") b = widen_to_core(std::move(b), "--distributed", offset);
+      if (r.cmd == "dot" || a.type() != tally::dtype::uint64) a = widen_to_core(std::move(a), "--distributed dot", offset);
+      if (r.cmd == "dot") b = widen_to_core(std::move(b), "--distributed dot", offset);
     } catch (const std::invalid_argument& e) {
       throw npy::error(fmt::format("{}: {}", r.a, e.what()));
     }
@@ -163,8 +311,8 @@ int run_distributed(const dist_request& r) {
   if (worst == 0) {
     try {
       double t0 = MPI_Wtime();
-      outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, total, tally::backend::cuda)
-                      : reduce_parts(r, a.ref(), b.ref(), total, tally::backend::cpu);
+      outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, a, given, total, tally::backend::cuda)
+                      : reduce_parts(r, a.ref(), b.ref(), a, given, total, tally::backend::cpu);
       double secs = MPI_Wtime() - t0;
       if (r.cmd == "min" || r.cmd == "max") o.type = given;
       if (rank == 0) {
@@ -181,23 +329,20 @@ int run_distributed(const dist_request& r) {
     } catch (const npy::error& e) {
       code = 2;
       message = e.what();
-    } catch (const std::exception& e) {  // tally::error: every rank has one
+    } catch (const tally::error& e) {  // every rank has one
+      code = 1;
+      // an overflow names the operation and, as one process does, the file(s)
+      message = e.code() == tally::errc::overflow
+                    ? naming_files(e.what(), r.cmd == "dot" ? r.a + " and " + r.b : r.a)
+                    : std::string(e.what());
+    } catch (const std::exception& e) {
       code = 1;
       message = e.what();
     }
   }
-  // Print each failure once: rank 0's (every rank shares a library error, and most reading
-  // errors), else those of the ranks that failed alone (a truncated slice, say).
-  int rank0_failed = rank == 0 && !message.empty();
-  MPI_Bcast(&rank0_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!message.empty() && (rank == 0 || !rank0_failed)) {
-    std::string_view what = message;
-    if (what.starts_with("tally::")) what.remove_prefix(7);
-    std::fprintf(stderr, "tally: %s%.*s\n", size > 1 && rank != 0 ? fmt::format("rank {}: ", rank).c_str() : "",
-                 static_cast<int>(what.size()), what.data());
-  }
   int exit_code = 0;
   MPI_Allreduce(&code, &exit_code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (exit_code != 0) print_failures(message, rank, size);
   da.reset();
   db.reset();
   if (!already) MPI_Finalize();

@@ -18,8 +18,10 @@ struct dist_request {
 /// Runs `r` under MPI (initialising and finalising it): every rank reads only its slice of
 /// the file(s), tally::mpi combines the parts, and rank 0 prints the result as the
 /// single-process command would (the same bits in exact mode). Returns the exit status
-/// (0 ok, 1 library error, 2 input error); messages go to stderr, prefixed by the rank when
-/// only some ranks failed. In a build without MPI it reports that and returns 2.
+/// (0 ok, 1 library error, 2 input error); rank 0 prints the error on stderr, one line as one
+/// process would (the first failing rank's own message; no rank prefix). Every .npy type is
+/// read (uint64 above 2^63 - 1 too, except by dot). In a build without MPI it reports that and
+/// returns 2.
 int run_distributed(const dist_request& r);
 
 }  // namespace tally_cli

@@ -115,4 +115,10 @@ std::string json_object(const std::vector<std::pair<std::string, std::string>>& 
   return out + "}";
 }
 
+std::string naming_files(std::string_view what, std::string_view files) {
+  std::size_t colon = what.starts_with("tally::") ? what.find(": ") : std::string_view::npos;
+  if (colon == std::string_view::npos) return std::string(files) + ": " + std::string(what);
+  return std::string(what.substr(0, colon + 2)) + std::string(files) + ": " + std::string(what.substr(colon + 2));
+}
+
 }  // namespace tally_cli

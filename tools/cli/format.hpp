@@ -40,6 +40,11 @@ std::string json_number(const scalar& v);
 /// A JSON string literal (quotes and escapes included).
 std::string json_string(std::string_view s);
 
+/// A library message "tally::OP: problem" with the input file(s) named after the operation,
+/// "tally::OP: FILES: problem" (other text: "FILES: text"); the integer overflow errors name
+/// no file of their own.
+std::string naming_files(std::string_view what, std::string_view files);
+
 /// A one-line JSON object from members whose values are already JSON text.
 std::string json_object(const std::vector<std::pair<std::string, std::string>>& members);
 

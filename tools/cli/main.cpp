@@ -39,9 +39,13 @@ constexpr const char* kFooter = R"(Synopsis:
   tally norm FILE [--ord 1|2|inf]    L1 / L2 / max norm, correctly rounded
   tally var|std FILE [--ddof N]      variance / standard deviation with NumPy's ddof,
                                      correctly rounded (auto: the CPU; --backend cuda: the
-                                     GPU, but not exact var/std of int64 or uint64 data)
+                                     GPU, but not exact var/std of int64 or uint64 data);
+                                     ddof >= n (empty input included) gives nan, where
+                                     NumPy gives inf with a warning
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
-                                     unless --skip-nan); empty input: inf / -inf
+                                     unless --skip-nan); empty input: inf / -inf for
+                                     floats, the type's highest / lowest value for integers
+                                     (int8: 127 / -128; bool: 1 / 0)
   tally argmin|argmax FILE [--skip-nan]
                                      index (0-based, flattened) of its first occurrence
   --axis 0|1 (sum, mean, min, max, argmin, argmax of a 2-D array): one result per column
@@ -54,12 +58,18 @@ Input files:
   order, any shape; read
   flattened in C order), or CSV, plain or gzip-compressed, whose column is read as float64.
   A file is read as .npy when its name ends in .npy or it starts with the .npy magic,
-  otherwise as CSV. The first CSV row (after --skip-rows) is a header when the column
-  is chosen by NAME or its cell there is not a number.
-  --column picks the column of every CSV input; --column-b picks B's column when it
-  differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0 --column-b 2
-  (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need --skip-rows 1: their
-  first line holds counts and class names, not data or column names). Error messages
+  otherwise as CSV. The first CSV row (after --skip-rows and blank lines) is a header
+  when the column is chosen by NAME or its cell there is not a number; in the second case,
+  if that cell is empty or starts like a number (a digit, sign or point, as in 0x10), a
+  note on stderr says that the line was taken as a header (name the column to confirm it).
+  --column picks the column of every CSV input: digits are a 0-based INDEX, always; other
+  text a header NAME; name:NAME always a name (for headers made of digits: --column
+  name:2019). A NAME that two columns share is refused as ambiguous. --column-b picks B's
+  column when it differs, e.g.  tally dot iris.csv iris.csv --skip-rows 1 --column 0
+  --column-b 2  (scikit-learn's iris.csv, wine_data.csv, breast_cancer.csv need
+  --skip-rows 1: their first line holds counts and class names, not data or column names).
+  Lines end in LF, CR LF or CR. A quoted cell must close on its line: a missing closing
+  quote, or a line break inside quotes, is an error naming the row. Error messages
   number CSV rows by file line and columns from 1. The CSV options (--column, --column-b,
   --delimiter, --skip-rows) given where no CSV input would use them (.npy input only, or
   --distributed) are refused as a usage error (exit 2), not ignored.
@@ -76,9 +86,12 @@ the .npy file(s) and reduces it; rank 0 prints the combined result, in exact mod
 the same as one process; sum dot mean norm min max argmin argmax). Ranks run on the CPU
 (--backend auto or cpu: auto keeps the CPU under --distributed); --backend cuda puts each
 rank on a GPU (its node-local rank modulo the node's GPU count), copying its slice there.
+Limits: dot refuses uint64 elements above 2^63 - 1 and needs each rank's own integer dot
+product to fit int64 (sum, mean, min, max, argmin, argmax and norm take all of uint64).
+Errors are printed once, by rank 0, as one process prints them (no rank prefix).
 
-Exit status: 0 ok; 1 library error (integer overflow, CUDA failure, no GPU for --backend
-cuda); 2 usage or input error.)";
+Exit status: 0 ok; 1 library error (integer overflow, naming the operation and file(s); CUDA
+failure; no GPU for --backend cuda); 2 usage or input error (an unknown command included).)";
 
 /// A bad input the tool itself detects (such as mismatched shapes); what() is "FILE: problem".
 class input_error : public std::runtime_error {
@@ -461,7 +474,8 @@ void print(const report& r, bool json) {
 void add_options(CLI::App* cmd, settings& s, bool two) {
   cmd->add_option(two ? "A" : "FILE", s.a, "input file (.npy or CSV)")->required();
   if (two) cmd->add_option("B", s.b, "second input file (.npy or CSV)")->required();
-  cmd->add_option("-c,--column", s.column, "CSV column: header NAME or 0-based INDEX (default: the only column)");
+  cmd->add_option("-c,--column", s.column, "CSV column: header NAME, 0-based INDEX (digits are always an index), or name:NAME (always a name, "
+                                  "e.g. name:2019); default: the only column");
   if (two) cmd->add_option("--column-b", s.column_b, "CSV column of B when it differs from --column");
   cmd->add_option("-d,--delimiter", s.delimiter, "CSV delimiter: one character, 'tab', or 'space' (runs of blanks)")
       ->check([](const std::string& d) {
@@ -472,7 +486,7 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
       ->check(CLI::Validator(
           [](const std::string& v) {
             return whole_number(v) ? std::string()
-                                   : "--skip-rows takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
+                                   : "takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
           },
           "N>=0"));
   cmd->add_option("--backend", s.backend,
@@ -516,7 +530,7 @@ int main(int argc, char** argv) {
   add_options(sum, s, false);
   add_options(dot, s, true);
   add_options(add, s, true);
-  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically)")
+  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically; an existing file keeps its permissions and, where allowed, its owner)")
       ->required()
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {
@@ -537,11 +551,13 @@ int main(int argc, char** argv) {
   CLI::App* stdev = app.add_subcommand("std", "standard deviation of FILE (--ddof as NumPy), correctly rounded");
   for (CLI::App* cmd : {var, stdev}) {
     add_options(cmd, s, false);
-    cmd->add_option("--ddof", s.ddof, "delta degrees of freedom: divide by n - ddof (0: population, 1: sample)")
+    cmd->add_option("--ddof", s.ddof,
+                    "delta degrees of freedom: divide by n - ddof (0: population, 1: sample); ddof >= n gives nan "
+                    "(NumPy: inf)")
         ->check(CLI::Validator(
             [](const std::string& v) {
               return whole_number(v) ? std::string()
-                                     : "--ddof takes a whole number, 0 to 2^63 - 1, not '" + v + "'";
+                                     : "takes a whole number, 0 to 2^63 - 1, not '" + v + "'";
             },
             "N>=0"))
         ->capture_default_str();
@@ -563,6 +579,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word where the command belongs that is no command: name it (CLI11 would say only
+    // "A subcommand is required").
+    if (app.get_subcommands().empty() && !app.remaining().empty() && !app.remaining()[0].starts_with("-")) {
+      std::string names;
+      for (const CLI::App* cmd : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + cmd->get_name();
+      std::fprintf(stderr, "tally: unknown command '%s' (the commands: %s; see tally --help)\n",
+                   app.remaining()[0].c_str(), names.c_str());
+      return 2;
+    }
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (s.distributed && (s.axis >= 0 || s.ord != "2")) {
@@ -617,7 +642,12 @@ int main(int argc, char** argv) {
     return fail(e, 2);
   } catch (const input_error& e) {
     return fail(e, 2);
-  } catch (const std::exception& e) {  // tally::error and anything unexpected
+  } catch (const tally::error& e) {
+    if (e.code() != tally::errc::overflow) return fail(e, 1);
+    // the library names the operation; the tool adds the file(s)
+    const bool two = *dot || *add;
+    return fail(tally::error(e.code(), naming_files(e.what(), two ? s.a + " and " + s.b : s.a)), 1);
+  } catch (const std::exception& e) {  // anything unexpected
     return fail(e, 1);
   } catch (...) {
     std::fprintf(stderr, "tally: unknown error\n");

@@ -264,8 +264,11 @@ std::vector<std::int64_t> parse_shape(const std::string& path, std::string_view 
   std::vector<std::int64_t> shape;
   count = 1;
   for (const pyval& d : v.items) {
-    if (d.k != pyval::num || d.text[0] == '-' || d.text.size() > 18)
-      fail(path, "malformed header: bad dimension in 'shape'");
+    if (d.k != pyval::num) fail(path, "malformed header: bad dimension in 'shape' (not a whole number)");
+    const std::string shown = d.text.size() > 40 ? d.text.substr(0, 37) + "..." : d.text;
+    if (d.text[0] == '-') fail(path, "malformed header: negative dimension " + shown + " in 'shape'");
+    if (d.text.size() > 18)  // (at least 10^18: beyond any array, and beyond int64 from 10^19)
+      fail(path, "malformed header: dimension " + shown + " in 'shape' is too large");
     std::int64_t n = std::stoll(d.text);
     if (__builtin_mul_overflow(count, n, &count) || count > (std::int64_t(1) << 60))
       fail(path, "malformed header: 'shape' has too many elements");
@@ -340,6 +343,15 @@ void read_exact(const std::string& path, std::FILE* f, void* p, std::size_t n, c
   fail(path, what);
 }
 
+/// Bytes from the current position to the end of the file.
+std::int64_t bytes_left(const std::string& path, std::FILE* f) {
+  struct stat st {};
+  off_t pos = ftello(f);
+  if (fstat(fileno(f), &st) != 0 || pos < 0) fail(path, "cannot read: " + errno_text());
+  if (!S_ISREG(st.st_mode)) return -1;  // unknown (a pipe): let fread tell
+  return static_cast<std::int64_t>(st.st_size - pos);
+}
+
 /// Reads the magic, version and header text; leaves `f` at the first data byte.
 std::string read_header_text(const std::string& path, std::FILE* f) {
   unsigned char pre[8];
@@ -354,19 +366,15 @@ std::string read_header_text(const std::string& path, std::FILE* f) {
   unsigned char len[4] = {0, 0, 0, 0};
   read_exact(path, f, len, major == 1 ? 2 : 4, "truncated header");
   std::size_t n = len[0] | (len[1] << 8) | (std::size_t(len[2]) << 16) | (std::size_t(len[3]) << 24);
-  if (n > (std::size_t(1) << 24)) fail(path, "malformed header: header length " + std::to_string(n));
+  if (std::int64_t left = bytes_left(path, f); left >= 0 && static_cast<std::int64_t>(n) > left)
+    fail(path, "malformed or truncated header: its length field says " + std::to_string(n) +
+                   " bytes, which exceeds the file size (" + std::to_string(left + 8 + (major == 1 ? 2 : 4)) +
+                   " bytes)");
+  if (n > (std::size_t(1) << 24))
+    fail(path, "malformed header: header length " + std::to_string(n) + " is above the 16 MiB tally reads");
   std::string text(n, '\0');
   read_exact(path, f, text.data(), n, "truncated header");
   return text;
-}
-
-/// Bytes from the current position to the end of the file.
-std::int64_t bytes_left(const std::string& path, std::FILE* f) {
-  struct stat st {};
-  off_t pos = ftello(f);
-  if (fstat(fileno(f), &st) != 0 || pos < 0) fail(path, "cannot read: " + errno_text());
-  if (!S_ISREG(st.st_mode)) return -1;  // unknown (a pipe): let fread tell
-  return static_cast<std::int64_t>(st.st_size - pos);
 }
 
 }  // namespace
@@ -546,11 +554,22 @@ class temp_file {
     }
   }
 
-  /// Makes the data durable and renames the file over the destination.
+  /// Makes the data durable and renames the file over the destination. A new file gets
+  /// 0666 & ~umask; a replaced one keeps its permission bits and, where the process may set
+  /// them (root, or a group it is in), its owner and group.
   void commit() {
     mode_t mask = ::umask(0);
     ::umask(mask);
-    if (::fchmod(fd_, 0666 & ~mask) != 0 || ::fsync(fd_) != 0) fail(dest_, "cannot write: " + errno_text());
+    mode_t mode = 0666 & ~mask;
+    struct stat old {};
+    if (::stat(dest_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+      // owner first: a change of owner clears the set-user-ID and set-group-ID bits
+      if (::fchown(fd_, old.st_uid, old.st_gid) != 0 && ::fchown(fd_, static_cast<uid_t>(-1), old.st_gid) != 0) {
+        // best effort: the new file stays the process's own
+      }
+      mode = old.st_mode & 07777;
+    }
+    if (::fchmod(fd_, mode) != 0 || ::fsync(fd_) != 0) fail(dest_, "cannot write: " + errno_text());
     int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) fail(dest_, "cannot write: " + errno_text());
     if (std::rename(path_.c_str(), dest_.c_str()) != 0) fail(dest_, "cannot write: " + errno_text());

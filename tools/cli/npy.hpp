@@ -29,7 +29,9 @@ host_array read(const std::string& path);
 host_array read_slice(const std::string& path, int rank, int parts, std::int64_t& offset, std::int64_t& total);
 
 /// Writes `a` as .npy format 1.0 (little-endian, C order) to `path` without ever leaving a
-/// partial file: a temporary in the same folder, fsync, then rename. Throws npy::error.
+/// partial file: a temporary in the same folder, fsync, then rename. A file it replaces keeps
+/// its permission bits (and its owner and group where the process may set them); a new file
+/// gets 0666 & ~umask. Throws npy::error.
 void write_atomic(const std::string& path, const host_array& a);
 
 }  // namespace tally_cli::npy
