@@ -20,6 +20,11 @@
 namespace tt {
 namespace {
 
+// mean_strided's default result is mean's (mean_t): float for the 16-bit floats (was double).
+static_assert(std::is_same_v<decltype(tally::mean_strided(tally::strided<tally::float16>{})), float>);
+static_assert(std::is_same_v<decltype(tally::mean_strided(tally::strided<tally::bfloat16>{})), float>);
+static_assert(std::is_same_v<decltype(tally::mean_strided(tally::strided<std::int8_t>{})), double>);
+
 using tally::nan_policy;
 
 // Test data: wide-ranging values (int64: uniform in +-2^40, so no sum here leaves int64).
@@ -289,6 +294,8 @@ TEST_P(Shapes, StridedViews) {
       std::vector<T> w;
       for (std::int64_t k = 0; k < n; ++k) w.push_back(mem[static_cast<std::size_t>(first + k * stride)]);
       tally::strided<T> v{bm.data() + first, n, stride};
+      static_assert(std::is_same_v<decltype(tally::mean_strided<T>(v)), decltype(tally::mean<T>(w))>,
+                    "mean_strided's default result type is mean's");
       tally::options ex = opt(), fa = opt();
       fa.accuracy = tally::accuracy::fast;
       tally::options c = cpu_opt();

@@ -46,8 +46,9 @@ template <class T, class Out = result_t<T>> Out sum_strided(strided<T> x, const 
   tally::reduce(reduce_op::sum, x.ref(), &r, dtype_of<Out>(), opt);
   return r;
 }
-/// Mean of a strided view, correctly rounded (NaN when empty).
-template <class T, class Out = std::conditional_t<std::is_floating_point_v<T>, T, double>>
+/// Mean of a strided view, correctly rounded (NaN when empty). Out as `mean` (mean_t<T>: float
+/// for float, float16 and bfloat16, double otherwise; float16 and bfloat16 gave double before).
+template <class T, class Out = mean_t<T>>
 Out mean_strided(strided<T> x, const options& opt = {}) {
   Out r{};
   tally::mean(x.ref(), &r, dtype_of<Out>(), opt);
