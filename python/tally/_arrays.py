@@ -120,14 +120,16 @@ def as_numpy(x, fn: str, what: str = "x") -> np.ndarray:
     """np.asarray(x) for NumPy arrays and what NumPy converts (lists, scalars), checked: a
     masked array or an unsupported dtype is a TypeError; a value that is not an array (a
     Python int outside the int64 and uint64 ranges, an iterator) is named as such, not by the
-    dtype NumPy gives it (object). Bool bytes other than 0 and 1: canonical_bool."""
+    dtype NumPy gives it (object). Bool bytes other than 0 and 1 go as they are: the C++ layer
+    reads any nonzero byte as True, as NumPy does (before, they were copied as `a != 0` here,
+    one more read of every bool array)."""
     refuse_masked(x, fn, what)
     a = np.asarray(x)
     if a.dtype.name not in SUPPORTED and not isinstance(x, (np.ndarray, np.generic)):
         raise TypeError(f"tally.{fn}: {what} is not an array of a supported type ({_SUPPORTED_TEXT}): "
                         f"{_not_an_array(x, a, what)}")
     _check_dtype(a.dtype.name, fn, what)
-    return canonical_bool(a)
+    return a
 
 
 def _dense_order(x, lib: str):
@@ -185,16 +187,6 @@ def refuse_masked(x, fn: str, what: str = "x") -> None:
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError(f"tally.{fn}: {what} is a masked array (numpy.ma), and tally would read its masked-out "
                         f"values too: pass {what}.compressed() (the unmasked values) or {what}.filled(value)")
-
-
-def canonical_bool(a: np.ndarray) -> np.ndarray:
-    """A NumPy bool array whose bytes are all 0 or 1, as the C++ layer reads bool. Arrays made
-    with .view(bool) or np.frombuffer(..., dtype=bool) may hold other nonzero bytes, which
-    NumPy reads as True but tally would count with their byte values (a sum of 262 for five
-    elements): those are copied as `a != 0`. Costs one read of the bytes of a bool array."""
-    if a.dtype == np.bool_ and a.size and int(a.view(np.uint8).max()) > 1:
-        return a.view(np.uint8) != 0
-    return a
 
 
 def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=None) -> Arg:

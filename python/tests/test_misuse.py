@@ -166,6 +166,21 @@ def test_bool_bytes_other_than_one_count_as_true(fn):
         assert want == (np.count_nonzero(b) if fn == "count_nonzero" else getattr(np, fn)(b))
 
 
+def test_bool_bytes_other_than_one_in_long_arrays_dot_and_add():
+    # past the CPU backend's thread threshold, and the two-array operations
+    rng = np.random.default_rng(7)
+    raw = rng.choice(np.array([0, 0, 1, 2, 128, 255], dtype=np.uint8), size=200003)
+    b, c = raw.view(np.bool_), raw[::-1].copy().view(np.bool_)
+    bc, cc = raw != 0, raw[::-1] != 0
+    for fn in ("sum", "count_nonzero", "mean", "var", "argmin", "argmax", "all", "any"):
+        assert getattr(tally, fn)(b) == getattr(tally, fn)(bc), fn
+    assert tally.sum(b) == int(np.count_nonzero(raw))
+    assert tally.dot(b, c) == int(np.count_nonzero(bc & cc))
+    out = tally.add(b, c)
+    assert out.dtype == np.bool_ and set(np.unique(out.view(np.uint8))) <= {0, 1}  # written as 0 or 1
+    np.testing.assert_array_equal(out, bc | cc)
+
+
 @pytest.mark.parametrize("fn", ["sum", "mean", "var", "min", "max", "argmax"])
 def test_bool_bytes_other_than_one_along_an_axis(fn):
     b = np.concatenate([odd_bools(), odd_bools()[::-1]]).reshape(2, 7)
