@@ -102,9 +102,8 @@ void check_result_type(reduce_op op, dtype in, dtype out) {
   dtype integer = is_unsigned(in) ? dtype::uint64 : dtype::int64;
   bool ok = floating ? (out == dtype::float32 || out == dtype::float64) : out == integer;
   if (!ok)
-    throw error(errc::invalid_argument, std::string("tally::") + op_name(op) + ": a " +
-                                            dtype_name(in) + " " + op_name(op) + " cannot produce a " +
-                                            dtype_name(out) + " result (" +
+    throw error(errc::invalid_argument, std::string("tally::") + op_name(op) + ": " + validate::a_dtype(in) + " " +
+                                            op_name(op) + " cannot produce " + validate::a_dtype(out) + " result (" +
                                             (floating ? "float32 or float64" : dtype_name(integer)) + " only)");
 }
 }  // namespace

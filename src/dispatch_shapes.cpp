@@ -75,7 +75,7 @@ void check_out_type(const char* fn, kind k, dtype in, dtype out) {
             : floating_input(in)   ? floating(out)
                                    : out == int_sum;
   if (!ok)
-    fail(errc::invalid_argument, fn, std::string("a ") + dtype_name(in) + " input cannot produce a " + dtype_name(out) +
+    fail(errc::invalid_argument, fn, validate::a_dtype(in) + " input cannot produce " + validate::a_dtype(out) +
                                          " result (" +
                                          (k == kind::extreme ? std::string(dtype_name(in))
                                           : k == kind::mean || floating_input(in) ? std::string("float32 or float64")
@@ -199,8 +199,9 @@ void run(const char* fn, backend b, const geometry& g, const request& r, int dev
     fail(errc::invalid_argument, fn, "offsets[" + std::to_string(st.bad_offset_at) +
                                          "] breaks the rules (offsets[0] == 0, non-decreasing, offsets[segments] == x.size)");
   if (st.overflow_at >= 0)
-    fail(errc::overflow, fn, "the exact " + std::string(dtype_name(g.type)) + " sum of output " +
-                                 std::to_string(st.overflow_at) + " does not fit in " +
+    fail(errc::overflow, fn, "the exact " + std::string(dtype_name(g.type)) + " sum" +
+                                 (g.outputs > 1 ? " of output " + std::to_string(st.overflow_at) : std::string()) +
+                                 " does not fit in " +
                                  (unsigned_input(g.type) ? "uint64" : "int64") + " (integer overflow)");
 }
 

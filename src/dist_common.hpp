@@ -11,6 +11,7 @@
 
 #include "tally/core.hpp"
 #include "tally/ops/extremes.hpp"
+#include "validate.hpp"
 
 namespace tally::dist {
 
@@ -40,8 +41,8 @@ inline void check_root(const char* api, const std::string& fn, int root, int siz
 inline void check_result(const char* api, const std::string& fn, dtype in, dtype out, bool float_only) {
   bool ok = (floating(in) || float_only) ? floating(out) : out == dtype::int64;
   if (!ok)
-    throw error(errc::invalid_argument, std::string(api) + "::" + fn + ": a " + dtype_name(in) +
-                                            " input cannot give a " + dtype_name(out) + " result");
+    throw error(errc::invalid_argument, std::string(api) + "::" + fn + ": " + validate::a_dtype(in) +
+                                            " input cannot give " + validate::a_dtype(out) + " result");
 }
 
 // Runs the local step; a tally::error (or any exception) is recorded, not thrown, so this

@@ -10,6 +10,12 @@ namespace tally::validate {
 
 std::string prefix(const char* fn) { return std::string("tally::") + fn + ": "; }
 
+std::string a_dtype(dtype t) {
+  if (dtype_size(t) == 0) return "an unknown dtype (value " + std::to_string(static_cast<int>(t)) + ")";
+  const std::string name = dtype_name(t);
+  return (name[0] == 'i' ? "an " : "a ") + name;  // (int8 ... int64: "an"; uint: "a", read "you-int")
+}
+
 void check_memory(const char* fn, const char* name, memory where) {
   const int v = static_cast<int>(where);
   if (v < 0 || v > static_cast<int>(memory::device))

@@ -39,6 +39,10 @@ struct arg {
   operator side() const { return {name, where}; }
 };
 
+/// A dtype with its article for messages: "a float64", "an int64", "a uint8", or "an unknown
+/// dtype (value 99)" for a value outside the enumeration.
+std::string a_dtype(dtype t);
+
 /// A memory value outside the enumeration is errc::invalid_argument naming the argument.
 void check_memory(const char* fn, const char* name, memory where);
 /// Where `p` (which has elements to read or write) lives: the declared `where` checked against

@@ -4,6 +4,7 @@
 // right errc (or, for the legal cases, the right answer), never a crash or a wrong number.
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "support.hpp"
@@ -160,6 +161,33 @@ TEST_P(Misuse, StridesReachingBelowAddressZeroAreRefused) {
     }
   const tally::strided<double> back{bx.data() + 3, 4, -1};
   EXPECT_EQ(tally::sum_strided<double>(back, opt()), 10.0) << "an ordinary negative stride still works";
+}
+
+// Before: an unknown result dtype printed "a float64 sum cannot produce a ? result", the
+// strided int64 overflow named "output 0", and host memory declared device memory to the CPU
+// transform_reduce said "x is in CUDA device memory".
+TEST(MisuseHost, MessagesNameWhatIsWrong) {
+  std::vector<double> x{1, 2, 3};
+  double r = 0;
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(tally::reduce_op::sum, {x.data(), 3, dtype::float64}, {}, &r,
+                                               static_cast<dtype>(99), cpu); },
+                           errc::invalid_argument, {"a float64 sum cannot produce an unknown dtype (value 99) result"}));
+  std::vector<std::int64_t> big{std::int64_t(1) << 62, std::int64_t(1) << 62, std::int64_t(1) << 62};
+  std::int64_t s = 0;
+  try {
+    tally::reduce(tally::reduce_op::sum, tally::strided_ref{big.data(), 3, 1, dtype::int64}, &s, dtype::int64, cpu);
+    ADD_FAILURE() << "no overflow";
+  } catch (const tally::error& e) {
+    EXPECT_EQ(e.code(), errc::overflow);
+    EXPECT_EQ(std::string(e.what()).find("output"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the exact int64 sum does not fit in int64"), std::string::npos) << e.what();
+  }
+  auto id = [](double v) { return v; };
+  auto plus = [](double a, double b) { return a + b; };
+  EXPECT_TRUE(throws_tally([&] { return tally::transform_reduce<double>({x.data(), 3, tally::memory::device}, 0.0, id, plus); },
+                           errc::wrong_memory, {"declared device memory", "does not know it"}));
 }
 
 TEST(MisuseHost, TransformReduceViewPastTheAddressSpaceIsRefused) {

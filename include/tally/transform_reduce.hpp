@@ -45,7 +45,11 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
   if (count > static_cast<std::uintptr_t>(PTRDIFF_MAX) / sizeof(T) || begin > UINTPTR_MAX - count * sizeof(T))
     throw error(errc::invalid_argument, std::string("tally::") + fn + ": x has length " + std::to_string(x.size) +
                                             ", which runs past the end of the address space");
-  memory where = x.where == memory::unknown ? locate(x.data) : x.where;
+  const memory found = locate(x.data);
+  if (x.where == memory::device && found != memory::device)
+    throw error(errc::wrong_memory, std::string("tally::") + fn +
+                                        ": x is declared device memory, but the CUDA runtime does not know it as device memory");
+  const memory where = x.where == memory::host && found != memory::device ? memory::host : found;
   if (!device && where == memory::device)
     throw error(errc::wrong_memory, std::string("tally::") + fn +
                                         ": x is in CUDA device memory, which the CPU version cannot read (include"
