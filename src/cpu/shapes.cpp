@@ -71,6 +71,14 @@ template <class T> struct fast_sum_op {
   dtype out_type;
   acc identity() const { return -0.0; }
   static double fold_block(const T* x, std::int64_t n) {
+    if (n < kLanes) {
+      // A short run (rows of a few elements): the lanes' tree below written out, lane j holding
+      // x[j] or -0.0, so the same bits; the lanes stored one by one and read back as vectors
+      // stalled store forwarding, half the time of a short row.
+      static_assert(kLanes == 8);
+      auto v = [&](int j) { return j < n ? static_cast<double>(x[j]) : -0.0; };
+      return ((v(0) + v(4)) + (v(2) + v(6))) + ((v(1) + v(5)) + (v(3) + v(7)));
+    }
     double lane[kLanes];
     for (auto& l : lane) l = -0.0;
     std::int64_t body = n - n % kLanes;
@@ -82,6 +90,10 @@ template <class T> struct fast_sum_op {
     return lane[0];
   }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
+    if (n <= kBlock) {  // one block (the tree below of one part)
+      if (n > 0) a += fold_block(x, n);
+      return;
+    }
     double part[kPiece / kBlock];
     int blocks = 0;
     for (std::int64_t b = 0; b < n; b += kBlock) part[blocks++] = fold_block(x + b, std::min(kBlock, n - b));
@@ -206,6 +218,11 @@ template <class T> struct exact_sum_op {
   /// ~0.1: kCertifiedLen = 128 (rows of 128: 160 ns).
   bool write_certified(std::int64_t o, const T* p, std::int64_t n, std::int64_t stride) const {
     namespace ce = ops::certified;
+    if (n == 1) {  // the sum and the mean of one element: that element, rounded once to Out
+      if (out_type == dtype::float32) put(out, o, static_cast<float>(p[0]));
+      else put(out, o, static_cast<double>(p[0]));
+      return true;
+    }
     ce::state st;
     for (std::int64_t k = 0; k < n; ++k) ce::add<3>(st, static_cast<double>(p[k * stride]));
     auto emit = [&]<class Out>() {
