@@ -219,3 +219,60 @@ TEST_P(Extremes, EmptyInput) {
 
 }  // namespace
 }  // namespace tt
+
+namespace tt {
+namespace {
+
+// The CPU backend scans blocks of 2048 elements by value first and looks for the index in
+// the one block that won (src/cpu/extremes.cpp); threads take contiguous chunks of 2^15. The
+// extreme, its copies, signed zeros and NaNs at the last and first element of blocks, chunks
+// and halves (the two threads' boundary), with NaN-only and NaN-holding blocks before,
+// between and after the winner, and the winner tied in later blocks and other threads.
+TEST_P(Extremes, ValueFirstBlocksAtEveryBoundary) {
+  with_type(t(), [&]<class T>() {
+    constexpr bool fp = !std::numeric_limits<T>::is_integer;
+    const std::size_t n = 5 * 32768 + 4099;
+    std::vector<T> base(n);
+    for (std::size_t i = 0; i < n; ++i) base[i] = static_cast<T>(static_cast<int>((i * 7919) % 201) - 100);
+    std::vector<std::size_t> spots = {0, 1, 2047, 2048, 2049, 4095, 4096, 32767, 32768, 65535, 65536, n / 2 - 1, n / 2, n / 2 + 1, n - 2049, n - 2048, n - 1};
+    for (std::size_t p : spots) {
+      std::vector<T> x = base;
+      x[p] = T(120);  // the max at p, a copy in a later block and in the last one
+      x[std::min(n - 1, p + 2048)] = T(120);
+      x[n - 1] = T(120);
+      x[(p + n / 2) % n] = T(-120);  // the min, somewhere else, and a copy a chunk on
+      x[(p + n / 2 + 32768) % n] = T(-120);
+      check(x);
+      if constexpr (fp) {
+        std::vector<T> y = x;
+        y[(p + 5000) % n] = std::numeric_limits<T>::quiet_NaN();  // a NaN after (or before) the extremes
+        y[(p + 9000) % n] = std::numeric_limits<T>::quiet_NaN();
+        check(y);
+        std::vector<T> z(n, T(5));  // zeros as the min at p: the first zero, its own sign
+        z[p] = T(-0.0);
+        z[std::min(n - 1, p + 1)] = T(0.0);
+        z[(p + 70000) % n] = T(-0.0);
+        check(z);
+        z[p] = T(0.0);
+        z[std::min(n - 1, p + 1)] = T(-0.0);
+        check(z);
+      }
+    }
+    if constexpr (fp) {
+      // Whole blocks of NaN, then -inf / +inf only: the omit forms find the first infinity.
+      const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+      for (std::size_t head : {std::size_t(1), std::size_t(2048), std::size_t(4097), std::size_t(32768), n / 2 + 3}) {
+        std::vector<T> w(n, -inf);
+        for (std::size_t i = 0; i < head; ++i) w[i] = nan;
+        check(w);
+        for (std::size_t i = head; i < n; ++i) w[i] = inf;
+        check(w);
+      }
+      std::vector<T> all_nan(n, nan);
+      check(all_nan);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace tt

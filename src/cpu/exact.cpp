@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/isa.hpp"
 #include "state_backends.hpp"
 #include "state_grid.hpp"
 #include "tally/ops/certified.hpp"
@@ -352,15 +353,6 @@ template <class L, class T, bool Dot, int K>
 template <class L, class T, bool Dot, int K>
 bool fold_levels_generic(const T* x, const T* y, std::int64_t n, std::int64_t* d, unsigned& flags) {
   return fold_levels_impl<L, T, Dot, K, 1>(x, y, n, d, flags);
-}
-
-inline bool cpu_has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-  return yes;
-}
-inline bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
 }
 
 template <class L, class T, bool Dot>
