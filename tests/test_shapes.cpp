@@ -443,6 +443,37 @@ TEST_P(Shapes, TiesAcrossBlockBoundariesAndNanRules) {
   });
 }
 
+// Column extremes of a row-major matrix (the CPU folds a tile of adjacent outputs row by row
+// in vector lanes): few distinct values (ties in every column, across the 2048-row tiles),
+// a staircase, and for floating types NaN first, NaN late, NaN only up to a row, all NaN,
+// signed zeros as the minimum and infinities; 70 columns (a tile of 64 and 6 more), dense
+// and padded; both axes against the 1-D scan.
+TEST_P(Shapes, ColumnExtremesWithTiesNaNsAndSignedZeros) {
+  with_type(t(), [&]<class T>() {
+    constexpr bool fp = is_float_v<T>;
+    const std::int64_t r = 5000, c = 70;
+    std::vector<T> m(static_cast<std::size_t>(r * c));
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j) {
+        T v = T((i * 31 + j * 17) % 4);
+        switch (fp ? j % 7 : j % 2) {
+          case 1: v = T(i / 600 + (i == 4999 - j ? 20 : 0) - (i == 2047 + j ? 20 : 0)); break;
+          case 2: if (i == 3000 + j || i == 4000) v = std::numeric_limits<T>::quiet_NaN(); break;
+          case 3: if (i < 10 + j) v = std::numeric_limits<T>::quiet_NaN(); break;
+          case 4: v = std::numeric_limits<T>::quiet_NaN(); break;
+          case 5: v = (i % 3 == 0) ? T(((i / 3 + j) % 2) ? 0.0 : -0.0) : T(1 + i % 5); break;
+          case 6: v = (i % 2) ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity(); break;
+          default: break;
+        }
+        m[static_cast<std::size_t>(i * c + j)] = v;
+      }
+    check_matrix<T>(r, c, c, 1, 0, m);
+    std::vector<T> pad(static_cast<std::size_t>(r * (c + 1)), T(0));
+    for (std::int64_t i = 0; i < r; ++i) std::copy_n(m.begin() + i * c, c, pad.begin() + i * (c + 1));
+    check_matrix<T>(r, c, c + 1, 1, 0, pad);
+  });
+}
+
 TEST_P(Shapes, BadArgumentsAreClearErrors) {
   with_type(t(), [&]<class T>() {
     using R = tally::result_t<T>;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cpu/exact.hpp"
+#include "cpu/extreme_blocks.hpp"
 #include "shapes_backend.hpp"
 #include "shapes_widen.hpp"
 #include "tally/ops/certified.hpp"
@@ -48,6 +49,7 @@ constexpr std::int64_t kBlockOut = 64;     // column mode: outputs per tile
 constexpr std::int64_t kPieceRows = 2048;  // column mode: rows per tile
 constexpr std::int64_t kBlock = 1024;      // fast sums: elements per lane block (as 1-D)
 constexpr int kLanes = 8;
+constexpr std::int64_t kByValueLen = 64;  // extremes: runs this long are scanned by value first
 constexpr std::int64_t kCertifiedLen = 128;  // exact sums and means: outputs this short try the certified pass first
 
 // Records the first overflowing output (any thread).
@@ -256,6 +258,13 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
   shapes::store as = shapes::store::same;  // widened data: values written as the caller's type
   acc identity() const { return R::identity(); }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t k0) const {
+    if (n >= kByValueLen) {  // blocks by value first (cpu/extreme_blocks.hpp), indices moved by k0
+      acc r = extreme_blocks::fold_range<R, T>(x, 0, n);
+      if (r.index != ops::kNoIndex) r.index += k0;
+      if (r.nan_index != ops::kNoIndex) r.nan_index += k0;
+      a = R::combine(a, r);
+      return;
+    }
     if (n < 2 * kLanes) {  // (short runs, in order: the lanes' setup and merges cost more than the elements)
       for (std::int64_t i = 0; i < n; ++i) R::accumulate(a, x[i], k0 + i);
       return;
@@ -269,6 +278,11 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
     for (int w = kLanes / 2; w >= 1; w /= 2)
       for (int j = 0; j < w; ++j) lane[j] = R::combine(lane[j], lane[j + w]);
     a = R::combine(a, lane[0]);
+  }
+  /// A column tile (engine::columns, adjacent outputs contiguous): row by row, the outputs in
+  /// vector lanes (cpu/extreme_blocks.hpp).
+  void fold_tile(acc* out, const T* p, std::int64_t ob, std::int64_t kl, std::int64_t row_stride, std::int64_t k0) const {
+    extreme_blocks::fold_columns<R, T>(out, p, ob, kl, row_stride, k0);
   }
   acc combine(acc a, acc b) const { return R::combine(a, b); }
   void write(std::int64_t o, acc a, std::int64_t len) const {
@@ -368,6 +382,16 @@ template <class Op> struct engine {
         const std::int64_t blk = task / np, q = task % np;
         const std::int64_t o0 = blk * kBlockOut, ob = std::min(kBlockOut, m - o0);
         const std::int64_t k0 = q * kPieceRows, kl = std::min(kPieceRows, n - k0);
+        if constexpr (requires { op.fold_tile(nullptr, x(), ob, kl, g.inner, k0); })
+          if (g.outer == 1) {  // adjacent outputs contiguous: the op folds the tile in place
+            A accs[kBlockOut];
+            op.fold_tile(accs, x() + k0 * g.inner + o0, ob, kl, g.inner, k0);
+            for (std::int64_t b = 0; b < ob; ++b) {
+              if (np == 1) op.write(o0 + b, accs[b], n);
+              else part[static_cast<std::size_t>(q * m + o0 + b)] = accs[b];
+            }
+            continue;
+          }
         for (std::int64_t k = 0; k < kl; ++k) {  // row by row: adjacent outputs are close
           const T* row = x() + (k0 + k) * g.inner + o0 * g.outer;
           for (std::int64_t b = 0; b < ob; ++b) buf[static_cast<std::size_t>(b * kPieceRows + k)] = row[b * g.outer];
