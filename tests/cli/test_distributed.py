@@ -120,22 +120,10 @@ def test_errors_are_reported_once_and_fail_every_rank(data, tmp_path):
     assert mpi(3, "sum", empty).stdout.strip() == "0.0"
 
 
-def test_refused_options_and_types(data, tmp_path):
+def test_refused_options(data):
     r = subprocess.run([BIN, "sum", str(data["fortran"]), "--axis", "0", "--distributed"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "--axis" in r.stderr
-    # uint64 above 2^63 - 1: dot refuses it, naming the element by its index in the whole file,
-    # once (rank 0 prints), with no rank prefix whichever rank's slice holds it
-    u64 = tmp_path / "u64.npy"
-    np.save(u64, np.array([3, 4, 5, 2**64 - 1], dtype=np.uint64))
-    for ranks in (1, 2, 4):
-        r = mpi(ranks, "dot", u64, u64, code=2)
-        assert tally_lines(r) == [f"tally: {u64}: uint64 element 3 (18446744073709551615) is above 2^63 - 1, which"
-                                  " --distributed dot does not take in this version"], (ranks, r.stderr)
-    np.save(u64, np.array([2**63, 4, 5, 2**64 - 1], dtype=np.uint64))  # two ranks fail: the first is printed
-    r = mpi(2, "dot", u64, u64, code=2)
-    assert tally_lines(r) == [f"tally: {u64}: uint64 element 0 (9223372036854775808) is above 2^63 - 1, which"
-                              " --distributed dot does not take in this version"], r.stderr
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -186,6 +174,89 @@ def test_int64_sum_whose_parts_overflow_but_not_the_whole(tmp_path, ranks):
         assert mpi(ranks, cmd, p).stdout.strip() == want
 
 
+def dot_as_one_process(tmp_path, ranks, x, y, dt, *opts):
+    """`tally dot` of x and y (saved as dt) under mpirun: the same stdout (and --json value and
+    dtype) as one process, or the same error line and exit status. Returns the printed text."""
+    a, b = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(a, np.array(x, dtype=dt))
+    np.save(b, np.array(y, dtype=dt))
+    r = subprocess.run([BIN, "dot", str(a), str(b), "--backend", "cpu"], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        want = r.stderr.splitlines()
+        assert r.returncode == 1 and "(integer overflow)" in want[0], r.stderr
+        assert tally_lines(mpi(ranks, "dot", a, b, *opts, code=1)) == want, (dt, ranks)
+        return None
+    assert mpi(ranks, "dot", a, b, *opts).stdout.strip() == r.stdout.strip(), (dt, ranks)
+    one = json.loads(subprocess.run([BIN, "dot", str(a), str(b), "--backend", "cpu", "--json"], capture_output=True,
+                                    text=True, timeout=120).stdout)
+    out = json.loads(mpi(ranks, "dot", a, b, *opts, "--json").stdout)
+    assert (out["value"], out["dtype"]) == (one["value"], one["dtype"]), (dt, ranks)
+    return r.stdout.strip()
+
+
+# Each (x, y) pair's first products are large, so a rank's own dot product may not fit the
+# result type where the whole one does (2 ranks: the first part is 2^65; 3 ranks: parts
+# 2^64, 0, -2^64 + t) or does not (the last pair then pushes the whole just past the limit).
+I64_MAX, I64_MIN, U64_MAX = 2**63 - 1, -2**63, 2**64 - 1
+LIMITS = {
+    "int64 max": ("int64", [2**62, 2**62, -2**62, -2**62, I64_MAX], [4, 4, 4, 4, 1], I64_MAX),
+    "int64 min": ("int64", [2**62, 2**62, -2**62, -2**62, I64_MIN], [4, 4, 4, 4, 1], I64_MIN),
+    "int64 small": ("int64", [2**62, 2**62, -2**62, -2**62, 5], [4, 4, 4, 4, 1], 5),
+    "int64 max + 1": ("int64", [2**62, 2**62, -2**62, -2**62, I64_MAX, 1], [4, 4, 4, 4, 1, 1], None),
+    "int64 min - 1": ("int64", [2**62, 2**62, -2**62, -2**62, I64_MIN, -1], [4, 4, 4, 4, 1, 1], None),
+    "int64 extremes": ("int64", [I64_MIN, I64_MIN, I64_MIN, I64_MAX], [I64_MIN, I64_MAX, 1, I64_MAX], None),
+    "uint64 max": ("uint64", [2**63, 2**62, 2**61, 2**61 - 1], [1, 1, 1, 1], U64_MAX),
+    "uint64 above int64": ("uint64", [2**63 + 7, 0, U64_MAX, 3], [1, 9, 0, 2], 2**63 + 13),
+    "uint64 max + 1": ("uint64", [2**63, 2**62, 2**61, 2**61], [1, 1, 1, 1], None),
+    "uint64 products": ("uint64", [U64_MAX, U64_MAX, 2**63], [U64_MAX, 1, 2], None),
+    "int32 parts": ("int32", [-2**31] * 4 + [2**31 - 1] * 4, [-2**31] * 4 + [-(2**31 - 1)] * 4, 4 * (2**32 - 1)),
+    "int32 whole": ("int32", [-2**31] * 3, [-2**31] * 3, None),
+    "uint32 above int64": ("uint32", [2**32 - 1, 2**32 - 1, 0], [2**32 - 1, 1, 7], (2**32 - 1)**2 + 2**32 - 1),
+    "uint32 whole": ("uint32", [2**32 - 1] * 2, [2**32 - 1] * 2, None),
+}
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("case", LIMITS)
+def test_integer_dot_whose_parts_overflow_but_not_the_whole(tmp_path, ranks, case):
+    # Before: uint64 elements above 2^63 - 1 were refused (exit 2), and a rank whose own dot
+    # product did not fit int64 gave the overflow error where one process printed the result.
+    dt, x, y, want = LIMITS[case]
+    assert want is None or want == sum(a * b for a, b in zip(x, y))
+    printed = dot_as_one_process(tmp_path, ranks, x, y, dt)
+    assert printed == (None if want is None else str(want)), (case, printed)
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"])
+def test_integer_dot_of_every_type_as_one_process(tmp_path, dt):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dt) if dt != "bool" else np.iinfo(np.uint8)
+    lo, hi = (0, 1) if dt == "bool" else (int(info.min), int(info.max))
+    x = rng.integers(lo, hi, 1001, endpoint=True, dtype=np.uint64 if dt == "uint64" else np.int64)
+    y = rng.integers(lo, hi, 1001, endpoint=True, dtype=x.dtype)
+    x[:3], y[:3] = lo, hi  # the type's extremes (bool: 0 and 1)
+    shift = {"int32": 8, "uint32": 8, "int64": 40, "uint64": 40}.get(dt)
+    for ranks in (2, 3):
+        if shift:  # random 32- and 64-bit products overflow the whole: the same error; smaller ones fit
+            assert dot_as_one_process(tmp_path, ranks, x, y, dt) is None
+            assert dot_as_one_process(tmp_path, ranks, x >> shift, y >> shift, dt) is not None
+        else:
+            assert dot_as_one_process(tmp_path, ranks, x, y, dt) is not None
+
+
+@pytest.mark.parametrize("types", [("int8", "uint8"), ("uint8", "uint32"), ("bool", "int16"), ("uint16", "bool"),
+                                   ("int32", "int64"), ("uint32", "uint64")], ids="-".join)
+def test_integer_dot_of_mixed_types_as_one_process(tmp_path, types):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    rng = np.random.default_rng(11)
+    np.save(a, rng.integers(0, 100, 501).astype(types[0]))
+    np.save(b, rng.integers(0, 100, 501).astype(types[1]))
+    one = json.loads(subprocess.run([BIN, "dot", str(a), str(b), "--backend", "cpu", "--json"], capture_output=True,
+                                    text=True, timeout=120).stdout)
+    out = json.loads(mpi(3, "dot", a, b, "--json").stdout)
+    assert (out["value"], out["dtype"]) == (one["value"], one["dtype"])
+
+
 @pytest.mark.parametrize("dt", ["int8", "int16", "uint8", "uint16", "uint32", "uint64", "bool", "float16"])
 @pytest.mark.parametrize("cmd", ["sum", "mean", "min", "max", "argmin", "argmax", "norm"])
 def test_the_smaller_types_widen_as_one_process_reads_them(tmp_path, dt, cmd):
@@ -197,6 +268,9 @@ def test_the_smaller_types_widen_as_one_process_reads_them(tmp_path, dt, cmd):
         assert mpi(ranks, cmd, p).stdout.strip() == single(cmd, p), (dt, cmd, ranks)
     if cmd in ("min", "max"):  # the file's type is reported
         assert json.loads(mpi(2, cmd, p, "--json").stdout)["dtype"] == dt
+    if cmd == "sum":  # int64, or uint64 for unsigned data (before: int64 for uint8, uint16, uint32)
+        one = subprocess.run([BIN, cmd, str(p), "--backend", "cpu", "--json"], capture_output=True, text=True, timeout=120)
+        assert json.loads(mpi(2, cmd, p, "--json").stdout)["dtype"] == json.loads(one.stdout)["dtype"]
 
 
 # ---- --backend cuda: one GPU per rank (node-local rank modulo the GPU count) ----------------
@@ -229,6 +303,16 @@ def test_cuda_dot_integers_and_ties(gpu, data, ranks):
     assert mpi(ranks, "argmin", data["ties"], *cuda).stdout.strip() == "5"
     assert mpi(ranks, "argmin", data["ties"], "--skip-nan", *cuda).stdout.strip() == "1"
     assert mpi(ranks, "argmax", data["ties"], "--skip-nan", *cuda).stdout.strip() == "2"
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("case", LIMITS)
+def test_cuda_integer_dot_whose_parts_overflow_but_not_the_whole(gpu, tmp_path, ranks, case):
+    # int32 and int64 parts are reduced on the GPU (tally::partial), and where a part's own dot
+    # product does not fit int64, or for uint64, exactly in 192 bits on the host
+    dt, x, y, want = LIMITS[case]
+    printed = dot_as_one_process(tmp_path, ranks, x, y, dt, "--backend", "cuda")
+    assert printed == (None if want is None else str(want)), (case, printed)
 
 
 def test_cuda_exact_sum_matches_math_fsum_and_reports_cuda(gpu, data):

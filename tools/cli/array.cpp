@@ -2,7 +2,6 @@
 #include "array.hpp"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 #include <type_traits>
@@ -80,7 +79,7 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-host_array widen_to_core(host_array a, const char* what, std::int64_t first_index) {
+host_array widen_to_core(host_array a) {
   switch (a.type()) {
     case tally::dtype::float16:
     case tally::dtype::bfloat16: return convert(std::move(a), tally::dtype::float32);
@@ -90,14 +89,6 @@ host_array widen_to_core(host_array a, const char* what, std::int64_t first_inde
     case tally::dtype::uint16:
     case tally::dtype::bool_: return convert(std::move(a), tally::dtype::int32);
     case tally::dtype::uint32: return convert(std::move(a), tally::dtype::int64);
-    case tally::dtype::uint64: {
-      const auto& v = std::get<std::vector<std::uint64_t>>(a.data);
-      for (std::size_t i = 0; i < v.size(); ++i)
-        if (v[i] > static_cast<std::uint64_t>(INT64_MAX))
-          throw std::invalid_argument("uint64 element " + std::to_string(first_index + static_cast<std::int64_t>(i)) + " (" + std::to_string(v[i]) +
-                                      ") is above 2^63 - 1, which " + what + " does not take in this version");
-      return convert(std::move(a), tally::dtype::int64);
-    }
     default: return a;
   }
 }

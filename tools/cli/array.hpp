@@ -55,10 +55,8 @@ host_array convert(host_array a, tally::dtype t);
 
 /// `a` widened exactly to the core types the shape layer and the MPI layer read (float32,
 /// float64, int32, int64): 16-bit floats to float32, small integers and bool to int32, uint32
-/// to int64, uint64 to int64 when every element fits (else std::invalid_argument naming the
-/// first element above 2^63 - 1, counted from `first_index`; `what` says what refuses it).
-/// Other types stay.
-host_array widen_to_core(host_array a, const char* what, std::int64_t first_index = 0);
+/// to int64. Other types stay (uint64 too: its callers take it as it is, or bias it first).
+host_array widen_to_core(host_array a);
 
 /// A shape as Python prints a tuple: "()", "(3,)", "(2, 3)".
 std::string shape_str(const std::vector<std::int64_t>& shape);

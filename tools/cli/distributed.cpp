@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -25,6 +24,7 @@
 #include "format.hpp"
 #include "npy.hpp"
 #include "tally/mpi.hpp"
+#include "tally/ops/small.hpp"
 #include "tally/state.hpp"
 
 namespace tally_cli {
@@ -63,46 +63,83 @@ host_array biased(const host_array& u) {
   return out;
 }
 
-/// The exact state of this rank's integer part (int32, int64 or uint64 `h`, in host memory; x
-/// is the same part where it is reduced, host or device memory). The library's own state;
-/// where that refuses (uint64, or an int64 part whose own sum does not fit int64, though the
-/// whole sum may) the part's sum is taken exactly in 128 bits here and entered as four
-/// float64 limbs (32 bits each, so every limb is exact): the same value on the same grid, the
-/// term count (word terms_word, include/tally/state.hpp) set to the part's length for the mean.
-tally::exact_state integer_state(const host_array& h, tally::array_ref x, const tally::options& opt) {
-  if (h.type() != tally::dtype::uint64) {
+/// v as a 192-bit integer: the exact accumulators of ops::sum_reducer and ops::dot_reducer
+/// (128 bits signed or unsigned, or already 192).
+tally::ops::i192 as_i192(tally::ops::i128 v) { return tally::ops::make_i192(v); }
+tally::ops::i192 as_i192(tally::ops::u128 v) {
+  return {static_cast<std::uint64_t>(v), static_cast<std::uint64_t>(v >> 64), 0};
+}
+tally::ops::i192 as_i192(tally::ops::i192 v) { return v; }
+
+/// The exact integer sum (b null) or dot product of a part (integer elements, host memory,
+/// b of a's type) by the library's own reducers: products exact in 64 or 128 bits, their sum
+/// in 128 or 192 bits (ops::dot_reducer; uint64 products up to 2^128 - 2^65 + 1 included).
+tally::ops::i192 exact_integer(const host_array& a, const host_array* b) {
+  tally::ops::i192 total;
+  std::visit([&](const auto& v) {
+    using E = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (std::is_integral_v<E>) {
+      if (b) {
+        using R = tally::ops::dot_reducer<E>;
+        const auto& w = std::get<std::vector<E>>(b->data);
+        typename R::acc_t acc = R::identity();
+        for (std::size_t i = 0; i < v.size(); ++i) R::accumulate(acc, v[i], w[i]);
+        total = as_i192(acc);
+      } else {
+        using R = tally::ops::sum_reducer<E>;
+        typename R::acc_t acc = R::identity();
+        for (E e : v) R::accumulate(acc, e);
+        total = as_i192(acc);
+      }
+    }
+  }, a.data);
+  return total;
+}
+
+/// The exact state of this rank's integer sum (op sum; hb unused) or dot product of its part
+/// (int32, int64 or uint64 `ha` and `hb`, in host memory; x and y the same part where it is
+/// reduced, host or device memory). The library's own state; where that refuses (uint64, or
+/// an int32 or int64 part whose own result does not fit int64, though the whole one may) the
+/// part's result is taken exactly in 192 bits here (exact_integer) and entered as six float64
+/// limbs (32 bits each, so every limb is exact): the same value on the same grid, the term
+/// count (word terms_word, include/tally/state.hpp) set to the part's length for the mean.
+tally::exact_state integer_state(tally::reduce_op op, const host_array& ha, const host_array& hb, tally::array_ref x,
+                                 tally::array_ref y, const tally::options& opt) {
+  if (ha.type() != tally::dtype::uint64) {
     try {
-      return tally::partial(tally::reduce_op::sum, x, {}, opt);
+      return tally::partial(op, x, y, opt);
     } catch (const tally::error& e) {
       if (e.code() != tally::errc::overflow) throw;
     }
   }
-  if (h.size() == 0) return {};
-  __int128 total = 0;
-  std::visit([&](const auto& v) {
-    using E = typename std::decay_t<decltype(v)>::value_type;
-    if constexpr (std::is_integral_v<E>)
-      for (E e : v) total += e;
-  }, h.data);
-  const auto bits = static_cast<unsigned __int128>(total);
-  double limbs[4];
-  for (int k = 0; k < 3; ++k) limbs[k] = std::ldexp(static_cast<double>(static_cast<std::uint32_t>(bits >> (32 * k))), 32 * k);
-  limbs[3] = std::ldexp(static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits >> 96))), 96);
-  tally::exact_state st = tally::partial(tally::reduce_op::sum, {limbs, 4, tally::dtype::float64, tally::memory::host},
+  if (ha.size() == 0) return {};
+  const tally::ops::i192 v = exact_integer(ha, op == tally::reduce_op::dot ? &hb : nullptr);
+  const std::uint64_t words[3] = {v.lo, v.mid, static_cast<std::uint64_t>(v.hi)};
+  double limbs[6];
+  for (int k = 0; k < 6; ++k) {
+    const auto bits = static_cast<std::uint32_t>(words[k / 2] >> (32 * (k % 2)));
+    // the top limb signed (two's complement), the others unsigned
+    limbs[k] = std::ldexp(k == 5 ? static_cast<double>(static_cast<std::int32_t>(bits)) : static_cast<double>(bits), 32 * k);
+  }
+  tally::exact_state st = tally::partial(tally::reduce_op::sum, {limbs, 6, tally::dtype::float64, tally::memory::host},
                                          {}, {tally::backend::cpu});
-  st.words[tally::exact_state::terms_word] = h.size();
+  st.words[tally::exact_state::terms_word] = ha.size();
   return st;
 }
 
-/// Integer sum and mean: the ranks' exact states (integer_state) merged on rank 0
-/// (tally::mpi::merge) and rounded once there: the sum to int64 (uint64 for uint64 data), the
-/// mean to float64. A local failure is shared first, so that no rank waits in the merge.
-outcome integer_sum_mean(const dist_request& r, const host_array& h, tally::array_ref x, const tally::options& opt) {
+/// Integer sum, mean and dot: the ranks' exact states (integer_state) merged on rank 0
+/// (tally::mpi::merge) and rounded once there: the sum and dot to int64 (uint64 for unsigned
+/// data: `given`, the file's type, as one process), the mean to float64. So only the whole
+/// result must fit, as in one process. A local failure is shared first, so that no rank waits
+/// in the merge.
+outcome integer_reduce(const dist_request& r, tally::dtype given, const host_array& ha, const host_array& hb,
+                       tally::array_ref x, tally::array_ref y, const tally::options& opt) {
   MPI_Comm w = MPI_COMM_WORLD;
+  const tally::reduce_op op = r.cmd == "dot" ? tally::reduce_op::dot : tally::reduce_op::sum;
   std::optional<tally::error> failed;
   tally::exact_state st;
   try {
-    st = integer_state(h, x, opt);
+    st = integer_state(op, ha, hb, x, y, opt);
   } catch (const tally::error& e) {
     failed = e;
   } catch (const std::exception& e) {  // (out of memory, say)
@@ -121,11 +158,11 @@ outcome integer_sum_mean(const dist_request& r, const host_array& h, tally::arra
     tally::round_mean(st, &m, tally::dtype::float64);
     return {repr(scalar(m)), json_number(scalar(m)), tally::dtype::float64};
   }
-  const bool u = h.type() == tally::dtype::uint64;
-  const char* type = u ? "uint64" : "int64";
+  const tally::dtype rt = tally::result_dtype(op, given);
+  const bool u = rt == tally::dtype::uint64;
   std::int64_t v = 0;
   try {
-    if (u) {  // the sum minus 2^63 fits int64 exactly when the sum fits uint64
+    if (u) {  // the result minus 2^63 fits int64 exactly when the result fits uint64
       const double minus_bias = -std::ldexp(1.0, 63);
       st = tally::merge(st, tally::partial(tally::reduce_op::sum, {&minus_bias, 1, tally::dtype::float64, tally::memory::host},
                                            {}, {tally::backend::cpu}));
@@ -134,33 +171,29 @@ outcome integer_sum_mean(const dist_request& r, const host_array& h, tally::arra
   } catch (const tally::error& e) {
     if (e.code() != tally::errc::overflow) throw;
     // as one process words it (the merged state's rounding would say "round")
-    throw tally::error(e.code(), fmt::format("tally::sum: the exact {} result does not fit in {} (integer overflow)", type, type));
+    throw tally::error(e.code(), fmt::format("tally::{}: the exact {} result does not fit in {} (integer overflow)", r.cmd,
+                                             tally::dtype_name(given), tally::dtype_name(rt)));
   }
   scalar s = u ? scalar(static_cast<std::uint64_t>(v) ^ kBias) : scalar(v);
-  return {repr(s), json_number(s), u ? tally::dtype::uint64 : tally::dtype::int64};
+  return {repr(s), json_number(s), rt};
 }
 
 // The reduction itself; every rank calls it (collective); the result is valid on rank 0.
-// a and b: this rank's parts, in host memory (cpu) or device memory (cuda); host_a: a in host
-// memory. given: the file's element type (uint64 for min and max reaches here biased).
+// a and b: this rank's parts, in host memory (cpu) or device memory (cuda); host_a, host_b:
+// the same parts in host memory. given: the file's element type (dot: the two files' common
+// type; uint64 for min and max reaches here biased).
 outcome reduce_parts(const dist_request& r, tally::array_ref a, tally::array_ref b, const host_array& host_a,
-                     tally::dtype given, std::int64_t total, tally::backend be) {
+                     const host_array& host_b, tally::dtype given, std::int64_t total, tally::backend be) {
   namespace tm = tally::mpi;
   MPI_Comm w = MPI_COMM_WORLD;
   tally::options opt{be, nullptr, r.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
   alignas(8) unsigned char v[8] = {};
-  if ((r.cmd == "sum" || r.cmd == "mean") && !is_float(a.type)) return integer_sum_mean(r, host_a, a, opt);
-  if (r.cmd == "sum" || r.cmd == "dot") {
+  if ((r.cmd == "sum" || r.cmd == "mean" || r.cmd == "dot") && !is_float(a.type))
+    return integer_reduce(r, given, host_a, host_b, a, b, opt);
+  if (r.cmd == "sum" || r.cmd == "dot") {  // (floating: no overflow error)
     tally::reduce_op op = r.cmd == "sum" ? tally::reduce_op::sum : tally::reduce_op::dot;
     tally::dtype rt = tally::result_dtype(op, a.type);
-    try {
-      tm::reduce(w, op, a, op == tally::reduce_op::dot ? b : tally::array_ref{}, v, rt, 0, opt);
-    } catch (const tally::error& e) {
-      // the merged state's rounding names "round": say it as one process does
-      if (e.code() == tally::errc::overflow && std::string_view(e.what()).starts_with("tally::round: "))
-        throw tally::error(e.code(), "tally::" + r.cmd + ": the exact int64 result does not fit in int64 (integer overflow)");
-      throw;
-    }
+    tm::reduce(w, op, a, op == tally::reduce_op::dot ? b : tally::array_ref{}, v, rt, 0, opt);
     scalar s = as_scalar(rt, v);
     return {repr(s), json_number(s), rt};
   }
@@ -274,20 +307,16 @@ int run_distributed(const dist_request& r) {
       b = convert(std::move(b), t);
     }
     // the MPI layer reads float32, float64, int32 and int64: the other types widened exactly
-    // (min and max still report the file's type). uint64: sum and mean take it as it is
-    // (integer_sum_mean), min, max, argmin and argmax biased to int64, norm as float64;
-    // dot widens it to int64, refusing elements above 2^63 - 1.
+    // (min and max still report the file's type, sum, mean and dot give its result type).
+    // uint64: sum, mean and dot take it as it is (integer_reduce), min, max, argmin and
+    // argmax biased to int64, norm as float64.
     given = a.type();
-    if (given == tally::dtype::uint64 && r.cmd != "dot") {
+    if (given == tally::dtype::uint64) {
       if (r.cmd == "norm") a = convert(std::move(a), tally::dtype::float64);
-      else if (r.cmd != "sum" && r.cmd != "mean") a = biased(a);
+      else if (r.cmd != "sum" && r.cmd != "mean" && r.cmd != "dot") a = biased(a);
     }
-    try {
-      if (r.cmd == "dot" || a.type() != tally::dtype::uint64) a = widen_to_core(std::move(a), "--distributed dot", offset);
-      if (r.cmd == "dot") b = widen_to_core(std::move(b), "--distributed dot", offset);
-    } catch (const std::invalid_argument& e) {
-      throw npy::error(fmt::format("{}: {}", r.a, e.what()));
-    }
+    a = widen_to_core(std::move(a));
+    if (r.cmd == "dot") b = widen_to_core(std::move(b));
     if (r.cmd == "norm" && !is_float(a.type())) a = convert(std::move(a), tally::dtype::float64);
     if (gpu) {
       int gpus = gpu_count();
@@ -311,8 +340,8 @@ int run_distributed(const dist_request& r) {
   if (worst == 0) {
     try {
       double t0 = MPI_Wtime();
-      outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, a, given, total, tally::backend::cuda)
-                      : reduce_parts(r, a.ref(), b.ref(), a, given, total, tally::backend::cpu);
+      outcome o = gpu ? reduce_parts(r, da->ref(), db ? db->ref() : tally::array_ref{}, a, b, given, total, tally::backend::cuda)
+                      : reduce_parts(r, a.ref(), b.ref(), a, b, given, total, tally::backend::cpu);
       double secs = MPI_Wtime() - t0;
       if (r.cmd == "min" || r.cmd == "max") o.type = given;
       if (rank == 0) {

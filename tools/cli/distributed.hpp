@@ -20,8 +20,8 @@ struct dist_request {
 /// single-process command would (the same bits in exact mode). Returns the exit status
 /// (0 ok, 1 library error, 2 input error); rank 0 prints the error on stderr, one line as one
 /// process would (the first failing rank's own message; no rank prefix). Every .npy type is
-/// read (uint64 above 2^63 - 1 too, except by dot). In a build without MPI it reports that and
-/// returns 2.
+/// read, uint64 above 2^63 - 1 included, and an integer sum or dot product need only fit as a
+/// whole, as in one process. In a build without MPI it reports that and returns 2.
 int run_distributed(const dist_request& r);
 
 }  // namespace tally_cli

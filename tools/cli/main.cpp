@@ -86,8 +86,8 @@ the .npy file(s) and reduces it; rank 0 prints the combined result, in exact mod
 the same as one process; sum dot mean norm min max argmin argmax). Ranks run on the CPU
 (--backend auto or cpu: auto keeps the CPU under --distributed); --backend cuda puts each
 rank on a GPU (its node-local rank modulo the node's GPU count), copying its slice there.
-Limits: dot refuses uint64 elements above 2^63 - 1 and needs each rank's own integer dot
-product to fit int64 (sum, mean, min, max, argmin, argmax and norm take all of uint64).
+Every .npy type, uint64 above 2^63 - 1 included; an integer sum or dot product need only fit
+as a whole (int64, or uint64 for unsigned data), as in one process.
 Errors are printed once, by rank 0, as one process prints them (no rank prefix).
 
 Exit status: 0 ok; 1 library error (integer overflow, naming the operation and file(s); CUDA
