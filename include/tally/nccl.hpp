@@ -147,7 +147,8 @@ template <class T> struct part {
   comm_t comm;
   view<const T> x;
   stream_t stream = nullptr;
-  view<const T> y = {};  // for dot
+  view<const T> y{nullptr, 0};  // for dot (empty by default; `y = {}` made GCC 12 stop with an internal
+                               // compiler error on braced lists of parts, as in the example at the top)
 };
 
 namespace detail {

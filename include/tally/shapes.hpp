@@ -1,6 +1,7 @@
 // tally: shapes beyond contiguous 1-D arrays: strided 1-D views, reductions along one axis of
 // a 2-D array (per row, per column) and segmented reductions (CSR offsets). The non-template
-// layer (src/dispatch_shapes.cpp validates and picks the backend); C++ wrappers at the end.
+// layer (src/dispatch_shapes.cpp validates and picks the backend); typed C++ wrappers
+// (sum_strided, sum_along, segment_sum, ...) in tally/shaped.hpp, which tally/tally.hpp includes.
 //
 // Operations: sum (exact by default, or fast), mean (always exact), min, max and their first
 // index (argmin, argmax), with the NaN rule of `extreme` (propagate, or omit for the nan forms).

@@ -1,8 +1,11 @@
 // tally: the mergeable exact state of a reduction (issue 4's promise; the base of MPI and NCCL).
 //
-//   tally::exact_state a = tally::partial(tally::reduce_op::sum, part_a);   // any backend
-//   tally::exact_state b = tally::partial(tally::reduce_op::sum, part_b);
+//   std::vector<double> part_a = ..., part_b = ...;             // (or views of device memory)
+//   tally::exact_state a = tally::partial_sum<double>(part_a);   // any backend
+//   tally::exact_state b = tally::partial_sum<double>(part_b);
 //   double s = tally::round<double>(tally::merge(a, b));  // == tally::sum<double>(a ++ b), bitwise
+//
+// (The untyped `partial(reduce_op, array_ref x, array_ref y)` below takes type-erased arrays.)
 //
 // The state is the exact value of a sum (or dot product, or sum of squares) as a Kulisch
 // superaccumulator on ONE fixed digit grid, plus the term count and the special-value flags,

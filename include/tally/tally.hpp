@@ -1,6 +1,7 @@
 // tally: parallel reductions for NVIDIA GPUs and the CPU.
 //
 //   #include <tally/tally.hpp>
+//   #include <vector>
 //   std::vector<float> x = ...;
 //   float s = tally::sum<float>(x);                   // CPU backend (host data)
 //   double d = tally::dot<double>({px, n}, {py, n});  // CUDA backend if px, py are device memory

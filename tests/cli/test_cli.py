@@ -11,6 +11,7 @@ import os
 import stat
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -896,8 +897,14 @@ def test_help_states_empty_extremes_and_ddof_beyond_n():
     out = run("--help").stdout
     assert "empty input: inf / -inf for\n" in out and "the type's highest / lowest value for integers" in out
     assert "(int8: 127 / -128; bool: 1 / 0)" in out
-    assert "ddof >= n (empty input included) gives nan, where" in out and "NumPy gives inf with a warning" in out
-    assert "ddof >= n gives nan (NumPy: inf)" in run("var", "--help").stdout
+    assert "ddof >= n (empty input included) gives nan, where" in out
+    assert "NumPy warns and gives inf (nan for empty or constant\n" in out
+    assert "ddof >= n gives nan (NumPy: inf, or nan for empty or constant data)" in run("var", "--help").stdout
+    # what the help says of NumPy is what NumPy does
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isinf(np.var(np.array([1.0, 2.0]), ddof=2)) and np.isinf(np.std(np.array([1.0, 2.0]), ddof=3))
+        assert np.isnan(np.var(np.array([3.0, 3.0]), ddof=2)) and np.isnan(np.var(np.array([]), ddof=0))
 
 
 def test_help_and_version():
@@ -1092,6 +1099,22 @@ def test_mean_exact_against_fractions(tmp_path):
     else:
         bad("mean", f, "--backend", "cuda", code=1, words=["cuda"])
         bad("norm", f, "--backend", "cuda", code=1, words=["cuda"])
+
+
+@pytest.mark.parametrize("ord_", ["1", "2", "inf"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int32", "int64", "uint64", "bool"])
+def test_norm_backend_cuda_every_ord_and_type(tmp_path, ord_, dtype):
+    # --backend cuda insists on the GPU for every command (README): the L1 / L2 norms of integer
+    # data and the L1 / max norms of any data ran on the CPU anyway (without a GPU: exit 0 and
+    # "backend": "cpu"); the messages named the library's norm1 / norm2 / norm_inf, not the command
+    p = save(tmp_path, "a.npy", np.array([3, 4, 0, 1], dtype=dtype))
+    if gpu_present():
+        r = js("norm", p, "--ord", ord_, "--backend", "cuda")
+        assert r["backend"] == "cuda" and r["value"] == js("norm", p, "--ord", ord_, "--backend", "cpu")["value"]
+    else:
+        line = bad("norm", p, "--ord", ord_, "--backend", "cuda", code=1)
+        assert line.startswith("tally: norm: the CUDA backend was requested but "), line
+        assert js("norm", p, "--ord", ord_)["backend"] == "cpu"  # auto: the CPU without a GPU
 
 
 def test_norm_exact_no_overflow(tmp_path):
@@ -1372,7 +1395,7 @@ def test_var_and_std_exact_against_fractions(tmp_path):
     r = js("var", f16)
     assert r["value"] == 8.25 and r["dtype"] == "float32"
     one = save(tmp_path, "one.npy", np.array([3.0]))
-    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN, where NumPy gives inf (JSON: "nan")
+    assert js("var", one, "--ddof", 1)["value"] == "nan"  # n - ddof <= 0: NaN (JSON: "nan"; NumPy: nan here, inf for non-constant data)
     r = run("var", one, "--ddof", "-1")  # a usage error (CLI11): exit 2, the message on stderr, the option named once
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.splitlines()[0] == "--ddof: takes a whole number, 0 to 2^63 - 1, not '-1'"

@@ -41,7 +41,8 @@ constexpr const char* kFooter = R"(Synopsis:
                                      correctly rounded (auto: the CPU; --backend cuda: the
                                      GPU, but not exact var/std of int64 or uint64 data);
                                      ddof >= n (empty input included) gives nan, where
-                                     NumPy gives inf with a warning
+                                     NumPy warns and gives inf (nan for empty or constant
+                                     data)
   tally min|max FILE [--skip-nan]    smallest / largest element (NaN if there is one,
                                      unless --skip-nan); empty input: inf / -inf for
                                      floats, the type's highest / lowest value for integers
@@ -55,8 +56,8 @@ constexpr const char* kFooter = R"(Synopsis:
 
 Input files:
   .npy (dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, either byte order, C or Fortran
-  order, any shape; read
-  flattened in C order), or CSV, plain or gzip-compressed, whose column is read as float64.
+  order, any shape; read flattened in C order), or CSV, plain or gzip-compressed, whose
+  column is read as float64.
   A file is read as .npy when its name ends in .npy or it starts with the .npy magic,
   otherwise as CSV. The first CSV row (after --skip-rows and blank lines) is a header
   when the column is chosen by NAME or its cell there is not a number; in the second case,
@@ -349,8 +350,9 @@ report run_var(bool take_sqrt, const settings& s) {
 /// 32 bits cleared and lo = those bits (both exact), so sum |x| = sum hi + sum lo and
 /// sum x^2 = hi.hi + lo.lo + hi.(2 lo), exact states of the library (tally/state.hpp) merged
 /// and rounded once. (Converting |x| to float64 first would round each element above 2^53
-/// and then the total again.)
-double integer_norm(const host_array& a, bool l1) {
+/// and then the total again.) Backend `be`: cpu, or cuda (with a GPU the parts are copied to
+/// it and the states computed there; without one the library refuses: errc::no_gpu).
+double integer_norm(const host_array& a, bool l1, tally::backend be) {
   const auto n = static_cast<std::size_t>(a.size());
   std::vector<double> hi(n), lo(n), lo2(n);
   std::visit([&](const auto& v) {
@@ -368,37 +370,51 @@ double integer_norm(const host_array& a, bool l1) {
       }
     }
   }, a.data);
-  const tally::options cpu{tally::backend::cpu};
-  auto ref = [&](const std::vector<double>& v) {
+  const tally::options o{be};
+  auto host = [&](const std::vector<double>& v) {
     return tally::array_ref{v.data(), static_cast<std::int64_t>(n), tally::dtype::float64, tally::memory::host};
   };
+  tally::array_ref rhi = host(hi), rlo = host(lo), rlo2 = host(lo2);
+  std::optional<device_copy> dhi, dlo, dlo2;  // (cuda with a GPU: the parts on the device, freed on return)
+  if (staged(be)) {
+    rhi = dhi.emplace(rhi).ref();
+    rlo = dlo.emplace(rlo).ref();
+    if (!l1) rlo2 = dlo2.emplace(rlo2).ref();
+  }
   double r = 0;
   if (l1) {
-    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::sum, ref(hi), {}, cpu),
-                                         tally::partial(tally::reduce_op::sum, ref(lo), {}, cpu));
+    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::sum, rhi, {}, o),
+                                         tally::partial(tally::reduce_op::sum, rlo, {}, o));
     tally::round(st, &r, tally::dtype::float64);
   } else {
-    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::dot, ref(hi), ref(hi), cpu),
-                                         tally::partial(tally::reduce_op::dot, ref(lo), ref(lo), cpu));
-    st = tally::merge(st, tally::partial(tally::reduce_op::dot, ref(hi), ref(lo2), cpu));
+    tally::exact_state st = tally::merge(tally::partial(tally::reduce_op::dot, rhi, rhi, o),
+                                         tally::partial(tally::reduce_op::dot, rlo, rlo, o));
+    st = tally::merge(st, tally::partial(tally::reduce_op::dot, rhi, rlo2, o));
     tally::round_sqrt(st, &r, tally::dtype::float64);
   }
   return r;
 }
 
-/// The correctly rounded mean or L1 / L2 norm (the max norm: exact, then rounded once) of
-/// FILE (float64; float32 for float32 and 16-bit float data). Integer data: the L1 and L2
-/// norms from the exact integer value (integer_norm, on the cpu backend), the max norm of the
-/// float64 values (rounding is monotonic, so that is the exact maximum rounded once).
-report run_mean_norm(bool norm, const settings& s) {
+/// norm's library calls name themselves (norm1, norm2, norm_inf; for integer data the exact
+/// states' sum and dot); the tool's messages name the command that was typed, `norm`.
+[[noreturn]] void rethrow_as_norm(const tally::error& e) {
+  for (const char* lib : {"norm1", "norm2", "norm_inf", "sum", "dot"})
+    if (std::string_view(e.what()).starts_with(std::string("tally::") + lib + ": ")) rethrow_named(e, lib, "norm");
+  throw e;
+}
+
+/// The work of run_mean_norm (below), whose errors name the library's functions.
+report mean_norm(bool norm, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
+  const tally::backend be = pick_backend(s.backend);
   if (norm && !tally::is_floating(a.type())) {
     if (s.ord != "inf") {
       const std::int64_t n = a.size();
       double r = 0;
-      double secs = timed([&] { r = integer_norm(a, s.ord == "1"); });
+      double secs = timed([&] { r = integer_norm(a, s.ord == "1", be); });
       scalar v(r);
-      return {repr(v), json_number(v), tally::dtype::float64, n, tally::backend::cpu, secs};
+      return {repr(v), json_number(v), tally::dtype::float64, n, staged(be) ? tally::backend::cuda : tally::backend::cpu,
+              secs};
     }
     a = convert(std::move(a), tally::dtype::float64);
   }
@@ -407,21 +423,44 @@ report run_mean_norm(bool norm, const settings& s) {
     a = convert(std::move(a), tally::dtype::float32);
   bool single = a.type() == tally::dtype::float32 || a.type() == tally::dtype::float16 || a.type() == tally::dtype::bfloat16;
   tally::dtype rt = single ? tally::dtype::float32 : tally::dtype::float64;
-  tally::backend be = pick_backend(s.backend);
   alignas(8) unsigned char result[8] = {};
-  // The GPU runs mean and the L2 norm (the data staged to device memory); --ord 1|inf run on
-  // the cpu backend here.
-  bool gpu = staged(be) && (!norm || s.ord == "2");
-  tally::backend host_be = be == tally::backend::cuda && !gpu && !staged(be) ? be : tally::backend::cpu;
-  tally::options o{host_be, nullptr, s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact};
-  double secs = gpu ? mean_norm_on_gpu(norm, a.ref(), result, rt) : timed([&] {
-    if (norm && s.ord == "1") tally::norm1(a.ref(), result, rt, o);
-    else if (norm && s.ord == "inf") tally::norm_inf(a.ref(), result, rt, o);
-    else if (norm) tally::norm2(a.ref(), result, rt, o);
-    else tally::mean(a.ref(), result, rt, o);
-  });
+  // cuda with a GPU: the data staged to device memory once (mean and the L2 norm through
+  // mean_norm_on_gpu); otherwise the host call on `be` (cpu, or cuda without a GPU, which the
+  // library refuses: errc::no_gpu).
+  const bool gpu = staged(be);
+  const tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
+  auto call = [&](tally::array_ref x, const tally::options& o) {
+    if (norm && s.ord == "1") tally::norm1(x, result, rt, o);
+    else if (norm && s.ord == "inf") tally::norm_inf(x, result, rt, o);
+    else if (norm) tally::norm2(x, result, rt, o);
+    else tally::mean(x, result, rt, o);
+  };
+  double secs = 0;
+  if (gpu && (!norm || s.ord == "2")) {
+    secs = mean_norm_on_gpu(norm, a.ref(), result, rt);
+  } else if (gpu) {
+    device_copy d(a.ref());  // (freed on return)
+    secs = timed([&] { call(d.ref(), {tally::backend::cuda, nullptr, acc}); });
+  } else {
+    secs = timed([&] { call(a.ref(), {be, nullptr, acc}); });
+  }
   scalar v = rt == tally::dtype::float32 ? scalar(*reinterpret_cast<float*>(result)) : scalar(*reinterpret_cast<double*>(result));
   return {repr(v), json_number(v), rt, a.size(), gpu ? tally::backend::cuda : tally::backend::cpu, secs};
+}
+
+/// The correctly rounded mean or L1 / L2 norm (the max norm: exact, then rounded once) of
+/// FILE (float64; float32 for float32 and 16-bit float data). Integer data: the L1 and L2
+/// norms from the exact integer value (integer_norm), the max norm of the float64 values
+/// (rounding is monotonic, so that is the exact maximum rounded once). --backend cuda runs
+/// every one of them on the GPU (the data copied there once; no GPU: the library's
+/// errc::no_gpu, exit 1, as every command); auto takes the GPU when one is present.
+report run_mean_norm(bool norm, const settings& s) {
+  try {
+    return mean_norm(norm, s);
+  } catch (const tally::error& e) {
+    if (norm) rethrow_as_norm(e);
+    throw;
+  }
 }
 
 /// --axis: `cmd` along one axis of a 2-D FILE, one result per line (--json: a list under
@@ -489,13 +528,16 @@ void add_options(CLI::App* cmd, settings& s, bool two) {
                                    : "takes a count of lines, 0 to 2^63 - 1, not '" + v + "'";
           },
           "N>=0"));
+  const bool moments = cmd->get_name() == "var" || cmd->get_name() == "std";  // (auto keeps the CPU: run_var)
   cmd->add_option("--backend", s.backend,
-                  "auto (the GPU if present, else the CPU; the CPU under --distributed), cpu or cuda")
+                  moments ? "auto (the CPU, as cpu), cpu or cuda (the GPU)"
+                          : "auto (the GPU if present, else the CPU; the CPU under --distributed), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--accuracy", s.accuracy,
-                  "exact: the correctly rounded sum / dot product (default); fast: a float64 "
-                  "accumulator tree (ignored by add)")
+                  "exact (default): the correctly rounded result; fast: float64 accumulators (sum, dot and "
+                  "norm --ord 1: a float64 tree; var, std: Welford/Chan). mean, the L2 and max norms, min/max and add "
+                  "are always exact and ignore it")
       ->check(CLI::IsMember({"exact", "fast"}))
       ->capture_default_str();
   cmd->add_flag("--json", s.json, "print one JSON object: value, dtype, n, backend, seconds (of the library call alone)");
@@ -553,7 +595,7 @@ int main(int argc, char** argv) {
     add_options(cmd, s, false);
     cmd->add_option("--ddof", s.ddof,
                     "delta degrees of freedom: divide by n - ddof (0: population, 1: sample); ddof >= n gives nan "
-                    "(NumPy: inf)")
+                    "(NumPy: inf, or nan for empty or constant data)")
         ->check(CLI::Validator(
             [](const std::string& v) {
               return whole_number(v) ? std::string()
