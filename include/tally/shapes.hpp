@@ -178,9 +178,11 @@ void extreme_segments_async(extreme_op op, nan_policy nans, array_ref x, const s
 
 // ---- strided 1-D views ---------------------------------------------------------------------
 // The 1-D operations on a strided view (the single row of a (1, size) matrix with col_stride =
-// stride): the same results as the contiguous forms on the same elements. `result`/`value`/
-// `index` are host memory; rules as `reduce`, `mean` and `extreme` (empty: sum +0, mean NaN,
-// min/max +-inf and index -1).
+// stride): the same results as the contiguous forms on the same elements. The stride is
+// stepped size - 1 times, so a view of one element (or none) takes any stride; otherwise
+// (size - 1) * |stride| beyond 2^60 is errc::invalid_argument, as are elements below address
+// 0 or past the end of the address space. `result`/`value`/`index` are host memory; rules as
+// `reduce`, `mean` and `extreme` (empty: sum +0, mean NaN, min/max +-inf and index -1).
 
 /// Sum (op must be reduce_op::sum) of a strided view as `result_type`.
 void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt = {});
