@@ -96,8 +96,9 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
 
 /// Blocking L1 norm sum |x[i]| of floating x (float32 or float64) as `result_type` (float32 or
 /// float64). accuracy::exact (default): the exact sum of the |x[i]| rounded once (correctly
-/// rounded; same bits on every backend); accuracy::fast: a float64 accumulator (error bound
-/// of `sum`). Empty x: +0. NaN gives NaN, an infinity +inf. Integer x: errc::invalid_argument.
+/// rounded; same bits on every backend); accuracy::fast: the float64 tree of the fast `sum`
+/// over the |x[i]| (its error bound). Empty x: +0. NaN gives NaN, an infinity +inf. Any
+/// other x (float16, bfloat16, integers, bool): errc::invalid_argument.
 void norm1(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Blocking max norm max |x[i]| of floating x as `result_type` (exact: no arithmetic; rounded

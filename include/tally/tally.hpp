@@ -259,11 +259,13 @@ void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device
 /// - Shapes: x (n,), any n >= 0, any alignment. Accumulator: exact mode (default) the
 ///   exact-mode superaccumulator of `sum` over the |x[i]|, rounded once (correctly rounded,
 ///   the same bits on every backend and launch shape; never overflows in between); fast mode
-///   a float64 tree with the error bound of `sum` (sum |x_i| is then the exact result).
+///   the float64 tree of the fast `sum` over the |x[i]|, with its error bound (sum |x_i| is
+///   then the exact result) and its determinism.
 /// - Empty x: +0. A NaN gives NaN, an infinity +inf.
-/// - Blocking. On the cuda backend exact mode writes |x| to a stream-ordered temporary
-///   (cudaMallocAsync, n elements) and runs the exact sum over it.
-/// - Errors: as `sum`; integer T does not compile (type-erased: errc::invalid_argument).
+/// - Blocking. On the cuda backend exact mode runs the exact sum kernel reading each element
+///   as its absolute value (no temporary).
+/// - Errors: as `sum`; T other than float and double does not compile (type-erased: float16,
+///   bfloat16, integer or bool x is errc::invalid_argument).
 template <class T, class Out = T> Out norm1(view<const T> x, const options& opt = {}) {
   static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
                 "tally::norm1: float or double data, float or double result");
