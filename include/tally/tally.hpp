@@ -61,7 +61,11 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   16 elements into a running sum, then warp, block and grid trees combine the threads).
 ///   float32 inputs convert to float64 exactly; a float32 result adds half an ulp of float32.
 ///   (The standard first-order bound for a summation of that depth; Higham, "Accuracy and
-///   Stability of Numerical Algorithms", 2nd ed., section 4.2.)
+///   Stability of Numerical Algorithms", 2nd ed., section 4.2.) The bound assumes that no
+///   partial sum overflows float64: fast mode has no guard against that, so float64 data
+///   whose partial sums pass DBL_MAX can give +-inf or NaN where the exact sum is finite
+///   (1e308 + 1e308 - 1e308 may come out +inf; exact mode gives 1e308). float32 and 16-bit
+///   data cannot overflow a float64 accumulator.
 /// - Determinism: exact mode gives the same bits on every backend, GPU, launch shape and
 ///   thread count (the result is defined mathematically). Fast mode gives the same bits for
 ///   the same input, backend, device model and build; they can differ between the CPU and a
@@ -89,12 +93,18 @@ template <class T, class Out = result_t<T>> Out sum(view<const T> x, const optio
 ///   (float32 products are exact in float64; float64 products use TwoProduct with FMA, or an
 ///   exact 106-bit integer product near the ends of the exponent range), so the result is the
 ///   correctly rounded exact dot product at any condition number. In fast mode products are
-///   formed in float64 (fused multiply-add for float64). Integer products and sums are exact
+///   formed in float64: exactly for float32 and 16-bit data; for float64 data by a fused
+///   multiply-add on the GPU and on CPU builds with FMA enabled (-mfma, -march=native), else
+///   by a rounded product and an add (as the default CPU build does: one rounding more per
+///   product, inside the bound below). Integer products and sums are exact
 ///   (128-bit or wider), so errc::overflow is thrown exactly when the true dot product is
 ///   outside int64.
 /// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
 /// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
-/// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i.
+/// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i, plus, for float64 data,
+///   n * 2^-1075 (half the smallest subnormal per product) for products that underflow below
+///   2^-1022 in fast mode (1000 products of 0.49 * 2^-1074 each give 0; exact mode ~2.4e-321);
+///   float64 products that overflow give +-inf or NaN there, as partial sums do for `sum`.
 /// - Blocking, determinism and the other errors: as `sum`.
 template <class T, class Out = result_t<T>>
 Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
