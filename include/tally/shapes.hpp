@@ -102,7 +102,9 @@ void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt
 /// Minimum or maximum along `axis` and the index of its first occurrence within its row or
 /// column (0-based along the reduced axis). `values` (x's type) and `indices` (int64) each
 /// either have one element per output or are left empty ({nullptr, 0}: not written); when
-/// there are outputs, at least one is given. NaN and ties as `extreme`; empty rows/columns give +-inf and -1.
+/// there are outputs, at least one is given (both left empty: errc::null_pointer). NaN and
+/// ties as `extreme`; empty rows/columns give +-inf (integers: the type's highest / lowest
+/// value) and -1.
 void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
                   mutable_array_ref indices, const options& opt = {});
 

@@ -306,11 +306,17 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   is formed exactly (big integers: Knuth, TAOCP vol. 2, 4.3.1) and rounded once:
 ///   correctly rounded, the same bits on every thread count; no overflow or underflow
 ///   (elements of 1e200 or 1e-200 are fine).
-/// - Fast mode: Welford's update per thread (Technometrics 4(3), 1962), merged with the
-///   pairwise formula of Chan, Golub and LeVeque (Stanford STAN-CS-79-773, 1979), in float64;
-///   squares of |x| > ~1e154 overflow there.
-/// - n - ddof <= 0 (so empty x with ddof = 0): NaN (NumPy returns NaN or inf with a
-///   warning). NaN or an infinity in x: NaN.
+/// - Fast mode: Welford's update per chunk of 2^15 elements (cpu; per thread on the GPU;
+///   Technometrics 4(3), 1962), merged with the pairwise formula of Chan, Golub and LeVeque
+///   (Stanford STAN-CS-79-773, 1979), in float64 (no error bound is claimed). Its running mean
+///   and sums of squares can overflow (|x| > ~1e154); a fast result that is not a finite
+///   number >= 0 (that, or a NaN or infinity in x) is recomputed in exact mode, which returns
+///   the correctly rounded value (+inf only when the variance itself overflows) or NaN.
+///   On the cpu backend the same bits whatever the thread count.
+/// - n - ddof <= 0 (so empty x with ddof = 0; empty x gives NaN for any ddof): NaN (NumPy
+///   returns NaN or inf with a warning). NaN or an infinity in x: NaN. A negative ddof is
+///   taken as it is (divisor n - ddof > n); one for which n - ddof does not fit int64 is
+///   errc::invalid_argument.
 /// - Blocking. CUDA backend: exact mode for float and double (one certified pass reads x
 ///   once for sum x and sum x^2 and the host proves the rounding, ops/certified.hpp; when the
 ///   proof fails, the GPU's exact states: the cpu backend's bits either way); float16,
