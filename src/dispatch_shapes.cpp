@@ -341,10 +341,14 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
 // A strided view as one output of a uniform geometry; results to host memory.
 void strided_call(const char* fn, const strided_ref& x, request r, const options& opt) {
   if (x.size < 0) fail(errc::invalid_argument, fn, "x has negative length " + std::to_string(x.size));
-  if (x.size > 0 && (x.stride > (std::int64_t(1) << 60) / x.size || x.stride < -(std::int64_t(1) << 60) / x.size))
+  // The stride is stepped size - 1 times (as an axis's, axis_geometry): a view of one element
+  // (or none) takes any stride, INT64_MIN included.
+  const std::int64_t steps = x.size > 1 ? x.size - 1 : 0;
+  if (steps > 0 && (x.stride > (std::int64_t(1) << 60) / steps || x.stride < -(std::int64_t(1) << 60) / steps))
     fail(errc::invalid_argument, fn, "the stride reaches beyond 2^60 elements from data (addresses would overflow)");
+  const std::int64_t stride = steps > 0 ? x.stride : 0;  // (never stepped: 0 keeps it out of the backends' arithmetic)
   if (x.size > 0) {
-    const std::int64_t reach = (x.size - 1) * x.stride;  // (|reach| <= 2^60: checked above)
+    const std::int64_t reach = steps * stride;  // (|reach| <= 2^60: checked above)
     check_addresses(fn, x.data, {std::min<std::int64_t>(reach, 0), std::max<std::int64_t>(reach, 0)}, x.type);
   }
   geometry g;
@@ -352,7 +356,7 @@ void strided_call(const char* fn, const strided_ref& x, request r, const options
   g.type = x.type;
   g.outputs = 1;
   g.len = x.size;
-  g.inner = x.stride;
+  g.inner = stride;
   g.n = x.size;
   int dev = -1;
   memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);

@@ -323,6 +323,15 @@ TEST_P(Shapes, StridedViews) {
     check(17, 1000, 0);                 // one element 1000 times
     check(3, 0, 9);                     // empty
     check(99999, 20000, -5);
+    // A view of one element (or none) never steps its stride, so any stride is fine, as for
+    // an axis of extent 1 (it was errc::invalid_argument beyond 2^60); two elements step it.
+    for (std::int64_t stride : {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                                std::int64_t(1) << 61}) {
+      check(42, 1, stride);
+      check(42, 0, stride);
+      tally::strided<T> two{bm.data() + 42, 2, stride};
+      EXPECT_TRUE(throws_tally([&] { tally::sum_strided<T>(two, opt()); }, errc::invalid_argument, {"stride"}));
+    }
   });
 }
 

@@ -96,8 +96,9 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
 
 /// Blocking L1 norm sum |x[i]| of floating x (float32 or float64) as `result_type` (float32 or
 /// float64). accuracy::exact (default): the exact sum of the |x[i]| rounded once (correctly
-/// rounded; same bits on every backend); accuracy::fast: a float64 accumulator (error bound
-/// of `sum`). Empty x: +0. NaN gives NaN, an infinity +inf. Integer x: errc::invalid_argument.
+/// rounded; same bits on every backend); accuracy::fast: the float64 tree of the fast `sum`
+/// over the |x[i]| (its error bound). Empty x: +0. NaN gives NaN, an infinity +inf. Any
+/// other x (float16, bfloat16, integers, bool): errc::invalid_argument.
 void norm1(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Blocking max norm max |x[i]| of floating x as `result_type` (exact: no arithmetic; rounded
@@ -106,19 +107,22 @@ void norm_inf(array_ref x, void* result, dtype result_type, const options& opt =
 
 /// Blocking variance (take_sqrt false) or standard deviation (true) of x with NumPy's ddof:
 /// sum (x[i] - mean)^2 / (n - ddof), as `result_type` (float32 or float64). x: every dtype
-/// (16-bit floats as exact float32 values, integers exactly, bool as 0/1). Exact mode (default): (n S2 - S1^2) / (n (n - ddof)) from the exact
-/// sums S1 = sum x and S2 = sum x^2, computed exactly and rounded once (the standard deviation:
-/// the correctly rounded square root of that exact rational). Fast mode: Welford per thread,
-/// Chan et al. merging; a fast result that is not a finite non-negative number (a NaN or an
-/// infinity in x, or finite float32/float64 data whose running mean or sum of squares
-/// overflowed: [1e308, -1e308]) is recomputed in exact mode, which gives NaN for the first
-/// and the correctly rounded value (here +inf) for the second. n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does;
-/// NaN or an infinity in x gives NaN. Exact mode on the cuda backend: float32/float64 data
-/// through the GPU's exact states of sum x and sum x^2 (tally::round_variance, the same bits as
-/// the cpu backend); float16, bfloat16, bool and integers up to 32 bits widened to a float64
-/// copy on the device first (8 bytes per element of device memory, freed on return); int64
-/// and uint64 data there is errc::invalid_argument in this version (fast mode takes every
-/// dtype on both backends).
+/// (16-bit floats as exact float32 values, integers exactly, bool as 0/1). Exact mode (default):
+/// (n S2 - S1^2) / (n (n - ddof)) from the exact sums S1 = sum x and S2 = sum x^2, computed
+/// exactly and rounded once (the standard deviation: the correctly rounded square root of that
+/// exact rational). Fast mode: Welford per chunk (cpu) or thread (GPU), Chan et al. merging; a
+/// fast result that is not a finite non-negative number (a NaN or an infinity in x, or finite
+/// float32/float64 data whose running mean or sum of squares overflowed: [1e308, -1e308]) is
+/// recomputed in exact mode, which gives NaN for the first and the correctly rounded value (here
+/// +inf) for the second.
+/// n - ddof <= 0 (empty x with ddof 0 included) gives NaN, as NumPy does; so does empty x with
+/// any ddof; a ddof for which n - ddof does not fit int64 (ddof near INT64_MIN) is
+/// errc::invalid_argument. NaN or an infinity in x gives NaN. Exact mode on the cuda backend:
+/// float32/float64 data through the GPU's exact states of sum x and sum x^2
+/// (tally::round_variance, the same bits as the cpu backend); float16, bfloat16, bool and
+/// integers up to 32 bits widened to a float64 copy on the device first (8 bytes per element of
+/// device memory, freed on return); int64 and uint64 data there is errc::invalid_argument in
+/// this version (fast mode takes every dtype on both backends).
 void var(array_ref x, std::int64_t ddof, bool take_sqrt, void* result, dtype result_type,
          const options& opt = {});
 

@@ -8,7 +8,10 @@
 //
 // Each rank passes its local part, a contiguous 1-D view (host memory: CPU backend; device
 // memory: CUDA backend, one GPU per rank); the global array is the concatenation of the parts
-// in rank order. tally reduces each part with its own kernels, then combines across ranks:
+// in rank order. Element types: float32, float64, int32 and int64 (any other dtype is
+// errc::invalid_argument on every rank; the command-line tool widens the others exactly,
+// docs/distributed.md). tally reduces each part with its own kernels, then combines across
+// ranks:
 //  - exact sums, dot products, means and norms (the default, and always for mean, norm2 and
 //    integers): each rank's tally::exact_state (include/tally/state.hpp) is merged with ONE
 //    MPI_Allreduce (MPI_Reduce to a root) of int64 words with MPI_SUM: an exact integer merge,

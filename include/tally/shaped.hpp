@@ -63,7 +63,8 @@ located<T> extreme_strided(strided<T> x, nan_policy nans = nan_policy::propagate
 }
 
 /// Sums along `axis` into out (shape (cols,) for axis 0, (rows,) for axis 1); Out: float or
-/// double for floating T, int64_t for integers. See tally::reduce_axis.
+/// double for floating T, int64_t for signed integers and bool, uint64_t for unsigned
+/// integers (the default, result_t<T>). See tally::reduce_axis.
 template <class T, class Out = result_t<T>>
 void sum_along(matrix<T> x, int axis, view<Out> out, const options& opt = {}) {
   reduce_axis(reduce_op::sum, x.ref(), axis, detail::mref(out), opt);

@@ -103,7 +103,9 @@ void mean_axis(matrix_ref x, int axis, mutable_array_ref out, const options& opt
 /// Minimum or maximum along `axis` and the index of its first occurrence within its row or
 /// column (0-based along the reduced axis). `values` (x's type) and `indices` (int64) each
 /// either have one element per output or are left empty ({nullptr, 0}: not written); when
-/// there are outputs, at least one is given. NaN and ties as `extreme`; empty rows/columns give +-inf and -1.
+/// there are outputs, at least one is given (both left empty: errc::null_pointer). NaN and
+/// ties as `extreme`; empty rows/columns give +-inf (integers: the type's highest / lowest
+/// value) and -1.
 void extreme_axis(extreme_op op, nan_policy nans, matrix_ref x, int axis, mutable_array_ref values,
                   mutable_array_ref indices, const options& opt = {});
 
@@ -179,9 +181,11 @@ void extreme_segments_async(extreme_op op, nan_policy nans, array_ref x, const s
 
 // ---- strided 1-D views ---------------------------------------------------------------------
 // The 1-D operations on a strided view (the single row of a (1, size) matrix with col_stride =
-// stride): the same results as the contiguous forms on the same elements. `result`/`value`/
-// `index` are host memory; rules as `reduce`, `mean` and `extreme` (empty: sum +0, mean NaN,
-// min/max +-inf and index -1).
+// stride): the same results as the contiguous forms on the same elements. The stride is
+// stepped size - 1 times, so a view of one element (or none) takes any stride; otherwise
+// (size - 1) * |stride| beyond 2^60 is errc::invalid_argument, as are elements below address
+// 0 or past the end of the address space. `result`/`value`/`index` are host memory; rules as
+// `reduce`, `mean` and `extreme` (empty: sum +0, mean NaN, min/max +-inf and index -1).
 
 /// Sum (op must be reduce_op::sum) of a strided view as `result_type`.
 void reduce(reduce_op op, strided_ref x, void* result, dtype result_type, const options& opt = {});

@@ -62,7 +62,11 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   16 elements into a running sum, then warp, block and grid trees combine the threads).
 ///   float32 inputs convert to float64 exactly; a float32 result adds half an ulp of float32.
 ///   (The standard first-order bound for a summation of that depth; Higham, "Accuracy and
-///   Stability of Numerical Algorithms", 2nd ed., section 4.2.)
+///   Stability of Numerical Algorithms", 2nd ed., section 4.2.) The bound assumes that no
+///   partial sum overflows float64: fast mode has no guard against that, so float64 data
+///   whose partial sums pass DBL_MAX can give +-inf or NaN where the exact sum is finite
+///   (1e308 + 1e308 - 1e308 may come out +inf; exact mode gives 1e308). float32 and 16-bit
+///   data cannot overflow a float64 accumulator.
 /// - Determinism: exact mode gives the same bits on every backend, GPU, launch shape and
 ///   thread count (the result is defined mathematically). Fast mode gives the same bits for
 ///   the same input, backend, device model and build; they can differ between the CPU and a
@@ -90,12 +94,18 @@ template <class T, class Out = result_t<T>> Out sum(view<const T> x, const optio
 ///   (float32 products are exact in float64; float64 products use TwoProduct with FMA, or an
 ///   exact 106-bit integer product near the ends of the exponent range), so the result is the
 ///   correctly rounded exact dot product at any condition number. In fast mode products are
-///   formed in float64 (fused multiply-add for float64). Integer products and sums are exact
+///   formed in float64: exactly for float32 and 16-bit data; for float64 data by a fused
+///   multiply-add on the GPU and on CPU builds with FMA enabled (-mfma, -march=native), else
+///   by a rounded product and an add (as the default CPU build does: one rounding more per
+///   product, inside the bound below). Integer products and sums are exact
 ///   (128-bit or wider), so errc::overflow is thrown exactly when the true dot product is
 ///   outside int64.
 /// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
 /// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
-/// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i.
+/// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i, plus, for float64 data,
+///   n * 2^-1075 (half the smallest subnormal per product) for products that underflow below
+///   2^-1022 in fast mode (1000 products of 0.49 * 2^-1074 each give 0; exact mode ~2.4e-321);
+///   float64 products that overflow give +-inf or NaN there, as partial sums do for `sum`.
 /// - Blocking, determinism and the other errors: as `sum`.
 template <class T, class Out = result_t<T>>
 Out dot(view<const T> x, view<const T> y, const options& opt = {}) {
@@ -260,11 +270,13 @@ void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device
 /// - Shapes: x (n,), any n >= 0, any alignment. Accumulator: exact mode (default) the
 ///   exact-mode superaccumulator of `sum` over the |x[i]|, rounded once (correctly rounded,
 ///   the same bits on every backend and launch shape; never overflows in between); fast mode
-///   a float64 tree with the error bound of `sum` (sum |x_i| is then the exact result).
+///   the float64 tree of the fast `sum` over the |x[i]|, with its error bound (sum |x_i| is
+///   then the exact result) and its determinism.
 /// - Empty x: +0. A NaN gives NaN, an infinity +inf.
-/// - Blocking. On the cuda backend exact mode writes |x| to a stream-ordered temporary
-///   (cudaMallocAsync, n elements) and runs the exact sum over it.
-/// - Errors: as `sum`; integer T does not compile (type-erased: errc::invalid_argument).
+/// - Blocking. On the cuda backend exact mode runs the exact sum kernel reading each element
+///   as its absolute value (no temporary).
+/// - Errors: as `sum`; T other than float and double does not compile (type-erased: float16,
+///   bfloat16, integer or bool x is errc::invalid_argument).
 template <class T, class Out = T> Out norm1(view<const T> x, const options& opt = {}) {
   static_assert(std::is_floating_point_v<T> && (std::is_same_v<Out, float> || std::is_same_v<Out, double>),
                 "tally::norm1: float or double data, float or double result");
@@ -295,11 +307,17 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   is formed exactly (big integers: Knuth, TAOCP vol. 2, 4.3.1) and rounded once:
 ///   correctly rounded, the same bits on every thread count; no overflow or underflow
 ///   (elements of 1e200 or 1e-200 are fine).
-/// - Fast mode: Welford's update per thread (Technometrics 4(3), 1962), merged with the
-///   pairwise formula of Chan, Golub and LeVeque (Stanford STAN-CS-79-773, 1979), in float64;
-///   squares of |x| > ~1e154 overflow there.
-/// - n - ddof <= 0 (so empty x with ddof = 0): NaN (NumPy returns NaN or inf with a
-///   warning). NaN or an infinity in x: NaN.
+/// - Fast mode: Welford's update per chunk of 2^15 elements (cpu; per thread on the GPU;
+///   Technometrics 4(3), 1962), merged with the pairwise formula of Chan, Golub and LeVeque
+///   (Stanford STAN-CS-79-773, 1979), in float64 (no error bound is claimed). Its running mean
+///   and sums of squares can overflow (|x| > ~1e154); a fast result that is not a finite
+///   number >= 0 (that, or a NaN or infinity in x) is recomputed in exact mode, which returns
+///   the correctly rounded value (+inf only when the variance itself overflows) or NaN.
+///   On the cpu backend the same bits whatever the thread count.
+/// - n - ddof <= 0 (so empty x with ddof = 0; empty x gives NaN for any ddof): NaN (NumPy
+///   returns NaN or inf with a warning). NaN or an infinity in x: NaN. A negative ddof is
+///   taken as it is (divisor n - ddof > n); one for which n - ddof does not fit int64 is
+///   errc::invalid_argument.
 /// - Blocking. CUDA backend: exact mode for float and double (one certified pass reads x
 ///   once for sum x and sum x^2 and the host proves the rounding, ops/certified.hpp; when the
 ///   proof fails, the GPU's exact states: the cpu backend's bits either way); float16,

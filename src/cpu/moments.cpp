@@ -4,9 +4,11 @@
 //
 // Fast reductions use the reducers of ops/moments.hpp over fixed chunks of 2^15 elements:
 // each chunk folds its elements in order, the chunk results are combined in chunk order, so
-// the result depends on the input alone, never on the thread count. Exact ones feed each
-// chunk to the exact-mode accumulators (cpu/exact.hpp: anchored levels and the Kulisch
-// superaccumulator), merge the threads' digits by integer addition and round once.
+// the result depends on the input alone, never on the thread count (the fast L1 norm, whose
+// error bound is `sum`'s, takes the fast sum's lanes and trees instead: cpu/reduce.hpp).
+// Exact ones feed each chunk to the exact-mode accumulators (cpu/exact.hpp: anchored levels
+// and the Kulisch superaccumulator), merge the threads' digits by integer addition and round
+// once.
 #include <omp.h>
 
 #include <cmath>
@@ -17,6 +19,7 @@
 
 #include "backends_ops.hpp"
 #include "cpu/exact.hpp"
+#include "cpu/reduce.hpp"
 #include "tally/ops/certified.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/exact_variance.hpp"
@@ -57,10 +60,9 @@ constexpr std::int64_t kCertifiedShort = 256;
 
 template <class T, class Out> void norm1_t(accuracy acc, const void* xv, std::int64_t n, void* result) {
   const T* x = static_cast<const T*>(xv);
-  if (acc == accuracy::fast) {
-    int st = 0;
-    return put(result, ops::abs_sum_reducer<T, Out>::finalize(fold_chunks<ops::abs_sum_reducer<T, Out>, T>(x, n), st));
-  }
+  // Fast: the fast sum's tree over |x| (cpu/reduce.cpp), within the error bound of `sum`; a
+  // serial fold of each chunk (fold_chunks) erred by up to 2^15 ulps of the sum.
+  if (acc == accuracy::fast) return abs_sum_fast(dtype_of<T>(), dtype_of<Out>(), xv, n, result);
   if (n > 0 && n <= kCertifiedShort) {  // short: the certified pass first (the same bits; see var_certified)
     ops::certified::state s;
     for (std::int64_t i = 0; i < n; ++i) ops::certified::add<3>(s, std::fabs(static_cast<double>(x[i])));

@@ -15,8 +15,10 @@
 
 #include "backends.hpp"
 #include "cpu/exact.hpp"
+#include "cpu/reduce.hpp"
 #include "cpu/small.hpp"
 #include "tally/ops/exact.hpp"
+#include "tally/ops/moments.hpp"
 #include "tally/ops/reducers.hpp"
 #include "tally/ops/small.hpp"
 #include "tally/threads.hpp"
@@ -207,6 +209,16 @@ void reduce(reduce_op op, dtype t, dtype out, accuracy acc, const void* x, const
           : reduce_t<ops::sum_reducer<T>, S, false>(x, y, n, result, status);
     }
   });
+}
+
+void abs_sum_fast(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
+  int status = 0;  // (never set: floating)
+  auto run = [&]<class T>() {
+    if (out == dtype::float64) reduce_t<ops::abs_sum_reducer<T, double>, T, false>(x, nullptr, n, result, status);
+    else reduce_t<ops::abs_sum_reducer<T, float>, T, false>(x, nullptr, n, result, status);
+  };
+  if (t == dtype::float32) run.template operator()<float>();
+  else run.template operator()<double>();
 }
 
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
