@@ -547,3 +547,42 @@ TEST_P(Shapes, BadArgumentsAreClearErrors) {
 
 }  // namespace
 }  // namespace tt
+
+namespace tt {
+namespace {
+
+// The CPU backend's fast float sums depend on the elements of each output alone, not on the
+// layout: a column of a row-major matrix (summed a tile of adjacent columns at a time, the
+// columns as the vector lanes), the same column as a row of the column-major matrix, as a
+// strided view and as a contiguous 1-D array give the same bits. (The GPU's fast sums are
+// within the bound only, and are not compared here.)
+TEST(ShapesCpu, FastSumsHaveTheSameBitsInEveryLayout) {
+  tally::options fast;
+  fast.backend = tally::backend::cpu;
+  fast.accuracy = tally::accuracy::fast;
+  auto run = [&]<class T>() {
+    for (auto [r, c] : {std::pair<std::int64_t, std::int64_t>{5000, 70}, {70000, 65}, {1025, 64}, {3, 100}, {2049, 1}}) {
+      SCOPED_TRACE(std::to_string(r) + " x " + std::to_string(c));
+      const std::vector<T> m = random_values<T>(r * c, dist::wide, static_cast<std::uint64_t>(r + c));
+      std::vector<T> f(m.size());  // column-major copy
+      for (std::int64_t i = 0; i < r; ++i)
+        for (std::int64_t j = 0; j < c; ++j) f[static_cast<std::size_t>(j * r + i)] = m[static_cast<std::size_t>(i * c + j)];
+      std::vector<T> cols(static_cast<std::size_t>(c)), rows(static_cast<std::size_t>(c));
+      tally::sum_along<T, T>(tally::matrix<T>::row_major(m.data(), r, c), 0, tally::view<T>(cols), fast);
+      tally::sum_along<T, T>(tally::matrix<T>::row_major(f.data(), c, r), 1, tally::view<T>(rows), fast);
+      for (std::int64_t j = 0; j < c; ++j) {
+        const std::vector<T> col(f.begin() + j * r, f.begin() + (j + 1) * r);
+        const T one = tally::sum<T>(col, fast);
+        const T strided = tally::sum_strided<T, T>(tally::strided<T>{m.data() + j, r, c}, fast);
+        ASSERT_TRUE(same_bits(cols[static_cast<std::size_t>(j)], one)) << "column " << j;
+        ASSERT_TRUE(same_bits(rows[static_cast<std::size_t>(j)], one)) << "column " << j;
+        ASSERT_TRUE(same_bits(strided, one)) << "column " << j;
+      }
+    }
+  };
+  run.template operator()<float>();
+  run.template operator()<double>();
+}
+
+}  // namespace
+}  // namespace tt

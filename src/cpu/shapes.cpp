@@ -103,6 +103,34 @@ template <class T> struct fast_sum_op {
       for (int i = 0; i + w < blocks; i += 2 * w) part[i] += part[i + w];
     if (blocks) a += part[0];
   }
+  /// A column tile (engine::columns, adjacent outputs contiguous, kl <= kPieceRows rows): the
+  /// additions of fold() on each column, in the same order (lane k mod 8 of each block of
+  /// kBlock rows, the lanes' tree, the blocks' tree), with the outputs as the vector lanes:
+  /// the same bits as the gathered columns, without the transpose.
+  void fold_tile(acc* out, const T* p, std::int64_t ob, std::int64_t kl, std::int64_t row_stride, std::int64_t) const {
+    static_assert(kPieceRows % kBlock == 0);
+    alignas(64) double lane[kLanes][kBlockOut];
+    alignas(64) double part[kPieceRows / kBlock][kBlockOut];
+    int blocks = 0;
+    for (std::int64_t b0 = 0; b0 < kl; b0 += kBlock, ++blocks) {
+      const std::int64_t n = std::min(kBlock, kl - b0);
+      for (auto& l : lane)
+        for (std::int64_t b = 0; b < ob; ++b) l[b] = -0.0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T* row = p + (b0 + i) * row_stride;
+        double* l = lane[i % kLanes];
+        for (std::int64_t b = 0; b < ob; ++b) l[b] += static_cast<double>(row[b]);
+      }
+      for (int w = kLanes / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; ++j)
+          for (std::int64_t b = 0; b < ob; ++b) lane[j][b] += lane[j + w][b];
+      for (std::int64_t b = 0; b < ob; ++b) part[blocks][b] = lane[0][b];
+    }
+    for (int w = 1; w < blocks; w *= 2)
+      for (int i = 0; i + w < blocks; i += 2 * w)
+        for (std::int64_t b = 0; b < ob; ++b) part[i][b] += part[i + w][b];
+    for (std::int64_t b = 0; b < ob; ++b) out[b] = identity() + part[0][b];
+  }
   acc combine(acc a, acc b) const { return a + b; }
   void write(std::int64_t o, acc a, std::int64_t len) const {
     if (len == 0) a = 0.0;  // the sum of nothing is +0
@@ -149,6 +177,25 @@ template <class T> struct int_sum_op {
       for (int j = 0; j < kLanes; ++j) { h += hi[j]; l += lo[j]; }
       a += h * (ops::i128(1) << 32) + l;
     }
+  }
+  /// A column tile (engine::columns, adjacent outputs contiguous, kl <= kPieceRows rows):
+  /// int64 sums per output, row by row with the outputs as the vector lanes (8-byte elements
+  /// as their high and low 32 bits), exact, so the same value as fold().
+  void fold_tile(acc* out, const T* p, std::int64_t ob, std::int64_t kl, std::int64_t row_stride, std::int64_t) const {
+    static_assert(kPieceRows <= (std::int64_t(1) << 30));  // (2^30 sums of 32-bit parts fit int64)
+    alignas(64) std::int64_t hi[kBlockOut] = {}, lo[kBlockOut] = {};
+    for (std::int64_t k = 0; k < kl; ++k) {
+      const T* row = p + k * row_stride;
+      for (std::int64_t b = 0; b < ob; ++b) {
+        if constexpr (sizeof(T) == 8) {
+          hi[b] += row[b] >> 32;
+          lo[b] += static_cast<std::int64_t>(static_cast<std::uint64_t>(row[b]) & 0xffffffffu);
+        } else {
+          lo[b] += row[b];
+        }
+      }
+    }
+    for (std::int64_t b = 0; b < ob; ++b) out[b] = ops::i128(hi[b]) * (ops::i128(1) << 32) + lo[b];
   }
   acc combine(acc a, acc b) const { return a + b; }
   void write(std::int64_t o, acc a, std::int64_t len) const {
