@@ -72,15 +72,16 @@ template <class T> struct fast_sum_op {
   void* out;
   dtype out_type;
   acc identity() const { return -0.0; }
+  // A short run (rows of a few elements, n < kLanes): fold_block's tree written out, lane j
+  // holding x[j] or -0.0, so the same bits; there the lanes stored one by one and read back as
+  // vectors stalled store forwarding, half the time of a short row.
+  static double short_tree(const T* x, std::int64_t n) {
+    static_assert(kLanes == 8);
+    auto v = [&](int j) { return j < n ? static_cast<double>(x[j]) : -0.0; };
+    return ((v(0) + v(4)) + (v(2) + v(6))) + ((v(1) + v(5)) + (v(3) + v(7)));
+  }
   static double fold_block(const T* x, std::int64_t n) {
-    if (n < kLanes) {
-      // A short run (rows of a few elements): the lanes' tree below written out, lane j holding
-      // x[j] or -0.0, so the same bits; the lanes stored one by one and read back as vectors
-      // stalled store forwarding, half the time of a short row.
-      static_assert(kLanes == 8);
-      auto v = [&](int j) { return j < n ? static_cast<double>(x[j]) : -0.0; };
-      return ((v(0) + v(4)) + (v(2) + v(6))) + ((v(1) + v(5)) + (v(3) + v(7)));
-    }
+    if (n < kLanes) return short_tree(x, n);
     double lane[kLanes];
     for (auto& l : lane) l = -0.0;
     std::int64_t body = n - n % kLanes;
@@ -93,7 +94,7 @@ template <class T> struct fast_sum_op {
   }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
     if (n <= kBlock) {  // one block (the tree below of one part)
-      if (n > 0) a += fold_block(x, n);
+      if (n > 0) a += n < kLanes ? short_tree(x, n) : fold_block(x, n);
       return;
     }
     double part[kPiece / kBlock];
@@ -361,7 +362,7 @@ template <class Op> struct engine {
 
   // Folds elements k0 .. k0 + n of the run at p (stride s) into a.
   void fold_run(A& a, const T* p, std::int64_t n, std::int64_t s, std::int64_t k0, std::vector<T>& buf) const {
-    if (s == 1) return op.fold(a, p + k0, n, k0);
+    if (s == 1 || n == 1) return op.fold(a, p + k0 * s, n, k0);  // (one element: the stride is never stepped)
     buf.resize(static_cast<std::size_t>(n));
     for (std::int64_t k = 0; k < n; ++k) buf[static_cast<std::size_t>(k)] = p[(k0 + k) * s];
     op.fold(a, buf.data(), n, k0);
@@ -393,6 +394,7 @@ template <class Op> struct engine {
         op.write(o, a, n);
       }
     }
+    if (!g.offsets && g.len <= kPiece) return;  // (no long output)
     for (std::int64_t o = 0; o < m; ++o) {  // long outputs: their pieces in parallel
       std::int64_t n = len_of(o);
       if (n <= kPiece) continue;
