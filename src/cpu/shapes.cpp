@@ -27,6 +27,7 @@
 
 #include "cpu/exact.hpp"
 #include "cpu/extreme_blocks.hpp"
+#include "cpu/isa.hpp"
 #include "shapes_backend.hpp"
 #include "shapes_widen.hpp"
 #include "tally/ops/certified.hpp"
@@ -62,6 +63,17 @@ struct overflow_log {
 };
 
 template <class T> void put(void* out, std::int64_t o, T v) { static_cast<T*>(out)[o] = v; }
+
+// Whether the exact column sums and means take the certified tiles first (engine::
+// columns_certified); TALLY_CPU_CERTIFIED=0 turns that off (the superaccumulator alone: the
+// same bits; the tests run both), read once.
+bool certified_columns() {
+  static const bool on = [] {
+    const char* v = std::getenv("TALLY_CPU_CERTIFIED");
+    return !(v && v[0] == '0' && v[1] == 0);
+  }();
+  return on;
+}
 
 // ---- ops ----------------------------------------------------------------------------------
 
@@ -275,6 +287,12 @@ template <class T> struct exact_sum_op {
     }
     ce::state st;
     for (std::int64_t k = 0; k < n; ++k) ce::add<3>(st, static_cast<double>(p[k * stride]));
+    return write_state(o, st, n);
+  }
+  /// Writes output o from the certified state of its n >= 1 elements when the state proves the
+  /// correctly rounded result (round_state / divide_state); else false, nothing written.
+  bool write_state(std::int64_t o, const ops::certified::state& st, std::int64_t n) const {
+    namespace ce = ops::certified;
     auto emit = [&]<class Out>() {
       Out r;
       const bool ok = mean ? ce::divide_state<Out>(st, static_cast<std::uint64_t>(n), r) : ce::round_state<Out>(st, r);
@@ -282,6 +300,104 @@ template <class T> struct exact_sum_op {
       return ok;
     };
     return out_type == dtype::float32 ? emit.template operator()<float>() : emit.template operator()<double>();
+  }
+  /// A column tile (engine::columns_certified; adjacent outputs contiguous, kl >= 1 rows): the
+  /// certified states (ops::certified::add<3>, the terms in row order) of its ob outputs, row
+  /// by row with the outputs as the vector lanes (certify_columns), into st[0, ob).
+  static void certify_tile(ops::certified::state* st, const T* p, std::int64_t ob, std::int64_t kl,
+                           std::int64_t row_stride) {
+    if (cpu_has_avx2()) certify_columns_avx2(st, p, ob, kl, row_stride);
+    else certify_columns<16>(st, p, ob, kl, row_stride);
+  }
+  [[gnu::target("avx2")]] static void certify_columns_avx2(ops::certified::state* st, const T* p, std::int64_t ob,
+                                                          std::int64_t kl, std::int64_t row_stride) {
+    certify_columns<32>(st, p, ob, kl, row_stride);
+  }
+  // Two VB-byte vectors of outputs at a time, their states in registers over all kl rows (GCC
+  // / Clang vector types; TwoSum spelt out); the last outputs one at a time.
+  template <int VB>
+  [[gnu::always_inline]] static inline void certify_columns(ops::certified::state* st, const T* p, std::int64_t ob,
+                                                            std::int64_t kl, std::int64_t row_stride) {
+    constexpr int L = VB / 8, G = 2;
+    // (element types spelt dependent on T: GCC 12 drops vector_size(VB) from a non-dependent one)
+    typedef decltype(T{} * 1.0) vd __attribute__((vector_size(VB)));
+    typedef std::make_signed_t<decltype(sizeof(T))> vi __attribute__((vector_size(VB)));
+    typedef T vt __attribute__((vector_size(L * sizeof(T))));
+    const vi abs_mask = vi{} + std::numeric_limits<std::int64_t>::max();
+    auto fabs_v = [&](vd v) { return reinterpret_cast<vd>(reinterpret_cast<vi>(v) & abs_mask); };
+    // Rows in chunks of kRows (a chunk of the tile stays in L2 while each group of outputs
+    // passes over it), the groups' states in registers within a chunk, in arrays between.
+    constexpr std::int64_t kRows = 256;
+    const std::int64_t full = ob - ob % (G * L);
+    alignas(64) double hs[kBlockOut], ms[kBlockOut], ls[kBlockOut], bs_[kBlockOut];
+    for (std::int64_t b = 0; b < ob; ++b) {
+      hs[b] = -0.0;
+      ms[b] = ls[b] = bs_[b] = 0;
+    }
+    // The last ob - full outputs: by one more group over the last G * L outputs, with states of
+    // its own (the outputs it shares with the group before are computed twice, the same way:
+    // the same states), or one at a time when the tile has fewer than G * L outputs.
+    const bool tail = full < ob && ob >= G * L;
+    const std::int64_t tb = ob - G * L;
+    alignas(64) double ht[G * L], mt[G * L], lt[G * L], bt[G * L];
+    for (int j = 0; j < G * L; ++j) {
+      ht[j] = -0.0;
+      mt[j] = lt[j] = bt[j] = 0;
+    }
+    // Rows k0 .. k1 of the G * L outputs from b0, states in hs/ms/ls/bs (their element 0 for b0).
+    auto group = [&](std::int64_t b0, std::int64_t k0, std::int64_t k1, double* hs, double* ms, double* ls, double* bs) {
+      vd hi[G], mid[G], lo[G], bd[G];
+      for (int g = 0; g < G; ++g) {
+        std::memcpy(&hi[g], hs + g * L, sizeof(vd));
+        std::memcpy(&mid[g], ms + g * L, sizeof(vd));
+        std::memcpy(&lo[g], ls + g * L, sizeof(vd));
+        std::memcpy(&bd[g], bs + g * L, sizeof(vd));
+      }
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const T* row = p + k * row_stride + b0;
+        for (int g = 0; g < G; ++g) {
+          vt xt;
+          std::memcpy(&xt, row + g * L, sizeof xt);
+          const vd x = __builtin_convertvector(xt, vd);
+          const vd s = hi[g] + x, sb = s - hi[g], e = (hi[g] - (s - sb)) + (x - sb);
+          const vd s2 = mid[g] + e, sb2 = s2 - mid[g], e2 = (mid[g] - (s2 - sb2)) + (e - sb2);
+          hi[g] = s;
+          mid[g] = s2;
+          lo[g] += e2;
+          bd[g] += fabs_v(lo[g]);
+        }
+      }
+      for (int g = 0; g < G; ++g) {
+        std::memcpy(hs + g * L, &hi[g], sizeof(vd));
+        std::memcpy(ms + g * L, &mid[g], sizeof(vd));
+        std::memcpy(ls + g * L, &lo[g], sizeof(vd));
+        std::memcpy(bs + g * L, &bd[g], sizeof(vd));
+      }
+    };
+    for (std::int64_t k0 = 0; k0 < kl; k0 += kRows) {
+      const std::int64_t k1 = std::min(kl, k0 + kRows);
+      for (std::int64_t b0 = 0; b0 < full; b0 += G * L) group(b0, k0, k1, hs + b0, ms + b0, ls + b0, bs_ + b0);
+      if (tail) {
+        group(tb, k0, k1, ht, mt, lt, bt);
+        continue;
+      }
+      for (std::int64_t b = full; b < ob; ++b) {  // (a tile of fewer than G * L outputs)
+        ops::certified::state a{hs[b], ms[b], ls[b], bs_[b]};
+        for (std::int64_t k = k0; k < k1; ++k) ops::certified::add<3>(a, static_cast<double>(p[k * row_stride + b]));
+        hs[b] = a.hi;
+        ms[b] = a.mid;
+        ls[b] = a.lo;
+        bs_[b] = a.bound;
+      }
+    }
+    if (tail)
+      for (std::int64_t b = full; b < ob; ++b) {
+        hs[b] = ht[b - tb];
+        ms[b] = mt[b - tb];
+        ls[b] = lt[b - tb];
+        bs_[b] = bt[b - tb];
+      }
+    for (std::int64_t b = 0; b < ob; ++b) st[b] = {hs[b], ms[b], ls[b], bs_[b]};
   }
   void write(std::int64_t o, acc a, std::int64_t len) const {
     auto emit = [&]<class Out>() {
@@ -415,12 +531,56 @@ template <class Op> struct engine {
     }
   }
 
+  // Column mode for the exact sums and means (ops with certify_tile) of matrices whose
+  // adjacent outputs are contiguous: each tile's certified states computed in vector lanes,
+  // the tiles' states merged per output in tile order, and each output written from its state
+  // where that proves the correctly rounded result; the others (ties, deep cancellation,
+  // NaN, infinities, overflow) by the superaccumulator over the whole column, gathered piece
+  // by piece. The same bits either way (both are the correctly rounded value).
+  void columns_certified() const {
+    namespace ce = ops::certified;
+    const std::int64_t m = g.outputs, n = g.len;
+    const std::int64_t nb = (m + kBlockOut - 1) / kBlockOut, np = (n + kPieceRows - 1) / kPieceRows;
+    std::vector<ce::state> st(static_cast<std::size_t>(np * m));
+    std::vector<unsigned char> proved(static_cast<std::size_t>(m));
+#pragma omp parallel if ((g.n >= (1 << 16)) && ::tally::detail::cpu_threads_allowed())
+    {
+#pragma omp for schedule(static)
+      for (std::int64_t task = 0; task < nb * np; ++task) {
+        const std::int64_t blk = task / np, q = task % np;
+        const std::int64_t o0 = blk * kBlockOut, ob = std::min(kBlockOut, m - o0);
+        const std::int64_t k0 = q * kPieceRows, kl = std::min(kPieceRows, n - k0);
+        op.certify_tile(st.data() + q * m + o0, x() + k0 * g.inner + o0, ob, kl, g.inner);
+      }
+#pragma omp for schedule(static)
+      for (std::int64_t o = 0; o < m; ++o) {
+        ce::state a = st[static_cast<std::size_t>(o)];
+        for (std::int64_t q = 1; q < np; ++q) a = ce::merge<3>(a, st[static_cast<std::size_t>(q * m + o)]);
+        proved[static_cast<std::size_t>(o)] = op.write_state(o, a, n);
+      }
+      std::vector<T> buf;
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t o = 0; o < m; ++o) {
+        if (proved[static_cast<std::size_t>(o)]) continue;
+        A a = op.identity();
+        for (std::int64_t k0 = 0; k0 < n; k0 += kPiece) {
+          A piece = op.identity();
+          fold_run(piece, x() + o * g.outer, std::min(kPiece, n - k0), g.inner, k0, buf);
+          a = op.combine(a, piece);
+        }
+        op.write(o, a, n);
+      }
+    }
+  }
+
   void columns() const {
     const std::int64_t m = g.outputs, n = g.len;
     if (n == 0) {
       for (std::int64_t o = 0; o < m; ++o) op.write(o, op.identity(), 0);
       return;
     }
+    if constexpr (requires { op.certify_tile(nullptr, x(), m, n, g.inner); })
+      if (g.outer == 1 && certified_columns()) return columns_certified();
     const std::int64_t nb = (m + kBlockOut - 1) / kBlockOut, np = (n + kPieceRows - 1) / kPieceRows;
     std::vector<A> part(np > 1 ? static_cast<std::size_t>(np * m) : 0);
 #pragma omp parallel if ((g.n >= (1 << 16)) && ::tally::detail::cpu_threads_allowed())
