@@ -324,7 +324,6 @@ template <class T> struct exact_sum_op {
     typedef std::make_signed_t<decltype(sizeof(T))> vi __attribute__((vector_size(VB)));
     typedef T vt __attribute__((vector_size(L * sizeof(T))));
     const vi abs_mask = vi{} + std::numeric_limits<std::int64_t>::max();
-    auto fabs_v = [&](vd v) { return reinterpret_cast<vd>(reinterpret_cast<vi>(v) & abs_mask); };
     // Rows in chunks of kRows (a chunk of the tile stays in L2 while each group of outputs
     // passes over it), the groups' states in registers within a chunk, in arrays between.
     constexpr std::int64_t kRows = 256;
@@ -345,7 +344,9 @@ template <class T> struct exact_sum_op {
       mt[j] = lt[j] = bt[j] = 0;
     }
     // Rows k0 .. k1 of the G * L outputs from b0, states in hs/ms/ls/bs (their element 0 for b0).
-    auto group = [&](std::int64_t b0, std::int64_t k0, std::int64_t k1, double* hs, double* ms, double* ls, double* bs) {
+    // (always inlined: a lambda is compiled for the baseline, not for this function's AVX2)
+    auto group = [&](std::int64_t b0, std::int64_t k0, std::int64_t k1, double* hs, double* ms, double* ls, double* bs)
+                     __attribute__((always_inline)) {
       vd hi[G], mid[G], lo[G], bd[G];
       for (int g = 0; g < G; ++g) {
         std::memcpy(&hi[g], hs + g * L, sizeof(vd));
@@ -364,7 +365,7 @@ template <class T> struct exact_sum_op {
           hi[g] = s;
           mid[g] = s2;
           lo[g] += e2;
-          bd[g] += fabs_v(lo[g]);
+          bd[g] += reinterpret_cast<vd>(reinterpret_cast<vi>(lo[g]) & abs_mask);  // |lo|
         }
       }
       for (int g = 0; g < G; ++g) {
