@@ -329,10 +329,17 @@ def test_cuda_errors_fail_every_rank(gpu, data, tmp_path):
     r = mpi(2, "argmin", empty, "--backend", "cuda", code=2)
     assert "empty" in r.stderr
     assert mpi(2, "sum", empty, "--backend", "cuda").stdout.strip() == "0.0"
+    # Small integer types are widened as in one process (daaf025): a sum, not an error.
     u8 = tmp_path / "u8.npy"
     np.save(u8, np.arange(10, dtype=np.uint8))
-    r = mpi(2, "sum", u8, "--backend", "cuda", code=1)
-    assert "uint8" in r.stderr
+    assert mpi(2, "sum", u8, "--backend", "cuda").stdout.strip() == "45"
+    # An int64 sum whose exact result does not fit fails on every rank, named once.
+    ov = tmp_path / "ov.npy"
+    np.save(ov, np.array([2**62, 2**62, 5], dtype=np.int64))
+    r = mpi(2, "sum", ov, "--backend", "cuda", code=1)
+    assert r.stdout == ""
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("tally: ")]
+    assert len(lines) == 1 and "does not fit in int64" in lines[0], r.stderr
 
 
 def test_cuda_without_a_gpu_is_a_clear_error(data):
