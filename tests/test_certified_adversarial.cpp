@@ -708,4 +708,145 @@ TEST(CertifiedAdversarial, RandomAwkwardShortSums) {
   EXPECT_GT(t.certified, t.tried / 4);
 }
 
+// The CPU backend's dots and L2 norms run the certified pass first, vectorised over lanes and
+// threads (src/cpu/exact.cpp, certify), and the exact levels only where it cannot prove the
+// result. End to end through tally::dot and tally::norm2 (cpu): near-midpoint dots in
+// disguise (power-of-two factors moved between x and y, cancelling pairs, zero pairs), exact
+// Pythagorean norm ties and random awkward values, at lengths from 1 to a few hundred (every
+// lane position and tail), beside long inputs that take the threads; each result against the
+// oracle, bit for bit. A lane order or bound that lied would show here, not only in the unit
+// tests of ops/certified.hpp above.
+TEST(CertifiedAdversarial, CpuDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
+  std::mt19937_64 g(14);
+  long checked = 0, wrong = 0;
+  auto expect = [&](const char* what, double got, double want, const vec& x, const vec& y) {
+    ++checked;
+    if (same_bits(got, want)) return;
+    if (++wrong > 8) return;
+    ADD_FAILURE() << what << ": got " << std::hexfloat << got << ", correctly rounded " << want << std::defaultfloat
+                  << " (n=" << x.size() << ", x[0]=" << (x.empty() ? 0.0 : x[0]) << ", y[0]=" << (y.empty() ? 0.0 : y[0])
+                  << ")";
+  };
+  auto check_dot = [&](const vec& x, const vec& y, bool float_data) {
+    const auto n = static_cast<std::int64_t>(x.size());
+    if (float_data) {
+      std::vector<float> fx(x.begin(), x.end()), fy(y.begin(), y.end());
+      tally::view<const float> vx{fx.data(), n, tally::memory::host}, vy{fy.data(), n, tally::memory::host};
+      expect("float32 dot -> float64", tally::dot<float, double>(vx, vy, cpu), ref_value<double>(x, y, op::dot), x, y);
+      expect("float32 dot -> float32", tally::dot<float, float>(vx, vy, cpu), ref_value<float>(x, y, op::dot), x, y);
+    } else {
+      tally::view<const double> vx{x.data(), n, tally::memory::host}, vy{y.data(), n, tally::memory::host};
+      expect("float64 dot -> float64", tally::dot<double, double>(vx, vy, cpu), ref_value<double>(x, y, op::dot), x, y);
+      expect("float64 dot -> float32", tally::dot<double, float>(vx, vy, cpu), ref_value<float>(x, y, op::dot), x, y);
+    }
+  };
+  auto check_norm = [&](const vec& x, bool float_data) {
+    const auto n = static_cast<std::int64_t>(x.size());
+    if (float_data) {
+      std::vector<float> fx(x.begin(), x.end());
+      tally::view<const float> vx{fx.data(), n, tally::memory::host};
+      expect("float32 norm -> float64", tally::norm2<float, double>(vx, cpu), ref_norm<double>(x), x, {});
+      expect("float32 norm -> float32", tally::norm2<float, float>(vx, cpu), ref_norm<float>(x), x, {});
+    } else {
+      tally::view<const double> vx{x.data(), n, tally::memory::host};
+      expect("float64 norm -> float64", tally::norm2<double, double>(vx, cpu), ref_norm<double>(x), x, {});
+      expect("float64 norm -> float32", tally::norm2<double, float>(vx, cpu), ref_norm<float>(x), x, {});
+    }
+  };
+  // Pads x (and y) to length n with zero pairs, or products cancelling in pairs, shuffled.
+  auto pad = [&](vec& x, vec& y, std::size_t n, bool float_data, bool cancel) {
+    while (x.size() < n) {
+      if (cancel && x.size() + 2 <= n) {
+        double a = std::ldexp(1.0 + uni(g), irange(g, -30, 30)), b = std::ldexp(1.0 + uni(g), irange(g, -30, 30));
+        if (float_data) a = static_cast<float>(a), b = static_cast<float>(b);
+        x.push_back(a), y.push_back(b), x.push_back(-a), y.push_back(b);
+      } else {
+        x.push_back((g() & 1) ? 0.0 : -0.0), y.push_back(std::ldexp(1.0 + uni(g), irange(g, -20, 20)));
+        if (float_data) y.back() = static_cast<float>(y.back());
+      }
+    }
+    for (std::size_t i = x.size(); i > 1; --i) {
+      std::size_t j = g() % i;
+      std::swap(x[i - 1], x[j]);
+      std::swap(y[i - 1], y[j]);
+    }
+  };
+  auto length = [&] {
+    if (g() % 64 == 0) return static_cast<std::size_t>(irange(g, 66000, 100000));  // threads (when there are several)
+    switch (g() % 8) {
+      case 0: case 1: return static_cast<std::size_t>(irange(g, 100, 400));
+      default: return static_cast<std::size_t>(irange(g, 1, 40));
+    }
+  };
+  for (int c = 0; c < 3000; ++c) {
+    // Dots near midpoints of either Out: sum terms in disguise, each moved into a product by a
+    // power of two (exact), then padded.
+    const bool float_data = g() % 3 == 0, to_float = g() & 1;
+    double R, hg;
+    if (to_float) {
+      float r = random_out<float>(g, float_data ? -40 : -60, float_data ? 40 : 60);
+      R = r, hg = half_gap_side(r, g() & 1);
+    } else {
+      double r = random_out<double>(g, -60, 60);
+      R = r, hg = half_gap_side(r, g() & 1);
+    }
+    vec terms{R, (g() & 1) ? hg : -hg, offset(g, hg)};
+    if (!disguise(terms, g, float_data, 40)) continue;
+    vec x, y;
+    for (double v : terms) {
+      const int k = irange(g, -20, 20);
+      x.push_back(std::ldexp(v, k)), y.push_back(std::ldexp(1.0, -k));
+    }
+    auto is_float = [](double v) { return v == static_cast<double>(static_cast<float>(v)); };
+    if (float_data && !(std::all_of(x.begin(), x.end(), is_float) && std::all_of(y.begin(), y.end(), is_float)))
+      continue;  // (a piece moved below float32's range)
+    const std::size_t n = std::max(length(), x.size());
+    pad(x, y, n, float_data, g() & 1);
+    check_dot(x, y, float_data);
+  }
+  for (int c = 0; c < 1500; ++c) {
+    // Exact norm ties (a Pythagorean triple: an odd hypotenuse of digits + 1 bits), zero-padded,
+    // and just past them.
+    const bool dbl = g() & 1;
+    double a, b, hyp;
+    if (!pythagorean(g, dbl ? 53 : 24, a, b, hyp)) continue;
+    const int k = dbl ? irange(g, -300, 300) : irange(g, -60, 60);
+    vec x{std::ldexp(a, k) * ((g() & 1) ? 1 : -1), std::ldexp(b, k) * ((g() & 1) ? 1 : -1)};
+    if (g() % 3 == 0) x.push_back(std::ldexp(1.0, k + (dbl ? 0 : 10) - irange(g, 0, 60)));
+    vec y(x.size(), 1.0);  // (pad's partner values; not used by the norm)
+    pad(x, y, std::max(length(), x.size()), false, false);
+    check_norm(x, !dbl && x.size() >= 2 && std::ldexp(a, k) == static_cast<float>(std::ldexp(a, k)) &&
+                      std::ldexp(b, k) == static_cast<float>(std::ldexp(b, k)) &&
+                      std::all_of(x.begin(), x.end(), [](double v) { return v == static_cast<float>(v); }));
+  }
+  for (int c = 0; c < 3000; ++c) {
+    // Random awkward values (powers of two, all-ones significands, near-cancelling partners,
+    // tiny and subnormal products), of random lengths: dots and norms.
+    const bool float_data = g() % 3 == 0;
+    const std::size_t n = length();
+    vec x(n), y(n);
+    const int e0 = float_data ? irange(g, -30, 30) : irange(g, -500, 500);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int e = e0 + irange(g, -60, 8);
+      double v;
+      switch (g() % 6) {
+        case 0: v = std::ldexp(1.0, e); break;
+        case 1: v = std::ldexp(2.0 - 0x1p-52, e); break;
+        case 2: v = std::ldexp(1.0 + uni(g), e); break;
+        case 3: v = i > 0 ? -x[i - 1] * (1 + 0x1p-52 * irange(g, -2, 2)) : 1.0; break;
+        case 4: v = std::ldexp(1.0 + uni(g), float_data ? -140 : irange(g, -1074, -1000)); break;
+        default: v = 0.0; break;
+      }
+      x[i] = float_data ? static_cast<float>(v) : v;
+      const double w = std::ldexp(1.0 + ((g() & 1) ? uni(g) : 0.0), float_data ? irange(g, -20, 20) : irange(g, -100, 100));
+      y[i] = float_data ? static_cast<float>(w) : w;
+    }
+    if (g() & 1) check_dot(x, y, float_data);
+    else check_norm(x, float_data);
+  }
+  std::printf("cpu dots and norms end to end: %ld results checked\n", checked);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(checked, 10000);
+}
+
 }  // namespace
