@@ -708,7 +708,7 @@ TEST(CertifiedAdversarial, RandomAwkwardShortSums) {
   EXPECT_GT(t.certified, t.tried / 4);
 }
 
-// The CPU backend's dots and L2 norms run the certified pass first, vectorised over lanes and
+// The CPU backend's sums, means, dots and L2 norms run the certified pass first, vectorised over lanes and
 // threads (src/cpu/exact.cpp, certify), and the exact levels only where it cannot prove the
 // result. End to end through tally::dot and tally::norm2 (cpu): near-midpoint dots in
 // disguise (power-of-two factors moved between x and y, cancelling pairs, zero pairs), exact
@@ -716,7 +716,7 @@ TEST(CertifiedAdversarial, RandomAwkwardShortSums) {
 // lane position and tail), beside long inputs that take the threads; each result against the
 // oracle, bit for bit. A lane order or bound that lied would show here, not only in the unit
 // tests of ops/certified.hpp above.
-TEST(CertifiedAdversarial, CpuDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
+TEST(CertifiedAdversarial, CpuSumsMeansDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
   std::mt19937_64 g(14);
   long checked = 0, wrong = 0;
   auto expect = [&](const char* what, double got, double want, const vec& x, const vec& y) {
@@ -738,6 +738,26 @@ TEST(CertifiedAdversarial, CpuDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
       tally::view<const double> vx{x.data(), n, tally::memory::host}, vy{y.data(), n, tally::memory::host};
       expect("float64 dot -> float64", tally::dot<double, double>(vx, vy, cpu), ref_value<double>(x, y, op::dot), x, y);
       expect("float64 dot -> float32", tally::dot<double, float>(vx, vy, cpu), ref_value<float>(x, y, op::dot), x, y);
+    }
+  };
+  auto check_sum = [&](const vec& x, bool float_data) {
+    const auto n = static_cast<std::int64_t>(x.size());
+    double mean_d;
+    float mean_f;
+    ASSERT_TRUE(ref_mean<double>(x, x.size(), mean_d) && ref_mean<float>(x, x.size(), mean_f));
+    if (float_data) {
+      std::vector<float> fx(x.begin(), x.end());
+      tally::view<const float> vx{fx.data(), n, tally::memory::host};
+      expect("float32 sum -> float64", tally::sum<float, double>(vx, cpu), ref_value<double>(x, {}, op::sum), x, {});
+      expect("float32 sum -> float32", tally::sum<float, float>(vx, cpu), ref_value<float>(x, {}, op::sum), x, {});
+      expect("float32 mean -> float64", tally::mean<float, double>(vx, cpu), mean_d, x, {});
+      expect("float32 mean -> float32", tally::mean<float, float>(vx, cpu), mean_f, x, {});
+    } else {
+      tally::view<const double> vx{x.data(), n, tally::memory::host};
+      expect("float64 sum -> float64", tally::sum<double, double>(vx, cpu), ref_value<double>(x, {}, op::sum), x, {});
+      expect("float64 sum -> float32", tally::sum<double, float>(vx, cpu), ref_value<float>(x, {}, op::sum), x, {});
+      expect("float64 mean -> float64", tally::mean<double, double>(vx, cpu), mean_d, x, {});
+      expect("float64 mean -> float32", tally::mean<double, float>(vx, cpu), mean_f, x, {});
     }
   };
   auto check_norm = [&](const vec& x, bool float_data) {
@@ -803,6 +823,39 @@ TEST(CertifiedAdversarial, CpuDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
     const std::size_t n = std::max(length(), x.size());
     pad(x, y, n, float_data, g() & 1);
     check_dot(x, y, float_data);
+    // The same value as a sum: the products as terms (exact: powers of two), and as a mean.
+    vec t(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) t[i] = x[i] * y[i];
+    if (!float_data || std::all_of(t.begin(), t.end(), is_float)) check_sum(t, float_data);
+  }
+  for (int c = 0; c < 600; ++c) {
+    // A lane whose own lo rounds and then cancels: the CPU's lanes take consecutive elements,
+    // so lane 0 gets x[0], x[8], x[16], x[24], x[32] = M, A, b, -A, -M: A is lost from hi
+    // (M / A > 2^53) into lo, the tie-breaker b far below A is rounded away in lo, -A cancels
+    // lo back to 0 and -M hi, leaving a state of zeros whose running bound alone records the
+    // lost b. Lane 1 holds an Out value R and the half gap to its neighbour: the rest of the
+    // sum is an exact midpoint, which b decides. A bound not kept per element would let this
+    // pass as an exact tie.
+    const bool to_float = g() & 1;
+    double R, hg;
+    if (to_float) {
+      float r = random_out<float>(g, -60, 60);
+      R = r, hg = half_gap_side(r, g() & 1);
+    } else {
+      double r = random_out<double>(g, -60, 60);
+      R = r, hg = half_gap_side(r, g() & 1);
+    }
+    vec x(40, 0.0);
+    const double A = std::ldexp(1.0 + uni(g), std::ilogb(R) + irange(g, -10, 10));
+    x[0] = std::ldexp(1.0 + uni(g), std::ilogb(A) + irange(g, 54, 70));
+    x[8] = A;
+    x[16] = ((g() & 1) ? 1 : -1) * std::ldexp(hg, -irange(g, 0, 10));
+    x[24] = -A;
+    x[32] = -x[0];
+    x[1] = R;
+    x[9] = (R < 0) == (g() & 1) ? -hg : hg;
+    if (g() & 1) x.resize(static_cast<std::size_t>(irange(g, 41, 47)), 0.0);  // a tail after the lanes
+    check_sum(x, false);
   }
   for (int c = 0; c < 1500; ++c) {
     // Exact norm ties (a Pythagorean triple: an odd hypotenuse of digits + 1 bits), zero-padded,
@@ -841,10 +894,13 @@ TEST(CertifiedAdversarial, CpuDotsAndNormsOfAnyLengthAreCorrectlyRounded) {
       const double w = std::ldexp(1.0 + ((g() & 1) ? uni(g) : 0.0), float_data ? irange(g, -20, 20) : irange(g, -100, 100));
       y[i] = float_data ? static_cast<float>(w) : w;
     }
-    if (g() & 1) check_dot(x, y, float_data);
-    else check_norm(x, float_data);
+    switch (g() % 3) {
+      case 0: check_dot(x, y, float_data); break;
+      case 1: check_norm(x, float_data); break;
+      default: check_sum(x, float_data); break;
+    }
   }
-  std::printf("cpu dots and norms end to end: %ld results checked\n", checked);
+  std::printf("cpu sums, means, dots and norms end to end: %ld results checked\n", checked);
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(checked, 10000);
 }

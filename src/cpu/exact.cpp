@@ -500,12 +500,12 @@ template <class T, class S> bool certify_first() {
 
 template <class L, class T, bool Dot, class Out, class S>
 void run(const void* xv, const void* yv, std::int64_t n, void* result) {
-  if constexpr (Dot)
-    if (certify_first<T, S>()) {
-      const ce::state st = certify<T, true>(static_cast<const T*>(xv), static_cast<const T*>(yv), n);
-      Out r;
-      if (ce::round_certified<Out>(ce::finish(st, untracked<T, true>(n)), r)) return (void)std::memcpy(result, &r, sizeof r);
-    }
+  if (certify_first<T, S>()) {
+    const ce::state st = certify<T, Dot>(static_cast<const T*>(xv), static_cast<const T*>(yv), n);
+    Out r;
+    const bool ok = Dot ? ce::round_certified<Out>(ce::finish(st, untracked<T, Dot>(n)), r) : ce::round_state<Out>(st, r);
+    if (ok) return (void)std::memcpy(result, &r, sizeof r);
+  }
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
   state<L, T, Dot, S>(xv, yv, n, total, flags);
@@ -514,6 +514,11 @@ void run(const void* xv, const void* yv, std::int64_t n, void* result) {
 }
 
 template <class L, class T, class Out, class S> void run_mean(const void* x, std::int64_t n, void* result) {
+  if (certify_first<T, S>()) {  // the certified pass first (see certify), the same bits
+    const ce::state st = certify<T, false>(static_cast<const T*>(x), nullptr, n);
+    Out r;
+    if (ce::divide_state<Out>(st, static_cast<std::uint64_t>(n), r)) return (void)std::memcpy(result, &r, sizeof r);
+  }
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
   state<L, T, false, S>(x, nullptr, n, total, flags);
