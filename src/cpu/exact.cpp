@@ -418,43 +418,85 @@ void state(const void* xv, const void* yv, std::int64_t n, std::int64_t* total, 
 namespace ce = ops::certified;
 constexpr std::int64_t kCertifyBlock = 1 << 14;  // elements per OpenMP work item
 
+/// The four terms from x[j..j+3] (times y[j..j+3]), and (float64 dots) their TwoProduct errors.
+template <class T, bool Dot, bool EXACT>
+[[gnu::always_inline, gnu::target("avx2,fma")]] inline vd cert_term(const T* x, const T* y, std::int64_t j, vd& pe) {
+  const vd nz = {-0.0, -0.0, -0.0, -0.0};
+  const T* px = x + j;
+  vd p = {as_double(px[0]), as_double(px[1]), as_double(px[2]), as_double(px[3])};
+  if constexpr (Dot) {
+    const T* py = y + j;
+    const vd a = p, b = {as_double(py[0]), as_double(py[1]), as_double(py[2]), as_double(py[3])};
+    p = (vd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)nz);  // a * b rounded once (certified::mul_rn)
+    if constexpr (!EXACT) pe = (vd)_mm256_fmsub_pd((__m256d)a, (__m256d)b, (__m256d)p);  // its exact error
+  }
+  return p;
+}
+
+/// |v| on four lanes.
+[[gnu::always_inline]] inline vd vabs4(vd v) {
+  return (vd)((vl)v & (vl){~(1ll << 63), ~(1ll << 63), ~(1ll << 63), ~(1ll << 63)});
+}
+
+/// certified::add<2> on four lanes: p into hi by TwoSum, its error into lo, |lo| into bd.
+[[gnu::always_inline]] inline void cert_add(vd& hi, vd& lo, vd& bd, vd p) {
+  const vd s = hi + p, bp = s - hi, ap = s - bp, e = (hi - ap) + (p - bp);  // TwoSum
+  hi = s;
+  lo += e;
+  bd += vabs4(lo);
+}
+
 /// One lane vector's certified states over x[0, n) (and y), merged into `st`: 8 lanes as two
 /// vectors of 4 doubles, the last n % 8 terms added to lane state 0 one at a time.
-/// EXACT: the products are exact in float64 (float32 inputs), so no TwoProduct error term.
-template <class T, bool Dot>
-[[gnu::target("avx2,fma")]] void certify_block(const T* x, const T* y, std::int64_t n, ce::state& st) {
+/// EXACT: the terms are exact in float64 (sums, and products of float32 inputs), so no
+/// TwoProduct error term. RUN > 0 (float32 inputs, float32 results): each lane first sums RUN
+/// terms in plain float64 and only that run's sum enters its state; a run of RUN terms is off
+/// by at most gamma(RUN - 1) times the sum of their magnitudes (Higham, "Accuracy and
+/// Stability of Numerical Algorithms", 2nd ed., section 4.2), so `absum` collects those
+/// magnitudes for the caller's untracked error (runs_error). ~4 vector operations per four
+/// terms instead of ~10: a float32 result's half gap (2^-25 of it) leaves room for that error
+/// unless the sum's condition number passes ~2^20.
+template <class T, bool Dot, int RUN_ASKED>
+[[gnu::target("avx2,fma")]] void certify_block(const T* x, const T* y, std::int64_t n, ce::state& st, double& absum) {
   constexpr bool EXACT = !Dot || std::is_same_v<T, float>;
+  // (float32 inputs only; runs_first never asks for runs of other inputs, whose instances exist)
+  constexpr int RUN = std::is_same_v<T, float> ? RUN_ASKED : 0;
   constexpr int G = 2;
-  const vl abs_mask = {~(1ll << 63), ~(1ll << 63), ~(1ll << 63), ~(1ll << 63)};
   const vd nz = {-0.0, -0.0, -0.0, -0.0};
-  vd hi[G], lo[G], bd[G];
+  vd hi[G], lo[G], bd[G], am[G];
   for (int g = 0; g < G; ++g) {
     hi[g] = nz;
-    lo[g] = bd[g] = vd{0, 0, 0, 0};
+    lo[g] = bd[g] = am[g] = vd{0, 0, 0, 0};
   }
   std::int64_t i = 0;
+  if constexpr (RUN > 0)
+    for (; i + 4 * G * RUN <= n; i += 4 * G * RUN) {
+      vd r[G];
+      for (int g = 0; g < G; ++g) r[g] = nz;  // (-0.0: a run of -0 terms stays -0)
+      for (int k = 0; k < RUN; ++k)
+        for (int g = 0; g < G; ++g) {
+          vd pe;
+          const vd p = cert_term<T, Dot, EXACT>(x, y, i + 4 * (G * k + g), pe);
+          r[g] += p;
+          am[g] += vabs4(p);
+        }
+      for (int g = 0; g < G; ++g) cert_add(hi[g], lo[g], bd[g], r[g]);
+    }
   for (; i + 4 * G <= n; i += 4 * G)
     for (int g = 0; g < G; ++g) {
-      const T* px = x + i + 4 * g;
-      vd a = {as_double(px[0]), as_double(px[1]), as_double(px[2]), as_double(px[3])}, p = a, pe;
-      if constexpr (Dot) {
-        const T* py = y + i + 4 * g;
-        vd b = {as_double(py[0]), as_double(py[1]), as_double(py[2]), as_double(py[3])};
-        p = (vd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)nz);  // a * b rounded once (certified::mul_rn)
-        if constexpr (!EXACT) pe = (vd)_mm256_fmsub_pd((__m256d)a, (__m256d)b, (__m256d)p);  // its exact error
-      }
-      const vd s = hi[g] + p, bp = s - hi[g], ap = s - bp, e = (hi[g] - ap) + (p - bp);  // TwoSum
-      hi[g] = s;
-      lo[g] += e;
-      bd[g] += (vd)((vl)lo[g] & abs_mask);
+      vd pe;
+      cert_add(hi[g], lo[g], bd[g], cert_term<T, Dot, EXACT>(x, y, i + 4 * g, pe));
       if constexpr (!EXACT) {
         lo[g] += pe;
-        bd[g] += (vd)((vl)lo[g] & abs_mask);
+        bd[g] += vabs4(lo[g]);
       }
     }
   ce::state r;
   for (int g = 0; g < G; ++g)
-    for (int l = 0; l < 4; ++l) r = ce::merge<2>(r, ce::state{hi[g][l], 0, lo[g][l], bd[g][l]});
+    for (int l = 0; l < 4; ++l) {
+      r = ce::merge<2>(r, ce::state{hi[g][l], 0, lo[g][l], bd[g][l]});
+      absum += am[g][l];
+    }
   for (; i < n; ++i) {
     if constexpr (Dot) ce::add_product<2, EXACT>(r, as_double(x[i]), as_double(y[i]));
     else ce::add<2>(r, as_double(x[i]));
@@ -462,25 +504,37 @@ template <class T, bool Dot>
   st = ce::merge<2>(st, r);
 }
 
-/// The certified state of x[0, n) (and y) over OpenMP threads, merged in thread order.
-template <class T, bool Dot> ce::state certify(const T* x, const T* y, std::int64_t n) {
+/// The certified state of x[0, n) (and y) over OpenMP threads, merged in thread order;
+/// absum: the magnitudes summed in runs (RUN > 0; see certify_block).
+template <class T, bool Dot, int RUN = 0> ce::state certify(const T* x, const T* y, std::int64_t n, double& absum) {
   const std::int64_t blocks = (n + kCertifyBlock - 1) / kCertifyBlock;
   const bool par = n >= kParallelMin && ::tally::detail::cpu_threads_allowed();
   std::vector<ce::state> parts(par ? static_cast<std::size_t>(omp_get_max_threads()) : 1);
+  std::vector<double> sums(parts.size(), 0.0);
 #pragma omp parallel if (par)
   {
     ce::state st;
+    double a = 0;
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int64_t o = b * kCertifyBlock;
-      certify_block<T, Dot>(x + o, Dot ? y + o : nullptr, std::min(kCertifyBlock, n - o), st);
+      certify_block<T, Dot, RUN>(x + o, Dot ? y + o : nullptr, std::min(kCertifyBlock, n - o), st, a);
     }
     parts[static_cast<std::size_t>(omp_get_thread_num())] = st;
+    sums[static_cast<std::size_t>(omp_get_thread_num())] = a;
   }
   ce::state total;
   for (const ce::state& p : parts) total = ce::merge<2>(total, p);
+  absum = 0;
+  for (double a : sums) absum += a;
   return total;
 }
+
+/// The run length of the float32-result route (certify_block's RUN), and a bound on the error
+/// of all runs: gamma(RUN - 1) < 1.001 RUN u, times the magnitudes' sum, whose float64 sum
+/// (n < 2^42 nonnegative terms) is below the true one by a factor less than 1 + 2^-11.
+constexpr int kRun = 32;
+inline double runs_error(double absum) { return absum * (kRun * 0x1p-53 * 1.002); }
 
 /// The error not tracked in the certified bound: n * 2^-1074 for float64 products, which may
 /// underflow (their TwoProduct error is then not exact); none for float32 inputs or sums.
@@ -498,12 +552,27 @@ template <class T, class S> bool certify_first() {
   return std::is_same_v<S, T> && on && cpu_has_avx2();
 }
 
+/// Whether the float32-result route (runs of kRun terms in plain float64) runs: float32 inputs
+/// and results, at least one run per lane, and n < 2^42 (runs_error's bound).
+template <class T, class Out> bool runs_first(std::int64_t n) {
+  return std::is_same_v<T, float> && std::is_same_v<Out, float> && n >= 8 * kRun && n < (std::int64_t(1) << 42);
+}
+
 template <class L, class T, bool Dot, class Out, class S>
 void run(const void* xv, const void* yv, std::int64_t n, void* result) {
   if (certify_first<T, S>()) {
-    const ce::state st = certify<T, Dot>(static_cast<const T*>(xv), static_cast<const T*>(yv), n);
+    const T* x = static_cast<const T*>(xv);
+    const T* y = static_cast<const T*>(yv);
     Out r;
-    const bool ok = Dot ? ce::round_certified<Out>(ce::finish(st, untracked<T, Dot>(n)), r) : ce::round_state<Out>(st, r);
+    double absum = 0;
+    bool ok;
+    if (runs_first<T, Out>(n)) {
+      const ce::state st = certify<T, Dot, kRun>(x, y, n, absum);
+      ok = ce::round_certified<Out>(ce::finish(st, runs_error(absum)), r);
+    } else {
+      const ce::state st = certify<T, Dot>(x, y, n, absum);
+      ok = Dot ? ce::round_certified<Out>(ce::finish(st, untracked<T, Dot>(n)), r) : ce::round_state<Out>(st, r);
+    }
     if (ok) return (void)std::memcpy(result, &r, sizeof r);
   }
   std::int64_t total[L::digits] = {};
@@ -515,9 +584,16 @@ void run(const void* xv, const void* yv, std::int64_t n, void* result) {
 
 template <class L, class T, class Out, class S> void run_mean(const void* x, std::int64_t n, void* result) {
   if (certify_first<T, S>()) {  // the certified pass first (see certify), the same bits
-    const ce::state st = certify<T, false>(static_cast<const T*>(x), nullptr, n);
     Out r;
-    if (ce::divide_state<Out>(st, static_cast<std::uint64_t>(n), r)) return (void)std::memcpy(result, &r, sizeof r);
+    double absum = 0;
+    bool ok;
+    if (runs_first<T, Out>(n)) {
+      const ce::state st = certify<T, false, kRun>(static_cast<const T*>(x), nullptr, n, absum);
+      ok = ce::divide_certified<Out>(ce::finish(st, runs_error(absum)), static_cast<std::uint64_t>(n), r);
+    } else {
+      ok = ce::divide_state<Out>(certify<T, false>(static_cast<const T*>(x), nullptr, n, absum), static_cast<std::uint64_t>(n), r);
+    }
+    if (ok) return (void)std::memcpy(result, &r, sizeof r);
   }
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
@@ -554,9 +630,13 @@ template <class L, class T, class Out, class S> void run_norm2(const void* x, st
     if (norm2_short<T, Out, S>(static_cast<const S*>(x), n, r)) return (void)std::memcpy(result, &r, sizeof r);
   }
   if (certify_first<T, S>()) {  // the certified pass first (see certify), the same bits
-    const ce::state st = certify<T, true>(static_cast<const T*>(x), static_cast<const T*>(x), n);
+    const T* p = static_cast<const T*>(x);
     Out r;
-    if (ce::sqrt_certified<Out>(ce::finish(st, untracked<T, true>(n)), r)) return (void)std::memcpy(result, &r, sizeof r);
+    double absum = 0;
+    const bool ok = runs_first<T, Out>(n)
+                        ? ce::sqrt_certified<Out>(ce::finish(certify<T, true, kRun>(p, p, n, absum), runs_error(absum)), r)
+                        : ce::sqrt_certified<Out>(ce::finish(certify<T, true>(p, p, n, absum), untracked<T, true>(n)), r);
+    if (ok) return (void)std::memcpy(result, &r, sizeof r);
   }
   std::int64_t total[L::digits] = {};
   unsigned flags = 0;
