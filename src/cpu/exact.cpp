@@ -696,6 +696,15 @@ void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_
   }
 }
 
+bool certified_sum_state(dtype t, const void* x, std::int64_t n, ops::certified::state& st) {
+  if (!certify_first<double, double>()) return false;
+  double absum = 0;
+  st = ce::state{};
+  if (t == dtype::float32) certify_block<float, false, 0>(static_cast<const float*>(x), nullptr, n, st, absum);
+  else certify_block<double, false, 0>(static_cast<const double*>(x), nullptr, n, st, absum);
+  return true;
+}
+
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
   with_exact_types(t, [&](auto tt, auto st) {
     using T = typename decltype(tt)::type;

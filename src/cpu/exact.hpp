@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tally/core.hpp"
+#include "tally/ops/certified.hpp"
 
 namespace tally::cpu {
 // Floating data: float32, float64, float16 or bfloat16 (the 16-bit floats are converted
@@ -25,4 +26,10 @@ void exact_sum_fold(dtype t, const void* x, std::int64_t n, std::int64_t* d, uns
 /// left carry-normalised. For callers that merge their own chunks (norm1, the variance).
 void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_t n, std::int64_t* d,
                 unsigned& flags);
+/// The certified state (ops::certified, K = 2) of the sum of float32/float64 x[0, n)
+/// (contiguous), on the calling thread, vectorised (AVX2 lanes, src/cpu/exact.cpp certify);
+/// false, st untouched, where the certified pass does not run (no AVX2 and FMA, or
+/// TALLY_CPU_CERTIFIED=0). For the shape layer's long rows and segments (round_state /
+/// divide_state, then the superaccumulator where they cannot prove the result).
+bool certified_sum_state(dtype t, const void* x, std::int64_t n, ops::certified::state& st);
 }  // namespace tally::cpu
