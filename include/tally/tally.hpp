@@ -46,7 +46,12 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   1e308); an exact sum beyond Out's range is +-inf. Accumulators: float32 inputs in
 ///   exponent bins of float64 (Demmel, Hida 2003), float64 inputs in anchored levels
 ///   (error-free extraction, Demmel, Nguyen 2013/2015; products by TwoProduct, Ogita, Rump,
-///   Oishi 2005), both backed by a Kulisch superaccumulator; docs/exact.md.
+///   Oishi 2005), both backed by a Kulisch superaccumulator; docs/exact.md. float32 and
+///   float64 sums, dots and norms first run a certified pass on both backends (a TwoSum
+///   state with a running error bound, ops/certified.hpp: Ogita, Rump, Oishi 2005 and
+///   Higham's running error analysis; on the CPU with AVX2 and FMA) and run the exact
+///   accumulators only where it cannot prove the correctly rounded result (ties, deep
+///   cancellation, zero results, specials): the same bits either way, only the time differs.
 /// - accuracy::fast: a float64 accumulator tree (float32 data convert exactly) with the
 ///   error bound below, rounded to Out at the end.
 /// - Integer inputs accumulate exactly in 128-bit integers (64-bit where n makes that exact),

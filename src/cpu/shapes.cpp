@@ -299,6 +299,11 @@ template <class T> struct exact_sum_op {
     for (std::int64_t k = 0; k < n; ++k) ce::add<3>(st, static_cast<double>(p[k * stride]));
     return write_state(o, st, n);
   }
+  /// The certified state of the contiguous p[0, n) (certified_sum_state); false where the
+  /// certified pass does not run.
+  static bool piece_state(const T* p, std::int64_t n, ops::certified::state& st) {
+    return certified_sum_state(std::is_same_v<T, float> ? dtype::float32 : dtype::float64, p, n, st);
+  }
   /// Writes output o from the certified state of its n >= 1 elements when the state proves the
   /// correctly rounded result (round_state / divide_state); else false, nothing written.
   bool write_state(std::int64_t o, const ops::certified::state& st, std::int64_t n) const {
@@ -526,8 +531,10 @@ template <class Op> struct engine {
       std::int64_t n = len_of(o);
       if (n <= kPiece) continue;
       std::int64_t np = (n + kPiece - 1) / kPiece;
-      std::vector<A> part(static_cast<std::size_t>(np));
       const T* p = x() + base_of(o);
+      if constexpr (requires { op.piece_state(p, n, std::declval<ops::certified::state&>()); })
+        if (s == 1 && write_long_certified(o, p, n, np)) continue;
+      std::vector<A> part(static_cast<std::size_t>(np));
 #pragma omp parallel if (::tally::detail::cpu_threads_allowed())
       {
         std::vector<T> buf;
@@ -540,6 +547,22 @@ template <class Op> struct engine {
       }
       op.write(o, tree(part, 0, 1, np), n);
     }
+  }
+
+  // A long contiguous output of an op with certified states (exact sums and means): the
+  // pieces' states in parallel, merged in piece order, written where they prove the result;
+  // false (nothing written) where they do not, or where the certified pass does not run.
+  bool write_long_certified(std::int64_t o, const T* p, std::int64_t n, std::int64_t np) const {
+    namespace ce = ops::certified;
+    std::vector<ce::state> st(static_cast<std::size_t>(np));
+    bool on = true;
+#pragma omp parallel for schedule(static) reduction(&& : on) if (::tally::detail::cpu_threads_allowed())
+    for (std::int64_t q = 0; q < np; ++q)  // (every piece gives the same answer: whether the pass runs)
+      on = op.piece_state(p + q * kPiece, std::min(kPiece, n - q * kPiece), st[static_cast<std::size_t>(q)]) && on;
+    if (!on) return false;
+    ce::state total;
+    for (const ce::state& a : st) total = ce::merge<2>(total, a);
+    return op.write_state(o, total, n);
   }
 
   // Column mode for the exact sums and means (ops with certify_tile) of matrices whose
