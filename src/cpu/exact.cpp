@@ -705,6 +705,20 @@ bool certified_sum_state(dtype t, const void* x, std::int64_t n, ops::certified:
   return true;
 }
 
+bool certified_moments(dtype t, const void* x, std::int64_t n, ops::certified::interval& s1,
+                       ops::certified::interval& s2) {
+  if (!certify_first<double, double>() || (t != dtype::float32 && t != dtype::float64)) return false;
+  auto go = [&]<class T>() {
+    const T* p = static_cast<const T*>(x);
+    double absum = 0;
+    s1 = ce::finish(certify<T, false>(p, nullptr, n, absum), 0.0);
+    s2 = ce::finish(certify<T, true>(p, p, n, absum), untracked<T, true>(n));
+  };
+  if (t == dtype::float32) go.template operator()<float>();
+  else go.template operator()<double>();
+  return true;
+}
+
 void norm2_exact(dtype t, dtype out, const void* x, std::int64_t n, void* result) {
   with_exact_types(t, [&](auto tt, auto st) {
     using T = typename decltype(tt)::type;

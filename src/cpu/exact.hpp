@@ -32,4 +32,10 @@ void exact_fold(reduce_op op, dtype t, const void* x, const void* y, std::int64_
 /// TALLY_CPU_CERTIFIED=0). For the shape layer's long rows and segments (round_state /
 /// divide_state, then the superaccumulator where they cannot prove the result).
 bool certified_sum_state(dtype t, const void* x, std::int64_t n, ops::certified::state& st);
+/// The certified intervals (ops::certified::finish) of sum x and sum x^2 of float32/float64
+/// x[0, n), over OpenMP threads, vectorised (two passes of the certified sum and dot); false
+/// where the certified pass does not run (no AVX2 and FMA, TALLY_CPU_CERTIFIED=0, other
+/// types). For the exact variance (variance_certified, then the exact sums where unproved).
+bool certified_moments(dtype t, const void* x, std::int64_t n, ops::certified::interval& s1,
+                       ops::certified::interval& s2);
 }  // namespace tally::cpu

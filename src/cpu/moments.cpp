@@ -220,6 +220,12 @@ void var_t(accuracy acc, const void* xv, std::int64_t n, std::uint64_t m2, bool 
   if constexpr (std::is_floating_point_v<T> || ops::is_half_v<T>) {
     Out r;
     if (n > 0 && n <= kCertifiedShort && var_certified<T, Out>(x, n, m2, take_sqrt, r)) return put(result, r);
+    if constexpr (std::is_floating_point_v<T>) {  // longer: the vectorised certified sums (float32, float64)
+      ops::certified::interval s1, s2;
+      if (n > kCertifiedShort && certified_moments(dtype_of<T>(), x, n, s1, s2) &&
+          ops::certified::variance_certified<Out>(s1, s2, static_cast<std::uint64_t>(n), m2, take_sqrt, r))
+        return put(result, r);
+    }
   }
   ops::big::nat i1, i2;
   int b1 = 0, b2 = 0;
