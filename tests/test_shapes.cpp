@@ -561,7 +561,7 @@ TEST(ShapesCpu, FastSumsHaveTheSameBitsInEveryLayout) {
   fast.backend = tally::backend::cpu;
   fast.accuracy = tally::accuracy::fast;
   auto run = [&]<class T>() {
-    for (auto [r, c] : {std::pair<std::int64_t, std::int64_t>{5000, 70}, {70000, 65}, {1025, 64}, {3, 100}, {2049, 1}}) {
+    for (auto [r, c] : {std::pair<std::int64_t, std::int64_t>{5000, 70}, {70000, 65}, {1025, 64}, {3, 100}, {2049, 1}, {300, 700}}) {
       SCOPED_TRACE(std::to_string(r) + " x " + std::to_string(c));
       const std::vector<T> m = random_values<T>(r * c, dist::wide, static_cast<std::uint64_t>(r + c));
       std::vector<T> f(m.size());  // column-major copy
