@@ -490,9 +490,13 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
     a = R::combine(a, lane[0]);
   }
   /// A column tile (engine::columns, adjacent outputs contiguous): row by row, the outputs in
-  /// vector lanes (cpu/extreme_blocks.hpp).
+  /// vector lanes (cpu/extreme_blocks.hpp). Tiles of up to kTileOut outputs, also in matrices
+  /// wider than that (kWideTiles): two arrays of kTileOut elements stay in L1.
+  static constexpr std::int64_t kTileOut = extreme_blocks::kTileOut;
+  static constexpr bool kWideTiles = true;
   void fold_tile(acc* out, const T* p, std::int64_t ob, std::int64_t kl, std::int64_t row_stride, std::int64_t k0) const {
-    extreme_blocks::fold_columns<R, T>(out, p, ob, kl, row_stride, k0);
+    if (index) extreme_blocks::fold_columns<true, R, T>(out, p, ob, kl, row_stride, k0);
+    else extreme_blocks::fold_columns<false, R, T>(out, p, ob, kl, row_stride, k0);
   }
   acc combine(acc a, acc b) const { return R::combine(a, b); }
   void write(std::int64_t o, acc a, std::int64_t len) const {
@@ -649,10 +653,20 @@ template <class Op> struct engine {
       if (g.outer == 1 && certified_columns()) return columns_certified();
     // Tiles of kBlockOut outputs, or all m as one where the op folds tiles in place and m is
     // at most its kTileOut.
+    // Ops with kWideTiles take tiles of kTileOut outputs however wide the matrix is (halved,
+    // down to kBlockOut, while there are fewer than four tiles a thread).
     std::int64_t tw = kBlockOut;
+    const std::int64_t np = (n + kPieceRows - 1) / kPieceRows;
     if constexpr (requires { Op::kTileOut; })
-      if (g.outer == 1 && m <= Op::kTileOut) tw = std::max(m, kBlockOut);
-    const std::int64_t nb = (m + tw - 1) / tw, np = (n + kPieceRows - 1) / kPieceRows;
+      if (g.outer == 1) {
+        if (m <= Op::kTileOut) tw = std::max(m, kBlockOut);
+        else if constexpr (requires { Op::kWideTiles; }) {
+          tw = Op::kTileOut;
+          const std::int64_t want = 4 * static_cast<std::int64_t>(omp_get_max_threads());
+          while (tw > kBlockOut && (m + tw - 1) / tw * np < want) tw /= 2;
+        }
+      }
+    const std::int64_t nb = (m + tw - 1) / tw;
     std::vector<A> part(np > 1 ? static_cast<std::size_t>(np * m) : 0);
 #pragma omp parallel if ((g.n >= (1 << 16)) && ::tally::detail::cpu_threads_allowed())
     {
