@@ -17,6 +17,7 @@ namespace tally::cpu::extreme_blocks {
 
 constexpr int kLanes = 8;
 constexpr std::int64_t kBlock = 2048;  // elements a block is scanned by value
+constexpr std::int64_t kAheadBytes = 4096;  // bytes after a range prefetched before its rescan
 
 // Element by element in eight interleaved lanes (the reducer's rules; indices are x's own).
 template <class R, class T> typename R::acc_t fold_lanes(const T* __restrict x, std::int64_t begin, std::int64_t end) {
@@ -131,12 +132,42 @@ template <class R, class T> T block_best(const T* x, std::int64_t b, std::int64_
   return cpu_has_avx2() ? block_best_avx2<R>(x, b, e) : block_best_v<16, R>(x, b, e);
 }
 
+// The first i in [begin, end) with x[i] == v (v is there; -0 == +0): with AVX-512 a vector
+// compare a step (eight or sixteen elements) while whole vectors fit, then element by element.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <class T>
+[[gnu::target("avx512f,avx512dq,avx512vl")]] std::int64_t find_equal512(const T* __restrict x, std::int64_t i,
+                                                                         std::int64_t end, T v) {
+  constexpr int L = 64 / static_cast<int>(sizeof(T));
+  for (; i + L <= end; i += L) {
+    std::uint32_t hit;
+    if constexpr (std::is_same_v<T, double>) hit = _mm512_cmp_pd_mask(_mm512_loadu_pd(x + i), _mm512_set1_pd(v), _CMP_EQ_OQ);
+    else if constexpr (std::is_same_v<T, float>) hit = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_set1_ps(v), _CMP_EQ_OQ);
+    else if constexpr (sizeof(T) == 8) hit = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(x + i), _mm512_set1_epi64(v));
+    else hit = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(x + i), _mm512_set1_epi32(v));
+    if (hit) return i + __builtin_ctz(hit);
+  }
+  while (!(x[i] == v)) ++i;
+  return i;
+}
+#pragma GCC diagnostic pop
+template <class T> std::int64_t find_equal(const T* __restrict x, std::int64_t begin, std::int64_t end, T v) {
+  if constexpr (sizeof(T) >= 4)
+    if (cpu_has_avx512()) return find_equal512(x, begin, end, v);
+  while (!(x[begin] == v)) ++begin;
+  return begin;
+}
+
 // x[begin, end) by value first: blocks of kBlock scanned for their best value alone (no index),
 // only the block whose best first beats the others' kept, and that one block scanned again at
 // the end for the first index holding the value. A block holding a NaN is folded element by
 // element by the reducer (the NaN rule); with NaNs propagated, the blocks after it are not
 // read (its first NaN wins). Indices are x's own.
-template <class R, class T> typename R::acc_t fold_range(const T* __restrict x, std::int64_t begin, std::int64_t end) {
+// Without IDX (no index asked for) the best value's block stands for its index, and the
+// rescan is left out unless the best is a zero (whose sign is the first one's).
+template <class R, class T, bool IDX = true>
+typename R::acc_t fold_range(const T* __restrict x, std::int64_t begin, std::int64_t end) {
   using acc = typename R::acc_t;
   acc mine = R::identity();
   T best{};
@@ -155,8 +186,15 @@ template <class R, class T> typename R::acc_t fold_range(const T* __restrict x, 
     }
   }
   if (best_block >= 0) {
-    std::int64_t i = best_block;
-    while (!(x[i] == best)) ++i;  // (the block holds best, and no NaN)
+    // (What follows ends in mispredicted branches: the memory after x[end), the next row of a
+    // row-major matrix, is prefetched first, so that its loads are not held up behind them.)
+    for (std::int64_t b = 0; b < kAheadBytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(x + end) + b);
+    if (!IDX && !(best == T(0))) {  // (no index asked for: the value alone; a zero's sign is its first one's)
+      acc a = R::identity();
+      R::accumulate(a, best, best_block);
+      return R::combine(mine, a);
+    }
+    const std::int64_t i = find_equal(x, best_block, std::min(end, best_block + kBlock), best);  // (the block holds best, and no NaN)
     acc a = R::identity();
     R::accumulate(a, x[i], i);
     mine = R::combine(mine, a);

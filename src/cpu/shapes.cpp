@@ -469,7 +469,7 @@ template <class T, bool MAX, bool SKIP> struct extreme_op_ {
   acc identity() const { return R::identity(); }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t k0) const {
     if (n >= kByValueLen) {  // blocks by value first (cpu/extreme_blocks.hpp), indices moved by k0
-      acc r = extreme_blocks::fold_range<R, T>(x, 0, n);
+      acc r = index ? extreme_blocks::fold_range<R, T, true>(x, 0, n) : extreme_blocks::fold_range<R, T, false>(x, 0, n);
       if (r.index != ops::kNoIndex) r.index += k0;
       if (r.nan_index != ops::kNoIndex) r.nan_index += k0;
       a = R::combine(a, r);
