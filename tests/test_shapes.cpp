@@ -500,21 +500,23 @@ TEST_P(Shapes, ColumnExtremesWithTiesNaNsAndSignedZeros) {
 
 // Rows whose best value is a zero of either sign (the CPU scans rows by value first, and
 // without indices asked for it rescans only for a zero, whose sign is its first one's): rows of
-// 100 and 2100 elements (one block, and past the first block of 2048), negative or positive
-// elsewhere, the first zero -0 in even rows and +0 in odd ones, placed in either block.
+// 25, 100 and 2100 elements (a short run, one block, and past the first block of 2048),
+// negative or positive elsewhere, the first zero -0 in even rows and +0 in odd ones, placed
+// in either block; the last row holds a NaN.
 TEST_P(Shapes, RowExtremesOfZerosKeepTheFirstZerosSign) {
   with_type(t(), [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      for (std::int64_t c : {100, 2100}) {
-        const std::int64_t r = 6;
+      for (std::int64_t c : {25, 100, 2100}) {
+        const std::int64_t r = 7;
         std::vector<T> m(static_cast<std::size_t>(r * c));
         for (std::int64_t i = 0; i < r; ++i) {
           const T sign = (i / 2) % 2 ? T(1) : T(-1);  // below zero (max) or above (min)
           for (std::int64_t j = 0; j < c; ++j) m[static_cast<std::size_t>(i * c + j)] = sign * T(1 + (i + j) % 9);
           const std::int64_t first = (i % 3 == 2 && c > 2048) ? 2050 : 7 + i;
           m[static_cast<std::size_t>(i * c + first)] = i % 2 ? T(0.0) : T(-0.0);
-          m[static_cast<std::size_t>(i * c + first + 40)] = i % 2 ? T(-0.0) : T(0.0);
+          m[static_cast<std::size_t>(i * c + std::min(first + 40, c - 1))] = i % 2 ? T(-0.0) : T(0.0);
         }
+        m[static_cast<std::size_t>(6 * c + 3)] = std::numeric_limits<T>::quiet_NaN();  // (and a NaN)
         check_matrix<T>(r, c, c, 1, 0, m);
       }
     }

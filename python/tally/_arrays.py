@@ -180,6 +180,10 @@ def _dlpack_stream(ptr: int) -> int:
 # The element types the C++ shape layer (strided views, axis reductions) reads in place.
 STRIDED_TYPES = ("float32", "float64", "int32", "int64")
 
+# The supported dtypes in native byte order that NumPy's buffer protocol describes (bfloat16
+# is not one: numpy_view): prepare's fast path hands these arrays to _tally as they are.
+_NATIVE = {np.dtype(n): n for n in SUPPORTED if n != "bfloat16"}
+
 
 def _strides(x, lib: str):
     """x's strides in elements, or None when a byte stride is not a multiple of the item size."""
@@ -209,6 +213,11 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
     """Flatten `x` into a contiguous 1-D view for _tally (see the module docstring).
     strided_ok(cuda, dtype) -> bool: whether a non-contiguous 1-D x may be read in place by
     the strided functions (Arg.strided; None: never)."""
+    if type(x) is np.ndarray and x.flags.c_contiguous:  # (the common case, without the checks below)
+        name = _NATIVE.get(x.dtype)
+        if name is not None:
+            flat = x if x.ndim == 1 else x.reshape(-1)
+            return Arg("numpy", x, flat, flat, name, x.shape, flat.size, False, 0)
     lib = library(x)
     if lib in ("numpy", "other"):
         a = as_numpy(x, fn, what)
@@ -366,6 +375,11 @@ def finish(*args: Arg) -> tuple:
     so each orders its pending work before the call and nothing races; an argument that only
     has __cuda_array_interface__ naming another stream is a ValueError (tally does not
     synchronise streams itself)."""
+    for a in args:
+        if a.cuda or a.view is None:
+            break
+    else:  # (host arrays, all exported already)
+        return "cpu", 0
     kinds = {a.cuda for a in args}
     if len(kinds) > 1:
         raise TypeError("tally: the arrays of one call must all be CUDA arrays or all host arrays; "
