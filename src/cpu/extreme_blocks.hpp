@@ -72,7 +72,7 @@ template <class R, class T> [[gnu::target("avx2")]] T block_best_avx2(const T* x
 // without the target attribute for the baseline, lambdas in a target function included.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // (GCC 12's own _mm512_max_pd / _min_pd)
-#define TALLY_512 gnu::always_inline, gnu::target("avx512f,avx512dq,avx512vl")
+#define TALLY_512 gnu::always_inline, gnu::target("avx512f,avx512vl")
 template <class T> struct fp512;
 template <> struct fp512<double> {
   using V = __m512d;
@@ -94,7 +94,7 @@ template <> struct fp512<float> {
 };
 #undef TALLY_512
 template <bool MAX, class T>
-[[gnu::target("avx512f,avx512dq,avx512vl")]] T block_best_fp512(const T* __restrict x, std::int64_t begin, std::int64_t end) {
+[[gnu::target("avx512f,avx512vl")]] T block_best_fp512(const T* __restrict x, std::int64_t begin, std::int64_t end) {
   using F = fp512<T>;
   using V = typename F::V;
   constexpr int L = 64 / static_cast<int>(sizeof(T)), K = 4;
@@ -137,7 +137,7 @@ template <class R, class T> T block_best(const T* x, std::int64_t b, std::int64_
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <class T>
-[[gnu::target("avx512f,avx512dq,avx512vl")]] std::int64_t find_equal512(const T* __restrict x, std::int64_t i,
+[[gnu::target("avx512f,avx512vl")]] std::int64_t find_equal512(const T* __restrict x, std::int64_t i,
                                                                          std::int64_t end, T v) {
   constexpr int L = 64 / static_cast<int>(sizeof(T));
   for (; i + L <= end; i += L) {
@@ -242,7 +242,7 @@ template <int VB, bool IDX, class R, class T>
   if constexpr (IDX) std::memset(row_of, 0, static_cast<std::size_t>(ob) * sizeof(I));
   const std::int64_t last = ob - L;  // the last vector's first output
   const std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
-  auto step = [&](const T* __restrict row, std::int64_t b, vi kk) {
+  auto step = [&](const T* __restrict row, std::int64_t b, const vi& kk) __attribute__((always_inline)) {
     vt x, v;
     vi at{};
     std::memcpy(&x, row + b, sizeof x);
@@ -299,7 +299,7 @@ template <bool IDX, class R, class T>
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <bool MAX, class A, class T>
-[[gnu::target("avx512f,avx512dq,avx512vl")]] bool fold_columns_fp512(A* out, const T* __restrict p, std::int64_t ob,
+[[gnu::target("avx512f,avx512vl")]] bool fold_columns_fp512(A* out, const T* __restrict p, std::int64_t ob,
                                                                       std::int64_t kl, std::int64_t row_stride,
                                                                       std::int64_t k0) {
   using F = fp512<T>;

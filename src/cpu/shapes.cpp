@@ -88,7 +88,7 @@ template <class T> struct fast_sum_op {
   // A short run (rows of a few elements, n < kLanes): fold_block's tree written out, lane j
   // holding x[j] or -0.0, so the same bits; there the lanes stored one by one and read back as
   // vectors stalled store forwarding, half the time of a short row.
-  static double short_tree(const T* x, std::int64_t n) {
+  [[gnu::always_inline]] static double short_tree(const T* x, std::int64_t n) {
     static_assert(kLanes == 8);
     auto v = [&](int j) { return j < n ? static_cast<double>(x[j]) : -0.0; };
     return ((v(0) + v(4)) + (v(2) + v(6))) + ((v(1) + v(5)) + (v(3) + v(7)));
@@ -106,6 +106,10 @@ template <class T> struct fast_sum_op {
     return lane[0];
   }
   void fold(acc& a, const T* x, std::int64_t n, std::int64_t) const {
+    if (n == 1) {  // (short_tree of one element: x[0] + -0.0, its other additions all -0.0 + -0.0)
+      a += static_cast<double>(x[0]) + -0.0;
+      return;
+    }
     if (n <= kBlock) {  // one block (the tree below of one part)
       if (n > 0) a += n < kLanes ? short_tree(x, n) : fold_block(x, n);
       return;
@@ -558,6 +562,21 @@ template <class Op> struct engine {
     op.fold(a, buf.data(), n, k0);
   }
 
+  // Outputs of one element each (a length-1 axis): the same fold and write per output as
+  // rows(), in a plain static loop (no per-output length, scheduling or buffer work).
+  void single_rows() const {
+    const std::int64_t m = g.outputs;
+#pragma omp parallel for schedule(static) if (m >= (1 << 16) && ::tally::detail::cpu_threads_allowed())
+    for (std::int64_t o = 0; o < m; ++o) {
+      const T* p = x() + base_of(o);
+      if constexpr (requires { op.write_certified(o, p, 1, 1); })
+        if (op.write_certified(o, p, 1, 1)) continue;
+      A a = op.identity();
+      op.fold(a, p, 1, 0);
+      op.write(o, a, 1);
+    }
+  }
+
   // Contiguous outputs (rows of a row-major matrix, segments) usually follow each other in
   // memory, and each ends in mispredicted branches that hold up the loads behind them: the
   // output after the next one (n elements from `end`) is prefetched before this one is
@@ -586,6 +605,7 @@ template <class Op> struct engine {
   void rows() const {
     const std::int64_t s = inner();
     const std::int64_t m = g.outputs;
+    if (!g.offsets && g.len == 1) return single_rows();
 #pragma omp parallel if ((g.n >= (1 << 16) || m >= 4096) && ::tally::detail::cpu_threads_allowed())
     {
       std::vector<T> buf;
