@@ -217,6 +217,53 @@ TEST_P(Extremes, EmptyInput) {
   });
 }
 
+// minmax: both extremes with their first indices, against the sequential reference, for
+// ties, NaN first / late / only, signed zeros (the first of each kind kept with its sign) and
+// the empty input ({+inf, -1}, {-inf, -1}; integers: the type's limits).
+TEST_P(Extremes, MinmaxGivesBothFirstExtremes) {
+  with_type(t(), [&]<class T>() {
+    constexpr bool fp = !std::numeric_limits<T>::is_integer;
+    std::mt19937_64 g(11);
+    std::vector<std::vector<T>> cases;
+    for (std::size_t n : {0u, 1u, 5u, 4097u, 300001u}) {
+      std::vector<T> x(n);
+      for (auto& v : x) v = static_cast<T>(static_cast<int>(g() % 9) - 4);  // ties of both extremes
+      cases.push_back(x);
+      if constexpr (fp) {
+        if (n > 1) {
+          auto y = x;
+          y[n / 2] = std::numeric_limits<T>::quiet_NaN();
+          y[n - 1] = std::numeric_limits<T>::quiet_NaN();
+          cases.push_back(y);
+          std::vector<T> z(n, T(0.0));  // zeros: the first is -0
+          z[0] = T(-0.0);
+          cases.push_back(z);
+          cases.push_back(std::vector<T>(n, std::numeric_limits<T>::quiet_NaN()));
+        }
+      }
+    }
+    for (const auto& x : cases)
+      for (auto nans : {tally::nan_policy::propagate, tally::nan_policy::omit}) {
+        SCOPED_TRACE("n=" + std::to_string(x.size()) + (nans == tally::nan_policy::omit ? " omit NaN" : ""));
+        auto bx = put(x);
+        const tally::min_max<T> got = tally::minmax<T>(bx.in(), nans, opt());
+        const bool skip = nans == tally::nan_policy::omit;
+        for (bool mx : {false, true}) {
+          const auto want = reference(x, mx, skip);
+          const tally::located<T>& r = mx ? got.max : got.min;
+          EXPECT_EQ(r.index, want.index) << (mx ? "max" : "min");
+          if (want.index >= 0) {
+            EXPECT_TRUE(same_bits(r.value, x[static_cast<std::size_t>(want.index)])) << (mx ? "max" : "min");
+          } else if (x.empty()) {
+            EXPECT_TRUE(same_bits(r.value, want.value)) << (mx ? "max" : "min");
+          } else {
+            EXPECT_TRUE(r.value != r.value);  // only NaNs, omitted: NaN
+          }
+        }
+      }
+  });
+}
+
 }  // namespace
 }  // namespace tt
 

@@ -180,6 +180,22 @@ located<T> extreme_of(view<const T> x, nan_policy nans = nan_policy::propagate, 
   return r;
 }
 
+/// The minimum and the maximum of x, each with the index of its first occurrence.
+template <class T> struct min_max {
+  located<T> min, max;
+};
+
+/// Minimum and maximum of x together: {extreme_of<T, false>, extreme_of<T, true>} with the
+/// same nans, so every rule of `extreme_of` holds for each (NaN, first index on ties, signed
+/// zeros, the empty input's {+inf, -1} and {-inf, -1}). Unlike std::minmax_element, whose
+/// maximum is the LAST largest element, both indices are the first ones (argmin and argmax).
+/// Two passes over x (each a blocking `extreme` call on the chosen backend): twice the time
+/// of one of them, not one read; errors as `extreme_of`.
+template <class T>
+min_max<T> minmax(view<const T> x, nan_policy nans = nan_policy::propagate, const options& opt = {}) {
+  return {extreme_of<T, false>(x, nans, opt), extreme_of<T, true>(x, nans, opt)};
+}
+
 /// Minimum of x (NaN if x holds one; +inf, or the type's highest value, when x is empty).
 template <class T> T min(view<const T> x, const options& opt = {}) { return extreme_of<T, false>(x, nan_policy::propagate, opt).value; }
 /// Maximum of x (NaN if x holds one; -inf, or the type's lowest value, when x is empty).

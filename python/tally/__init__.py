@@ -86,8 +86,9 @@ from ._arrays import empty_like, finish, prepare, prepare_out, dtype_name
 from ._arrays import article as _article
 from ._arrays import library as _library
 
-__all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "argmin", "argmax", "nanmin", "nanmax", "nanargmin",
-           "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale", "cuda_available"]
+__all__ = ["sum", "dot", "add", "mean", "norm", "min", "max", "minmax", "argmin", "argmax", "nanmin", "nanmax",
+           "nanminmax", "nanargmin", "nanargmax", "var", "std", "count_nonzero", "any", "all", "axpy", "scale",
+           "cuda_available"]
 
 Accuracy = Literal["exact", "fast"]
 
@@ -639,6 +640,23 @@ def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Largest element of `x` ignoring NaN; NaN when x holds nothing else; -inf when empty.
     As `min` otherwise."""
     return _value(x, True, True, "nanmax", axis, keepdims, out)
+
+
+def minmax(x, *, axis: Axis = None, keepdims: bool = False) -> Tuple[Any, Any]:
+    """(smallest, largest) element of `x` together: (tally.min(x), tally.max(x)) with the same
+    axis and keepdims, so every rule of `min` and `max` holds for each (NaN if x holds one;
+    +inf and -inf, integers: the type's limits, when empty; of a -0.0 / +0.0 tie the first,
+    with its sign; per output along an axis). Two passes over x (twice the time of one of
+    them). Returns a tuple of two Python scalars (axis=None) or two arrays of x's library.
+    Raises as `min` (the messages name minmax)."""
+    return (_value(x, False, False, "minmax", axis, keepdims, None), _value(x, True, False, "minmax", axis, keepdims, None))
+
+
+def nanminmax(x, *, axis: Axis = None, keepdims: bool = False) -> Tuple[Any, Any]:
+    """(nanmin(x), nanmax(x)): as `minmax`, ignoring NaN (NaN for an input, or a slice, of only
+    NaN)."""
+    return (_value(x, False, True, "nanminmax", axis, keepdims, None),
+            _value(x, True, True, "nanminmax", axis, keepdims, None))
 
 
 def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:

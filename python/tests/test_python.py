@@ -126,6 +126,32 @@ def test_min_max_nan_rule():
     assert tally.min(np.zeros(0)) == np.inf and tally.max(np.zeros(0)) == -np.inf
 
 
+def test_minmax_is_min_and_max_together():
+    rng = np.random.default_rng(4)
+    for dt in (np.float32, np.float64, np.int8, np.uint16, np.int32, np.int64, np.float16):
+        a = rng.integers(-30, 30, size=(257, 5)).astype(dt)
+        lo, hi = tally.minmax(a)
+        assert (lo, hi) == (a.min(), a.max())
+        assert type(lo) is type(tally.min(a)) and type(hi) is type(tally.max(a))
+        for axis in (0, 1, (0, 1)):
+            lo, hi = tally.minmax(a, axis=axis, keepdims=True)
+            np.testing.assert_array_equal(lo, a.min(axis=axis, keepdims=True))
+            np.testing.assert_array_equal(hi, a.max(axis=axis, keepdims=True))
+    b = np.array([2.0, np.nan, -1.0, 5.0, np.nan])
+    lo, hi = tally.minmax(b)
+    assert np.isnan(lo) and np.isnan(hi)
+    assert tally.nanminmax(b) == (np.nanmin(b), np.nanmax(b)) == (-1.0, 5.0)
+    assert tally.minmax(np.zeros(0)) == (np.inf, -np.inf)
+    lo, hi = tally.nanminmax(np.full(3, np.nan))
+    assert np.isnan(lo) and np.isnan(hi)
+    z = tally.minmax(np.array([-0.0, 0.0, 1.0, -1.0]))  # ties of zeros: the first, with its sign
+    assert z == (-1.0, 1.0)
+    lo, hi = tally.minmax(np.array([0.0, -0.0]))
+    assert math.copysign(1, lo) == 1 and math.copysign(1, hi) == 1
+    with pytest.raises(TypeError, match="minmax"):
+        tally.minmax(np.ones(3, dtype=np.complex128))
+
+
 def test_mean_is_the_rounded_exact_mean():
     a = np.array([0.1, 0.2, 0.3, 1e16, -1e16])
     want = float(sum(Fraction(float(v)) for v in a) / len(a))
