@@ -885,7 +885,7 @@ def test_usage_errors(args):
 def test_an_unknown_command_is_named(args):
     line = bad(*args)
     assert line == (f"tally: unknown command '{args[0]}' (the commands: sum, dot, add, mean, norm, var, std, min, max, "
-                    "argmin, argmax; see tally --help)")
+                    "argmin, argmax, minmax; see tally --help)")
 
 
 def test_option_checks_name_the_option_once():
@@ -1039,6 +1039,26 @@ def test_extremes_nan_rule(tmp_path):
     assert float(ok("max", p, "--skip-nan")) == np.nanmax(a)
     assert ok("argmin", p, "--skip-nan") == str(np.nanargmin(a)) == "1"
     assert ok("argmax", p, "--skip-nan") == str(np.nanargmax(a)) == "2"
+
+
+def test_minmax_prints_both_extremes(tmp_path):
+    a = np.array([[3.0, -1.5, 7.25], [7.25, np.nan, -1.5]])
+    p = save(tmp_path, "a.npy", a)
+    assert ok("minmax", p) == "nan nan"
+    assert ok("minmax", p, "--skip-nan") == f"{float(np.nanmin(a))!r} {float(np.nanmax(a))!r}" == "-1.5 7.25"
+    got = js("minmax", p, "--skip-nan")
+    assert got["value"] == [-1.5, 7.25] and got["n"] == 6 and got["dtype"] == "float64"
+    assert ok("minmax", p, "--axis", "0") == "3.0 7.25\nnan nan\n-1.5 7.25"
+    assert ok("minmax", p, "--axis", "1", "--skip-nan") == "-1.5 7.25\n-1.5 7.25"
+    assert js("minmax", p, "--axis", "0", "--skip-nan")["value"] == [[3.0, 7.25], [-1.5, -1.5], [-1.5, 7.25]]
+    i = save(tmp_path, "i.npy", np.array([3, -4, 9, 9, -4], dtype=np.int32))
+    assert ok("minmax", i) == "-4 9"
+    z = save(tmp_path, "z.npy", np.array([1.0, -0.0, 0.0, 2.0]))
+    assert ok("minmax", z) == "-0.0 2.0"
+    e = save(tmp_path, "e.npy", np.zeros(0))
+    assert ok("minmax", e) == "inf -inf"
+    r = run("minmax", i, "--distributed")
+    assert r.returncode == 2 and "not var, std or minmax" in r.stderr
 
 
 def test_extremes_signed_zero_first_wins(tmp_path):

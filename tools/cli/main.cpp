@@ -310,6 +310,22 @@ report run_extreme(const std::string& cmd, const settings& s) {
   return {repr(v), json_number(v), a.type(), a.size(), be, secs};
 }
 
+/// minmax: run_extreme's min and max of FILE, printed as "MIN MAX" (JSON: [MIN, MAX]); the
+/// seconds are both calls'. Errors name minmax (nanminmax with --skip-nan).
+report run_minmax(const settings& s) {
+  const std::string name = std::string(s.skip_nan ? "nan" : "") + "minmax";
+  auto one = [&](const char* cmd) {
+    try {
+      return run_extreme(cmd, s);
+    } catch (const tally::error& e) {
+      rethrow_named(e, std::string(s.skip_nan ? "nan" : "") + cmd, name);
+    }
+  };
+  const report lo = one("min"), hi = one("max");
+  return {lo.value_text + " " + hi.value_text, "[" + lo.value_json + ", " + hi.value_json + "]", lo.type, lo.n, lo.used,
+          lo.seconds + hi.seconds};
+}
+
 /// The variance (std: its square root) of FILE with NumPy's ddof: exact (default), the
 /// correctly rounded value of the exact rational; fast: Welford/Chan in float64. Float64
 /// (float32 for float32 and 16-bit float data). --backend cuda calls the library on the GPU as
@@ -497,6 +513,42 @@ void run_axis(const std::string& cmd, const settings& s) {
   }
 }
 
+/// minmax --axis: the min and the max along the axis (reduce_along twice), one "MIN MAX" line
+/// per output (JSON: a list of [MIN, MAX] pairs).
+void run_axis_minmax(const settings& s) {
+  host_array a = load(s.a, csv_options(s, false));
+  tally::accuracy acc = tally::accuracy::exact;
+  tally::backend be = pick_backend(s.backend);
+  const std::string name = std::string(s.skip_nan ? "nan" : "") + "minmax (axis)";
+  axis_report lo, hi;
+  try {
+    lo = reduce_along("min", a, s.axis, s.skip_nan, acc, be);
+    hi = reduce_along("max", a, s.axis, s.skip_nan, acc, be);
+  } catch (const std::invalid_argument& e) {
+    throw input_error(fmt::format("{}: {}", s.a, e.what()));
+  } catch (const tally::error& e) {
+    // the shape layer names "min (axis)" / "max (axis)"
+    try {
+      rethrow_named(e, "min (axis)", name);
+    } catch (const tally::error& e2) {
+      rethrow_named(e2, "max (axis)", name);
+    }
+  }
+  if (s.json) {
+    std::string list = "[";
+    for (std::size_t i = 0; i < lo.json.size(); ++i) list += (i ? ", [" : "[") + lo.json[i] + ", " + hi.json[i] + "]";
+    list += "]";
+    fmt::print("{}\n", json_object({{"value", list},
+                                    {"dtype", json_string(tally::dtype_name(lo.type))},
+                                    {"n", std::to_string(a.size())},
+                                    {"axis", std::to_string(s.axis)},
+                                    {"backend", json_string(tally::backend_name(lo.used))},
+                                    {"seconds", repr(lo.seconds + hi.seconds)}}));
+  } else {
+    for (std::size_t i = 0; i < lo.text.size(); ++i) fmt::print("{} {}\n", lo.text[i], hi.text[i]);
+  }
+}
+
 void print(const report& r, bool json) {
   if (json) {
     fmt::print("{}\n", json_object({{"value", r.value_json},
@@ -605,16 +657,18 @@ int main(int argc, char** argv) {
         ->capture_default_str();
   }
   std::vector<CLI::App*> extremes;
-  for (const char* name : {"min", "max", "argmin", "argmax"}) {
-    std::string what = std::string(name).starts_with("arg")
+  for (const char* name : {"min", "max", "argmin", "argmax", "minmax"}) {
+    std::string what = std::string(name) == "minmax"
+                           ? std::string("minimum and maximum of FILE, printed as 'MIN MAX' (two passes; see --skip-nan)")
+                       : std::string(name).starts_with("arg")
                            ? std::string("index of the first ") + (name + 3) + "imum of FILE (flattened)"
                            : std::string(name) + "imum of FILE (NaN if FILE holds one; see --skip-nan)";
     CLI::App* cmd = app.add_subcommand(name, what);
     add_options(cmd, s, false);
-    cmd->add_flag("--skip-nan", s.skip_nan, "ignore NaN (NumPy's nanmin, nanmax, nanargmin, nanargmax)");
+    cmd->add_flag("--skip-nan", s.skip_nan, "ignore NaN (NumPy's nanmin, nanmax, nanargmin, nanargmax; tally's nanminmax)");
     extremes.push_back(cmd);
   }
-  for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})
+  for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3], extremes[4]})
     cmd->add_option("--axis", s.axis, "2-D .npy input: reduce along axis 0 (one result per column) or 1 (per row),"
                                       " printed one per line (either backend; see --backend)")
         ->check(CLI::IsMember({0, 1}));
@@ -636,8 +690,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tally: --distributed reduces the whole flattened array (no --axis) and takes the 2-norm only\n");
     return 2;
   }
-  if (s.distributed && (*var || *stdev)) {
-    std::fprintf(stderr, "tally: --distributed takes sum, dot, mean, norm, min, max, argmin and argmax (not var or std)\n");
+  if (s.distributed && (*var || *stdev || *extremes[4])) {
+    std::fprintf(stderr, "tally: --distributed takes sum, dot, mean, norm, min, max, argmin and argmax (not var, std or minmax)\n");
     return 2;
   }
   // CSV-only options that no input would use are refused, not ignored
@@ -660,6 +714,11 @@ int main(int argc, char** argv) {
     if (s.axis >= 0) {
       for (CLI::App* cmd : {sum, mean, extremes[0], extremes[1], extremes[2], extremes[3]})
         if (*cmd) run_axis(cmd->get_name(), s);
+      if (*extremes[4]) run_axis_minmax(s);
+      return 0;
+    }
+    if (*extremes[4]) {
+      print(run_minmax(s), s.json);
       return 0;
     }
     for (CLI::App* cmd : extremes)
