@@ -127,10 +127,13 @@ template <class T> struct fast_sum_op {
   /// the same bits as the gathered columns, without the transpose.
   /// Matrices of at most kTileOut columns take them all as one tile (engine::columns), so that
   /// each row is read whole, in order, and the lane arrays (8 x 512 doubles) stay in L1:
-  /// (100000, 100) 8.7 -> 3.7 ms, (20000, 500) 9.4 -> 5.8. Wider matrices keep tiles of
-  /// kBlockOut: tiles of 256 or 1024 outputs were slower there ((1000, 10000): 7.5 ms with
-  /// 64, 10.8 with 256, 9.2 with 1024; the lane arrays then leave L1).
+  /// (100000, 100) 8.7 -> 3.7 ms, (20000, 500) 9.4 -> 5.8. Wider matrices take tiles of
+  /// kTileOut too (kWideTiles; thirty-ninth session: (200, 50000) 12.7 -> 8.1 ms, (10000, 600)
+  /// 4.9 -> 2.9, (1000, 10000) and (2000, 1000) unchanged; the thirty-eighth session had
+  /// measured 256 and 1024 slower than 64 at (1000, 10000), 512 not). A software prefetch of
+  /// the rows 8 ahead gained 10-15% on some wide shapes and lost as much on (2000, 1000).
   static constexpr std::int64_t kTileOut = 512;
+  static constexpr bool kWideTiles = true;
   void fold_tile(acc* out, const T* p, std::int64_t ob, std::int64_t kl, std::int64_t row_stride, std::int64_t) const {
     static_assert(kPieceRows % kBlock == 0);
     // lane[kLanes][ob] and part[kPieceRows / kBlock][ob], rows of ls doubles: ob rounded up to
