@@ -20,6 +20,9 @@ void norm2(dtype t, dtype out, const void* x, std::int64_t n, void* result);
 /// Minimum or maximum and its first index (kNoIndex when none) of x[0, n).
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value,
              std::int64_t& index);
+/// Both: the minimum and its first index, the maximum and its first index, in one read of x.
+void minmax(nan_policy nans, dtype t, const void* x, std::int64_t n, void* min_value, std::int64_t& min_index,
+            void* max_value, std::int64_t& max_index);
 }  // namespace tally::cpu
 
 namespace tally::cuda {

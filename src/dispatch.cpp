@@ -232,6 +232,12 @@ void norm2(array_ref x, void* result, dtype result_type, const options& opt) {
   else cpu::norm2(x.type, result_type, x.data, x.size, result);
 }
 
+namespace {
+// What `extreme` writes from a backend's index i (ops::kNoIndex when none): the index, or for
+// an empty input (or only NaNs skipped) -1 and the empty value of `op` (NaN for only NaNs).
+void put_extreme(extreme_op op, array_ref x, std::int64_t i, void* value, std::int64_t* index);
+}  // namespace
+
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt) {
   validate::check_extreme("extreme", op, nans);
@@ -246,6 +252,32 @@ void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int6
     if (b == backend::cuda) cuda::extreme(op, nans, x.type, x.data, x.size, value, i, opt.stream, ax.device);
     else cpu::extreme(op, nans, x.type, x.data, x.size, value, i);
   }
+  put_extreme(op, x, i, value, index);
+}
+
+void minmax(nan_policy nans, array_ref x, void* min_value, std::int64_t* min_index, void* max_value,
+            std::int64_t* max_index, const options& opt) {
+  validate::check_extreme("minmax", extreme_op::min, nans);
+  const char* fn = nans == nan_policy::omit ? "nanminmax" : "minmax";
+  if (min_value == nullptr || min_index == nullptr || max_value == nullptr || max_index == nullptr)
+    throw error(errc::null_pointer, std::string("tally::") + fn + ": a value or index pointer is null");
+  arg ax{x.data, x.size, x.type, x.where, "x"};
+  backend b = validate::check_one(fn, ax, opt.backend);
+  std::int64_t lo = ops::kNoIndex, hi = ops::kNoIndex;
+  if (x.size > 0) {
+    if (b == backend::cuda) {
+      cuda::extreme(extreme_op::min, nans, x.type, x.data, x.size, min_value, lo, opt.stream, ax.device);
+      cuda::extreme(extreme_op::max, nans, x.type, x.data, x.size, max_value, hi, opt.stream, ax.device);
+    } else {
+      cpu::minmax(nans, x.type, x.data, x.size, min_value, lo, max_value, hi);
+    }
+  }
+  put_extreme(extreme_op::min, x, lo, min_value, min_index);
+  put_extreme(extreme_op::max, x, hi, max_value, max_index);
+}
+
+namespace {
+void put_extreme(extreme_op op, array_ref x, std::int64_t i, void* value, std::int64_t* index) {
   if (i == ops::kNoIndex) {  // empty, or only NaNs skipped
     *index = -1;
     bool all_nan = x.size > 0;  // (no index with elements present: every one was a NaN)
@@ -264,5 +296,6 @@ void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int6
     *index = i;
   }
 }
+}  // namespace
 
 }  // namespace tally

@@ -261,6 +261,15 @@ TEST_P(Extremes, MinmaxGivesBothFirstExtremes) {
           }
         }
       }
+    // the type-erased call names itself in its errors
+    std::vector<T> one(3, T(1));
+    auto b1 = put(one);
+    T v{};
+    std::int64_t i = 0;
+    EXPECT_TRUE(throws_tally([&] { tally::minmax(tally::nan_policy::omit, tally::detail::ref(b1.in()), &v, &i, nullptr, &i, opt()); },
+                             errc::null_pointer, {"nanminmax"}));
+    EXPECT_TRUE(throws_tally([&] { tally::minmax(tally::nan_policy::propagate, tally::array_ref{nullptr, 3, tally::dtype_of<T>()}, &v, &i, &v, &i, opt()); },
+                             errc::null_pointer, {"minmax"}));
   });
 }
 

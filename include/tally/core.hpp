@@ -82,6 +82,16 @@ enum class nan_policy : int { propagate, omit };
 void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int64_t* index,
              const options& opt = {});
 
+/// Blocking minimum and maximum of x together, each with the index of its first occurrence:
+/// what `extreme` writes for extreme_op::min (to min_value, *min_index) and for
+/// extreme_op::max (to max_value, *max_index), with the same rules (NaN, ties, signed zeros,
+/// empty input). The CPU backend reads x once (each chunk of 2^15 elements scanned for the
+/// minimum and then, from cache, for the maximum); the CUDA backend runs the two extremes one
+/// after the other (two reads of x). Throws tally::error as `extreme` (the messages name
+/// minmax, or nanminmax with nan_policy::omit).
+void minmax(nan_policy nans, array_ref x, void* min_value, std::int64_t* min_index, void* max_value,
+            std::int64_t* max_index, const options& opt = {});
+
 /// Blocking element-wise out[i] = x[i] + y[i] (all three of one type and length; every dtype:
 /// 16-bit floats rounded once from the exact sum, integers checked (errc::overflow naming the
 /// first index on the cpu backend), bool as logical or).

@@ -185,15 +185,18 @@ template <class T> struct min_max {
   located<T> min, max;
 };
 
-/// Minimum and maximum of x together: {extreme_of<T, false>, extreme_of<T, true>} with the
-/// same nans, so every rule of `extreme_of` holds for each (NaN, first index on ties, signed
-/// zeros, the empty input's {+inf, -1} and {-inf, -1}). Unlike std::minmax_element, whose
-/// maximum is the LAST largest element, both indices are the first ones (argmin and argmax).
-/// Two passes over x (each a blocking `extreme` call on the chosen backend): twice the time
-/// of one of them, not one read; errors as `extreme_of`.
+/// Minimum and maximum of x together: what {extreme_of<T, false>, extreme_of<T, true>} with
+/// the same nans return, so every rule of `extreme_of` holds for each (NaN, first index on
+/// ties, signed zeros, the empty input's {+inf, -1} and {-inf, -1}). Unlike
+/// std::minmax_element, whose maximum is the LAST largest element, both indices are the first
+/// ones (argmin's and argmax's). Blocking. The CPU backend reads x once (per chunk of 2^15
+/// elements: the minimum, then the maximum from cache); the CUDA backend runs the two
+/// extremes in turn (two reads). Errors as `extreme_of`, named minmax (nanminmax).
 template <class T>
 min_max<T> minmax(view<const T> x, nan_policy nans = nan_policy::propagate, const options& opt = {}) {
-  return {extreme_of<T, false>(x, nans, opt), extreme_of<T, true>(x, nans, opt)};
+  min_max<T> r{};
+  tally::minmax(nans, detail::ref(x), &r.min.value, &r.min.index, &r.max.value, &r.max.index, opt);
+  return r;
 }
 
 /// Minimum of x (NaN if x holds one; +inf, or the type's highest value, when x is empty).

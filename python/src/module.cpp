@@ -194,6 +194,20 @@ nb::tuple extreme(bool mx, bool skip_nan, const in_array& x, const std::string& 
   return extreme_of(mx, skip_nan, ref(x, extreme_name(mx, skip_nan), "x"), backend, stream);
 }
 
+// (min, min index, max, max index) of a contiguous view (tally::minmax: one read on the CPU).
+nb::tuple minmax(bool skip_nan, const in_array& x, const std::string& backend, std::uintptr_t stream) {
+  const char* fn = skip_nan ? "nanminmax" : "minmax";
+  tally::array_ref rx = ref(x, fn, "x");
+  tally::options o = options("exact", backend, stream, fn);
+  alignas(8) unsigned char lo[8] = {}, hi[8] = {};
+  std::int64_t lo_index = -1, hi_index = -1;
+  {
+    nb::gil_scoped_release unlocked;
+    tally::minmax(skip_nan ? tally::nan_policy::omit : tally::nan_policy::propagate, rx, lo, &lo_index, hi, &hi_index, o);
+  }
+  return nb::make_tuple(py_value(rx.type, lo), lo_index, py_value(rx.type, hi), hi_index);
+}
+
 // out = x + y. Floating data in device memory: enqueued on `stream` (tally::add_async) and
 // not waited for, like the array library's own `+`. Integers (whose overflow is reported) and
 // host data: blocking.
@@ -525,6 +539,7 @@ NB_MODULE(_tally, m) {
         nb::arg("x"), nb::arg("out_dtype") = "float64", nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("extreme", &extreme, nb::arg("is_max"), nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto",
         nb::arg("stream") = 0);
+  m.def("minmax", &minmax, nb::arg("skip_nan"), nb::arg("x"), nb::arg("backend") = "auto", nb::arg("stream") = 0);
   m.def("from_cuda_array_interface", &from_cuda_array_interface, nb::arg("obj"));
   m.def("bfloat16_view", &bfloat16_view, nb::arg("x"), nb::arg("writable"));
   // norm1, norm_inf, var/std, count_nonzero, axpy, scale (issue 5): both backends.

@@ -642,21 +642,32 @@ def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     return _value(x, True, True, "nanmax", axis, keepdims, out)
 
 
+def _minmax(x, skip_nan: bool, fn: str, axis, keepdims: bool):
+    axes = _axis.normalize(x, axis, fn)
+    if _axis.is_whole(x, axes):
+        a = prepare(x, fn, order_free=True)
+        if not a.strided:  # (one call: tally::minmax, one read of x on the CPU)
+            backend, stream = finish(a)
+            lo, _, hi, _ = _tally.minmax(skip_nan, a.view, backend, stream)
+            return (_axis.whole(x, lo, a.dtype, fn, keepdims, axes), _axis.whole(x, hi, a.dtype, fn, keepdims, axes))
+    return (_value(x, False, skip_nan, fn, axis, keepdims, None), _value(x, True, skip_nan, fn, axis, keepdims, None))
+
+
 def minmax(x, *, axis: Axis = None, keepdims: bool = False) -> Tuple[Any, Any]:
     """(smallest, largest) element of `x` together: (tally.min(x), tally.max(x)) with the same
     axis and keepdims, so every rule of `min` and `max` holds for each (NaN if x holds one;
     +inf and -inf, integers: the type's limits, when empty; of a -0.0 / +0.0 tie the first,
-    with its sign; per output along an axis). Two passes over x (twice the time of one of
-    them). Returns a tuple of two Python scalars (axis=None) or two arrays of x's library.
-    Raises as `min` (the messages name minmax)."""
-    return (_value(x, False, False, "minmax", axis, keepdims, None), _value(x, True, False, "minmax", axis, keepdims, None))
+    with its sign; per output along an axis). The whole array in one call (tally::minmax: one
+    read of x on the CPU, the two extremes in turn on the GPU); along an axis, `min` and then
+    `max` (two reads). Returns a tuple of two Python scalars (axis=None) or two arrays of x's
+    library. Raises as `min` (the messages name minmax)."""
+    return _minmax(x, False, "minmax", axis, keepdims)
 
 
 def nanminmax(x, *, axis: Axis = None, keepdims: bool = False) -> Tuple[Any, Any]:
     """(nanmin(x), nanmax(x)): as `minmax`, ignoring NaN (NaN for an input, or a slice, of only
     NaN)."""
-    return (_value(x, False, True, "nanminmax", axis, keepdims, None),
-            _value(x, True, True, "nanminmax", axis, keepdims, None))
+    return _minmax(x, True, "nanminmax", axis, keepdims)
 
 
 def argmin(x, *, axis: Optional[int] = None, keepdims: bool = False, out=None) -> Any:

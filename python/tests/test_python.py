@@ -150,6 +150,14 @@ def test_minmax_is_min_and_max_together():
     assert math.copysign(1, lo) == 1 and math.copysign(1, hi) == 1
     with pytest.raises(TypeError, match="minmax"):
         tally.minmax(np.ones(3, dtype=np.complex128))
+    s = np.arange(-50.0, 50.0)[::-3]  # a strided view (min and max in turn)
+    assert tally.minmax(s) == (s.min(), s.max())
+    t = np.array([False, True, False])
+    assert tally.minmax(t) == (False, True) and tally.minmax(np.zeros(4, dtype=bool)) == (False, False)
+    big = np.random.default_rng(5).integers(-1000, 1000, size=1_000_003).astype(np.float64)
+    big[777] = -5000.0
+    big[999_999] = 7000.0
+    assert tally.minmax(big) == (-5000.0, 7000.0) and tally.nanminmax(big) == (-5000.0, 7000.0)
 
 
 def test_mean_is_the_rounded_exact_mean():

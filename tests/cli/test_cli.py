@@ -1424,7 +1424,7 @@ def test_var_and_std_exact_against_fractions(tmp_path):
         assert js("std", one, "--backend", "cuda")["value"] == 0.0
     else:
         bad("std", one, "--backend", "cuda", code=1, words=["std: the CUDA backend was requested"])
-    bad("var", one, "--distributed", words=["not var or std"])
+    bad("var", one, "--distributed", words=["not var, std or minmax"])
 
 
 # ---- regressions found by breaking the tool on purpose (branch cliqa) ---------------------------
