@@ -496,6 +496,23 @@ report run_mean_norm(bool norm, const settings& s) {
 /// "value"). --backend cuda copies the matrix to the GPU once (axis.cpp, cuda_staging.cpp);
 /// auto picks as the 1-D commands do (the GPU when one is present). Every backend gives the
 /// same bits for exact and integer sums, means and min/max/argmin/argmax.
+/// An axis report: one result per line, or (--json) one object with the list of results.
+void print_axis(const axis_report& r, const settings& s, std::int64_t n) {
+  if (s.json) {
+    std::string list = "[";
+    for (std::size_t i = 0; i < r.json.size(); ++i) list += (i ? ", " : "") + r.json[i];
+    list += "]";
+    fmt::print("{}\n", json_object({{"value", list},
+                                    {"dtype", json_string(tally::dtype_name(r.type))},
+                                    {"n", std::to_string(n)},
+                                    {"axis", std::to_string(s.axis)},
+                                    {"backend", json_string(tally::backend_name(r.used))},
+                                    {"seconds", repr(r.seconds)}}));
+  } else {
+    for (const std::string& t : r.text) fmt::print("{}\n", t);
+  }
+}
+
 void run_axis(const std::string& cmd, const settings& s) {
   host_array a = load(s.a, csv_options(s, false));
   tally::accuracy acc = s.accuracy == "fast" ? tally::accuracy::fast : tally::accuracy::exact;
@@ -511,19 +528,7 @@ void run_axis(const std::string& cmd, const settings& s) {
       rethrow_named(e, cmd.substr(cmd.size() - 3) + " (axis)", (s.skip_nan ? "nan" : "") + cmd + " (axis)");
     throw;
   }
-  if (s.json) {
-    std::string list = "[";
-    for (std::size_t i = 0; i < r.json.size(); ++i) list += (i ? ", " : "") + r.json[i];
-    list += "]";
-    fmt::print("{}\n", json_object({{"value", list},
-                                    {"dtype", json_string(tally::dtype_name(r.type))},
-                                    {"n", std::to_string(a.size())},
-                                    {"axis", std::to_string(s.axis)},
-                                    {"backend", json_string(tally::backend_name(r.used))},
-                                    {"seconds", repr(r.seconds)}}));
-  } else {
-    for (const std::string& t : r.text) fmt::print("{}\n", t);
-  }
+  print_axis(r, s, a.size());
 }
 
 /// minmax --axis: the min and the max along the axis (reduce_along twice), one "MIN MAX" line
@@ -547,19 +552,12 @@ void run_axis_minmax(const settings& s) {
       rethrow_named(e2, "max (axis)", name);
     }
   }
-  if (s.json) {
-    std::string list = "[";
-    for (std::size_t i = 0; i < lo.json.size(); ++i) list += (i ? ", [" : "[") + lo.json[i] + ", " + hi.json[i] + "]";
-    list += "]";
-    fmt::print("{}\n", json_object({{"value", list},
-                                    {"dtype", json_string(tally::dtype_name(lo.type))},
-                                    {"n", std::to_string(a.size())},
-                                    {"axis", std::to_string(s.axis)},
-                                    {"backend", json_string(tally::backend_name(lo.used))},
-                                    {"seconds", repr(lo.seconds + hi.seconds)}}));
-  } else {
-    for (std::size_t i = 0; i < lo.text.size(); ++i) fmt::print("{} {}\n", lo.text[i], hi.text[i]);
+  axis_report both{{}, {}, lo.type, lo.seconds + hi.seconds, lo.used};
+  for (std::size_t i = 0; i < lo.text.size(); ++i) {
+    both.text.push_back(lo.text[i] + " " + hi.text[i]);
+    both.json.push_back("[" + lo.json[i] + ", " + hi.json[i] + "]");
   }
+  print_axis(both, s, a.size());
 }
 
 void print(const report& r, bool json) {
