@@ -18,6 +18,9 @@ namespace tally::cpu::extreme_blocks {
 constexpr int kLanes = 8;
 constexpr std::int64_t kBlock = 2048;  // elements a block is scanned by value
 constexpr std::int64_t kAheadBytes = 4096;  // bytes after a range prefetched before its rescan
+// Rows of the shape layer up to this many bytes have the row after next prefetched by its
+// engine (src/cpu/shapes.cpp, prefetch_after); fold_range prefetches after longer ranges only.
+constexpr std::int64_t kRowAheadBytes = 4096;
 
 // Element by element in eight interleaved lanes (the reducer's rules; indices are x's own).
 template <class R, class T> typename R::acc_t fold_lanes(const T* __restrict x, std::int64_t begin, std::int64_t end) {
@@ -187,8 +190,10 @@ typename R::acc_t fold_range(const T* __restrict x, std::int64_t begin, std::int
   }
   if (best_block >= 0) {
     // (What follows ends in mispredicted branches: the memory after x[end), the next row of a
-    // row-major matrix, is prefetched first, so that its loads are not held up behind them.)
-    for (std::int64_t b = 0; b < kAheadBytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(x + end) + b);
+    // row-major matrix, is prefetched first, so that its loads are not held up behind them;
+    // shorter rows have had it done by the shape engine already.)
+    if ((end - begin) * static_cast<std::int64_t>(sizeof(T)) > kRowAheadBytes)
+      for (std::int64_t b = 0; b < kAheadBytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(x + end) + b);
     if (!IDX && !(best == T(0))) {  // (no index asked for: the value alone; a zero's sign is its first one's)
       acc a = R::identity();
       R::accumulate(a, best, best_block);

@@ -587,7 +587,7 @@ template <class Op> struct engine {
   // exact sums: (100000, 100) 15.1 -> 8.5 ms, (20000, 500) 9.5 -> 8.3, fast 5.8 -> 3.8; rows of
   // 8 KB and more were as fast or slower with it). (The addresses may lie past x's end: a
   // prefetch never faults.)
-  static constexpr std::int64_t kRowAheadBytes = 4096, kRowAheadMin = 256;
+  static constexpr std::int64_t kRowAheadBytes = extreme_blocks::kRowAheadBytes, kRowAheadMin = 256;
   static void prefetch_after(const T* end, std::int64_t n) {
     const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(T));
     if (bytes > kRowAheadBytes) return;
