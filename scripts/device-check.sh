@@ -113,6 +113,9 @@ if want python; then
     P=build-pyprebuilt; mkdir -p $P/python/tally && cp python/tally/*.py python/tally/*.pyi $P/python/tally/ &&
       tar -C $P/python -xJf "$PREBUILT_PY" || rc=1
     ls $P/python/tally/_tally*.so || rc=1
+  elif [[ -n "${PREBUILT:-}" && -d $B/py/tally ]]; then  # scripts/pack-carry.sh --python: the module is in it
+    P=build-pyprebuilt; mkdir -p $P/python/tally && cp python/tally/*.py python/tally/*.pyi $B/py/tally/*.so $P/python/tally/ || rc=1
+    PREBUILT_PY=$B/py
   elif [[ -n "${PREBUILT:-}" ]]; then
     P=build-py
     cmake -S . -B $P -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DTALLY_BUILD_PYTHON=ON \
