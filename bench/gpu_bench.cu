@@ -28,6 +28,7 @@
 #include <thrust/inner_product.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/extrema.h>
 #include <thrust/reduce.h>
 #include <thrust/transform.h>
 
@@ -591,6 +592,36 @@ template <class T> void bench_ops(pools& P, std::int64_t n, int reps) {
   tally_row("argmax", "tally", [&](int k) { sink = double(tally::argmax<T>(vx(k), opt)); },
             arg_check(tmax.index, double(tmax.value), hmax_at, hmax));
   anchor_rows("argmax", "cub", cub_argmax, with_fetch(cub_argmax, 16), arg_check(c_argmax.first, c_argmax.second, hmax_at, hmax));
+
+  {  // minmax: tally's one read against thrust::minmax_element (blocking: its two positions
+     // come back to the host) and CUB's ArgMin then ArgMax (two reads, "cub-2pass"; both
+     // answers fetched in the +memcpy form). rel_check 0 when both indices (thrust: both
+     // positions) and values are the host's first occurrences; thrust's largest may be a
+     // later tie (std::minmax_element's rule), which then counts as 1.
+    const auto both = tally::minmax<T>(vx(0), tally::nan_policy::propagate, opt);
+    tally_row("minmax", "tally", [&](int k) {
+      const auto r = tally::minmax<T>(vx(k), tally::nan_policy::propagate, opt);
+      sink = double(r.min.value) + double(r.max.value);
+    }, arg_check(both.min.index, double(both.min.value), hmin_at, hmin) + arg_check(both.max.index, double(both.max.value), hmax_at, hmax));
+    auto thrust_minmax = [&](int k) {
+      const auto p = thrust::minmax_element(thrust::cuda::par.on(P.s), X(k), X(k) + n);
+      sink = double(p.first - X(k)) + double(p.second - X(k));
+    };
+    thrust_minmax(0);
+    const auto tp = thrust::minmax_element(thrust::cuda::par.on(P.s), X(0), X(0) + n);
+    const double thrust_ok = (tp.first - X(0) == hmin_at && tp.second - X(0) == hmax_at) ? 0.0 : 1.0;
+    const double tt = tm.per_call(thrust_minmax, slots, reps);
+    rows.push_back({"minmax", tn, "thrust", n, tt, gb / tt, thrust_ok});
+    auto cub_two = [&](int k) { cub_argmin(k); cub_argmax(k); };
+    auto cub_two_host = [&](int k) {  // each answer fetched (the second call reuses dv)
+      cub_argmin(k);
+      fetch(16);
+      cub_argmax(k);
+      fetch(16);
+    };
+    anchor_rows("minmax", "cub-2pass", cub_two, cub_two_host,
+                arg_check(c_argmin.first, c_argmin.second, hmin_at, hmin) + arg_check(c_argmax.first, c_argmax.second, hmax_at, hmax));
+  }
 
   tally_row("norm2", "tally", [&](int k) { sink = double(tally::norm2<T>(vx(k), opt)); }, 0.0);
   anchor_rows("norm2", "cublas", blas_nrm2, with_fetch(blas_nrm2, sizeof(T)), rel(b_norm2, x_norm2));

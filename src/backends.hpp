@@ -45,6 +45,10 @@ void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n,
 /// Blocking minimum or maximum and its first index (kNoIndex when none), to host memory.
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value_host,
              std::int64_t& index, stream_t stream, int device);
+/// Blocking minimum and maximum with their first indices (kNoIndex when none), to host
+/// memory, in one read of x (n > 0).
+void minmax(nan_policy nans, dtype t, const void* x, std::int64_t n, void* min_host, std::int64_t& min_index,
+            void* max_host, std::int64_t& max_index, stream_t stream, int device);
 /// Blocking correctly rounded mean of x[0, n), n > 0, as `out`, to host memory.
 void mean(dtype t, dtype out, const void* x, std::int64_t n, void* result_host, stream_t stream, int device);
 /// Blocking correctly rounded L2 norm of floating x[0, n), n > 0, as `out`, to host memory.

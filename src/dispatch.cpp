@@ -266,8 +266,7 @@ void minmax(nan_policy nans, array_ref x, void* min_value, std::int64_t* min_ind
   std::int64_t lo = ops::kNoIndex, hi = ops::kNoIndex;
   if (x.size > 0) {
     if (b == backend::cuda) {
-      cuda::extreme(extreme_op::min, nans, x.type, x.data, x.size, min_value, lo, opt.stream, ax.device);
-      cuda::extreme(extreme_op::max, nans, x.type, x.data, x.size, max_value, hi, opt.stream, ax.device);
+      cuda::minmax(nans, x.type, x.data, x.size, min_value, lo, max_value, hi, opt.stream, ax.device);
     } else {
       cpu::minmax(nans, x.type, x.data, x.size, min_value, lo, max_value, hi);
     }

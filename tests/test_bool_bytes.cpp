@@ -69,6 +69,15 @@ TEST_P(BoolBytes, AnyNonzeroByteIsTrue) {
         EXPECT_EQ(value, mx ? 1 : 0) << (mx ? "max" : "min") << ": the value as a bool's byte";
         EXPECT_EQ(index, mx ? first_true : first_false) << (mx ? "argmax" : "argmin") << ": the first of equal values";
       }
+      {
+        std::uint8_t lo = 7, hi = 7;
+        std::int64_t ilo = -2, ihi = -2;
+        tally::minmax(tally::nan_policy::propagate, x, &lo, &ilo, &hi, &ihi, opt());
+        EXPECT_EQ(lo, 0) << "minmax: the min as a bool's byte";
+        EXPECT_EQ(hi, 1) << "minmax: the max as a bool's byte";
+        EXPECT_EQ(ilo, first_false) << "minmax: the first false";
+        EXPECT_EQ(ihi, first_true) << "minmax: the first true";
+      }
       buffer<std::uint8_t> bo(b(), n, std::uint8_t(9), offset);
       tally::add(x, y, {bo.data(), bo.size(), dtype::bool_}, opt());
       const std::vector<std::uint8_t> sum = bo.read();

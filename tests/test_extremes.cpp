@@ -45,6 +45,13 @@ class Extremes : public Typed {
         if (want.index >= 0) {
           EXPECT_TRUE(same_bits(got.value, x[static_cast<std::size_t>(want.index)]));
         }
+        // minmax keeps both in one read (the CUDA backend's one launch): the same side
+        const tally::min_max<T> both = tally::minmax<T>(bx.in(), nans, opt());
+        const tally::located<T>& side = mx ? both.max : both.min;
+        EXPECT_EQ(side.index, want.index) << "minmax";
+        if (want.index >= 0) {
+          EXPECT_TRUE(same_bits(side.value, x[static_cast<std::size_t>(want.index)])) << "minmax";
+        }
       }
   }
 };

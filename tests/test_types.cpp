@@ -86,9 +86,16 @@ class Types : public Backend {
     auto bx = put(x), by = put(y);
     return tally::dot<T, Out>(bx.in(), by.in(), opt());
   }
+  // The extreme, checked to be minmax's side too (each narrow type's one-read minmax).
   template <class T> tally::located<T> ext(const std::vector<T>& v, bool mx, tally::nan_policy p) const {
     auto bx = put(v);
-    return mx ? tally::extreme_of<T, true>(bx.in(), p, opt()) : tally::extreme_of<T, false>(bx.in(), p, opt());
+    auto r = mx ? tally::extreme_of<T, true>(bx.in(), p, opt()) : tally::extreme_of<T, false>(bx.in(), p, opt());
+    const tally::min_max<T> both = tally::minmax<T>(bx.in(), p, opt());
+    const tally::located<T>& side = mx ? both.max : both.min;
+    EXPECT_EQ(side.index, r.index) << "minmax";
+    if constexpr (requires { r.value.bits; }) EXPECT_EQ(side.value.bits, r.value.bits) << "minmax";
+    else EXPECT_TRUE(same_bits(side.value, r.value)) << "minmax";
+    return r;
   }
 };
 

@@ -190,8 +190,8 @@ template <class T> struct min_max {
 /// ties, signed zeros, the empty input's {+inf, -1} and {-inf, -1}). Unlike
 /// std::minmax_element, whose maximum is the LAST largest element, both indices are the first
 /// ones (argmin's and argmax's). Blocking. The CPU backend reads x once (per chunk of 2^15
-/// elements: the minimum, then the maximum from cache); the CUDA backend runs the two
-/// extremes in turn (two reads). Errors as `extreme_of`, named minmax (nanminmax).
+/// elements: the minimum, then the maximum from cache); the CUDA backend reads x once too
+/// (one launch keeps both extremes). Errors as `extreme_of`, named minmax (nanminmax).
 template <class T>
 min_max<T> minmax(view<const T> x, nan_policy nans = nan_policy::propagate, const options& opt = {}) {
   min_max<T> r{};

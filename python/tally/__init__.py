@@ -658,7 +658,7 @@ def minmax(x, *, axis: Axis = None, keepdims: bool = False) -> Tuple[Any, Any]:
     axis and keepdims, so every rule of `min` and `max` holds for each (NaN if x holds one;
     +inf and -inf, integers: the type's limits, when empty; of a -0.0 / +0.0 tie the first,
     with its sign; per output along an axis). The whole array in one call (tally::minmax: one
-    read of x on the CPU, the two extremes in turn on the GPU); along an axis, `min` and then
+    read of x on either backend); along an axis, `min` and then
     `max` (two reads). Returns a tuple of two Python scalars (axis=None) or two arrays of x's
     library. Raises as `min` (the messages name minmax)."""
     return _minmax(x, False, "minmax", axis, keepdims)

@@ -97,6 +97,14 @@ def test_extremes_match_library(lib):
     x = lib.array(h)
     assert math.isnan(tally.max(x)) and tally.argmax(x) == 40
     assert tally.nanmax(x) == np.nanmax(h) and tally.nanargmax(x) == 5
+    # minmax: both in the one launch (NaN wins both sides; nanminmax skips it)
+    lo, hi = tally.minmax(x)
+    assert math.isnan(lo) and math.isnan(hi)
+    assert tally.nanminmax(x) == (np.nanmin(h), np.nanmax(h))
+    for dt in (np.float32, np.int8, np.uint8, np.int64, np.float16):
+        v = (np.clip(np.nan_to_num(h) * 20, -120, 120) + (120 if dt == np.uint8 else 0)).astype(dt)
+        got = tally.minmax(lib.array(v)[1:])  # (one element in: a scalar head before the vectors)
+        assert got == (np.min(v[1:]), np.max(v[1:])), dt
 
 
 def test_strided_and_2d_views(lib):

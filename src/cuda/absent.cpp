@@ -21,6 +21,7 @@ void reduce_async(reduce_op, dtype, dtype, accuracy, const void*, const void*, s
 void add(dtype, const void*, const void*, void*, std::int64_t, int&, stream_t, int) { none(); }
 void add_async(dtype, const void*, const void*, void*, std::int64_t, int*, stream_t, int) { none(); }
 void extreme(extreme_op, nan_policy, dtype, const void*, std::int64_t, void*, std::int64_t&, stream_t, int) { none(); }
+void minmax(nan_policy, dtype, const void*, std::int64_t, void*, std::int64_t&, void*, std::int64_t&, stream_t, int) { none(); }
 void mean(dtype, dtype, const void*, std::int64_t, void*, stream_t, int) { none(); }
 void norm2(dtype, dtype, const void*, std::int64_t, void*, stream_t, int) { none(); }
 

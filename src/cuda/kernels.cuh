@@ -132,6 +132,24 @@ inline constexpr bool vector_extremes = requires {
   typename R::value_type;
 } && std::is_same_v<typename R::value_type, T> && std::is_arithmetic_v<T>;
 
+/// Whether indexed_kernel may fold R over whole vectors: ops::minmax_reducer on arithmetic
+/// elements (both extremes kept in the one read, as vector_extremes keeps one).
+template <class R, class T>
+inline constexpr bool vector_minmax = requires {
+  typename R::min_r;
+  typename R::max_r;
+  R::skip_nan;
+  typename R::value_type;
+} && std::is_same_v<typename R::value_type, T> && std::is_arithmetic_v<T>;
+
+/// The sides (minimum, maximum) a vector fold of R keeps: both for minmax (BOTH).
+template <class R, bool BOTH> struct extreme_sides {
+  static constexpr bool lo = true, hi = true;
+};
+template <class R> struct extreme_sides<R, false> {
+  static constexpr bool lo = !R::is_max, hi = R::is_max;
+};
+
 /// The best of two elements for a min or max that skips NaN (fmin / fmax: a NaN loses to a
 /// number; two NaNs give NaN); signed zeros may come out either way (they compare equal).
 template <bool MAX, class T> __device__ __forceinline__ T pick(T a, T b) {
@@ -144,7 +162,8 @@ template <bool MAX, class T> __device__ __forceinline__ T pick(T a, T b) {
 /// index: ops/extremes.hpp): R::accumulate(acc, x[i], i). Loads as in reduce_kernel (scalar
 /// head, 16-byte vectors with UNROLL in flight, scalar tail); the order of accumulation does
 /// not matter (R::combine breaks ties by index).
-/// For the extreme reducers on arithmetic types (vector_extremes) the body is folded a vector
+/// For the extreme reducers on arithmetic types (vector_extremes, and both sides of minmax:
+/// vector_minmax) the body is folded a vector
 /// at a time with no per-element index work: each thread meets its vectors in increasing
 /// order and keeps the best value (fmin / fmax of the vector, replaced only when strictly
 /// better) and the first vector that holds it, and the first vector holding a NaN; at the end
@@ -166,23 +185,35 @@ indexed_kernel(const T* __restrict x,  // (n,)
   const std::int64_t nvec = (n - head) / V;
   const vec_t* xv = reinterpret_cast<const vec_t*>(x + head);
   std::int64_t i = tid;
-  if constexpr (vector_extremes<R, T>) {
-    constexpr bool MAX = R::is_max, SKIP = R::skip_nan;
-    T best = R::empty_value();
-    std::int64_t best_vec = -1, nan_vec = -1;  // in this thread's (increasing) visiting order
+  if constexpr (vector_extremes<R, T> || vector_minmax<R, T>) {
+    constexpr bool BOTH = vector_minmax<R, T>;  // minmax: both sides in the one read
+    constexpr bool LO = extreme_sides<R, BOTH>::lo, HI = extreme_sides<R, BOTH>::hi, SKIP = R::skip_nan;
+    using lo_r = ops::extreme_reducer<T, false, SKIP>;
+    using hi_r = ops::extreme_reducer<T, true, SKIP>;
+    T lo = lo_r::empty_value(), hi = hi_r::empty_value();
+    std::int64_t lo_vec = -1, hi_vec = -1, nan_vec = -1;  // in this thread's (increasing) visiting order
     auto visit = [&](const vec_t& a, std::int64_t vid) {
-      T m = a.v[0];
+      T mlo = a.v[0], mhi = a.v[0];
       bool nan = ops::is_nan(a.v[0]);
 #pragma unroll
       for (int k = 1; k < V; ++k) {
-        m = pick<MAX>(m, a.v[k]);
+        if constexpr (LO) mlo = pick<false>(mlo, a.v[k]);
+        if constexpr (HI) mhi = pick<true>(mhi, a.v[k]);
         nan |= ops::is_nan(a.v[k]);
       }
       if (!SKIP && nan && nan_vec < 0) nan_vec = vid;
       // strictly better; or the first number at all (all +inf for min gives +inf, index 0)
-      if ((MAX ? m > best : m < best) || (best_vec < 0 && !ops::is_nan(m))) {
-        best = m;
-        best_vec = vid;
+      if constexpr (LO) {
+        if (mlo < lo || (lo_vec < 0 && !ops::is_nan(mlo))) {
+          lo = mlo;
+          lo_vec = vid;
+        }
+      }
+      if constexpr (HI) {
+        if (mhi > hi || (hi_vec < 0 && !ops::is_nan(mhi))) {
+          hi = mhi;
+          hi_vec = vid;
+        }
       }
     };
     for (; i + (UNROLL - 1) * stride < nvec; i += UNROLL * stride) {
@@ -193,19 +224,32 @@ indexed_kernel(const T* __restrict x,  // (n,)
       for (int u = 0; u < UNROLL; ++u) visit(a[u], i + u * stride);
     }
     for (; i < nvec; i += stride) visit(load(xv + i), i);
-    typename R::acc_t body = R::identity();
-    if (best_vec >= 0) {
-      const vec_t a = load(xv + best_vec);
-      for (int k = V - 1; k >= 0; --k)  // the first element equal to best (it has one)
-        if (!ops::is_nan(a.v[k]) && a.v[k] == best) {
-          body.value = a.v[k];
-          body.index = head + best_vec * V + k;
-        }
-    }
+    std::int64_t nan_index = ops::kNoIndex;
     if (nan_vec >= 0) {
       const vec_t a = load(xv + nan_vec);
       for (int k = V - 1; k >= 0; --k)
-        if (ops::is_nan(a.v[k])) body.nan_index = head + nan_vec * V + k;
+        if (ops::is_nan(a.v[k])) nan_index = head + nan_vec * V + k;
+    }
+    // A side's value and index: the first element of its vector equal to its best (it has
+    // one; its own bits, -0.0 or +0.0), and the first NaN.
+    auto locate = [&](auto& side, T best, std::int64_t vid) {
+      side.nan_index = nan_index;
+      if (vid < 0) return;
+      const vec_t a = load(xv + vid);
+      for (int k = V - 1; k >= 0; --k)
+        if (!ops::is_nan(a.v[k]) && a.v[k] == best) {
+          side.value = a.v[k];
+          side.index = head + vid * V + k;
+        }
+    };
+    typename R::acc_t body = R::identity();
+    if constexpr (BOTH) {
+      locate(body.min, lo, lo_vec);
+      locate(body.max, hi, hi_vec);
+    } else if constexpr (HI) {
+      locate(body, hi, hi_vec);
+    } else {
+      locate(body, lo, lo_vec);
     }
     acc = R::combine(acc, body);
   } else {

@@ -289,6 +289,14 @@ void extreme_t(extreme_op op, nan_policy nans, const void* xv, std::int64_t n, s
 }
 
 template <class T>
+void minmax_t(nan_policy nans, const void* xv, std::int64_t n, sink out, cudaStream_t stream, workspace& ws) {
+  using E = ops::reduced_t<T>;
+  auto* x = static_cast<const T*>(xv);
+  if (nans == nan_policy::omit) launch_indexed<ops::minmax_reducer<E, true>, T>(x, n, out, stream, ws);
+  else launch_indexed<ops::minmax_reducer<E, false>, T>(x, n, out, stream, ws);
+}
+
+template <class T>
 void launch_add(const T* x, const T* y, T* out, std::int64_t n, int* status, cudaStream_t stream,
                 workspace& ws) {
   constexpr int V = 16 / sizeof(T);
@@ -494,6 +502,21 @@ void add_async(dtype t, const void* x, const void* y, void* out, std::int64_t n,
   if (n > 0) add_any(t, x, y, out, n, status_device, stream, ws);
 }
 
+namespace {
+// An extreme's value from the sink's (the 16-bit floats' is a float32, one of theirs or
+// +-inf, NaN: converted back exactly).
+void put_extreme_value(dtype t, const void* from, void* value_host) {
+  if (t == dtype::float16 || t == dtype::bfloat16) {
+    float f;
+    std::memcpy(&f, from, sizeof f);
+    std::uint16_t b = t == dtype::float16 ? to_float16(f).bits : to_bfloat16(f).bits;
+    std::memcpy(value_host, &b, sizeof b);
+  } else {
+    std::memcpy(value_host, from, dtype_size(t));
+  }
+}
+}  // namespace
+
 void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_t n, void* value_host,
              std::int64_t& index, stream_t stream, int device) {
   device_guard guard(device);
@@ -504,17 +527,33 @@ void extreme(extreme_op op, nan_policy nans, dtype t, const void* x, std::int64_
   tally::visit(t, [&](auto tag) { extreme_t<ops::storage_t<typename decltype(tag)::type>>(op, nans, x, n, out, stream, ws); });
   wait_for(ws.host_done, ticket, stream);
   std::atomic_thread_fence(std::memory_order_acquire);
-  // The sink holds an ops::extreme_value<E>: the value, then (8-byte aligned) the index. The
-  // 16-bit floats' value is a float32 (one of theirs, or +-inf, NaN): converted back exactly.
-  if (t == dtype::float16 || t == dtype::bfloat16) {
-    float f;
-    std::memcpy(&f, ws.host_result, sizeof f);
-    std::uint16_t b = t == dtype::float16 ? to_float16(f).bits : to_bfloat16(f).bits;
-    std::memcpy(value_host, &b, sizeof b);
-  } else {
-    std::memcpy(value_host, ws.host_result, dtype_size(t));
-  }
+  // The sink holds an ops::extreme_value<E>: the value, then (8-byte aligned) the index.
+  put_extreme_value(t, ws.host_result, value_host);
   std::memcpy(&index, static_cast<const char*>(ws.host_result) + 8, sizeof index);
+}
+
+void minmax(nan_policy nans, dtype t, const void* x, std::int64_t n, void* min_host, std::int64_t& min_index,
+            void* max_host, std::int64_t& max_index, stream_t stream, int device) {
+  device_guard guard(device);
+  workspace& ws = get_workspace(stream);
+  std::lock_guard<std::mutex> lock(ws.blocking);
+  unsigned ticket = ++ws.ticket;
+  sink out{ws.host_result, ws.host_status, ws.host_done, ticket};
+  tally::visit(t, [&](auto tag) {
+    using T = ops::storage_t<typename decltype(tag)::type>;
+    static_assert(sizeof(ops::extreme_value<ops::reduced_t<T>>) == 16 &&
+                  sizeof(ops::minmax_value<ops::reduced_t<T>>) == 32, "the sink holds 32 bytes: two (value, index)");
+    minmax_t<T>(nans, x, n, out, stream, ws);
+  });
+  wait_for(ws.host_done, ticket, stream);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // The sink holds an ops::minmax_value<E>: two ops::extreme_value<E> of 16 bytes each (the
+  // value, then the 8-byte aligned index).
+  const char* r = static_cast<const char*>(ws.host_result);
+  put_extreme_value(t, r, min_host);
+  std::memcpy(&min_index, r + 8, sizeof min_index);
+  put_extreme_value(t, r + 16, max_host);
+  std::memcpy(&max_index, r + 24, sizeof max_index);
 }
 
 namespace {

@@ -1061,6 +1061,25 @@ def test_minmax_prints_both_extremes(tmp_path):
     assert r.returncode == 2 and "not var, std or minmax" in r.stderr
 
 
+def test_minmax_backend_cuda_same_as_cpu(tmp_path):
+    # the GPU's one-launch minmax prints what the CPU prints (every dtype, NaN, -0.0 first);
+    # no GPU: exit 1 with the no-GPU message
+    rng = np.random.default_rng(12)
+    h = rng.standard_normal(300_001) * 40
+    h[[7, 250_000]] = -0.0
+    cases = {dt: (np.clip(h, -120, 120) + (120 if dt[0] == "u" else 0)).astype(dt)
+             for dt in ("float16", "float32", "int8", "uint16", "int64")}
+    cases["nan"] = np.where(np.arange(h.size) == 1000, np.nan, h)
+    cases["zeros"] = np.array([0.0, -0.0, 0.0, -0.0] * 9)
+    for name, a in cases.items():
+        p = save(tmp_path, f"{name}.npy", a)
+        if gpu_present():
+            for extra in ((), ("--skip-nan",)):
+                assert ok("minmax", p, "--backend", "cuda", *extra) == ok("minmax", p, "--backend", "cpu", *extra), name
+        else:
+            bad("minmax", p, "--backend", "cuda", code=1, words=["cuda"])
+
+
 def test_extremes_signed_zero_first_wins(tmp_path):
     p = save(tmp_path, "z.npy", np.array([1.0, -0.0, 0.0]))
     assert ok("min", p) == "-0.0"

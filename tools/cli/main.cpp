@@ -311,7 +311,7 @@ report run_extreme(const std::string& cmd, const settings& s) {
 }
 
 /// minmax: the min and max of FILE in one call (tally::minmax: one read on the CPU; with the
-/// file staged on the GPU, the two extremes in turn), printed as "MIN MAX" (JSON: [MIN, MAX]).
+/// file staged on the GPU, one read there too), printed as "MIN MAX" (JSON: [MIN, MAX]).
 /// Errors name minmax (nanminmax with --skip-nan).
 report run_minmax(const settings& s) {
   host_array a = load(s.a, csv_options(s, false));

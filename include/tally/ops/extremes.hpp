@@ -78,4 +78,35 @@ template <class T, bool MAX, bool SKIP_NAN> struct extreme_reducer {
   }
 };
 
+/// The minimum and the maximum with their first indices.
+template <class T> struct minmax_value {
+  extreme_value<T> min;
+  extreme_value<T> max;
+};
+
+/// Minimum and maximum together, in one read (minmax, nanminmax): the two extreme reducers
+/// side by side, each with its own rules (a NaN recorded by both when not skipped).
+template <class T, bool SKIP_NAN> struct minmax_reducer {
+  using min_r = extreme_reducer<T, false, SKIP_NAN>;
+  using max_r = extreme_reducer<T, true, SKIP_NAN>;
+  struct acc_t {
+    typename min_r::acc_t min;
+    typename max_r::acc_t max;
+  };
+  using result_t = minmax_value<T>;
+  using value_type = T;
+  static constexpr bool skip_nan = SKIP_NAN;
+  static TALLY_HD acc_t identity() { return {min_r::identity(), max_r::identity()}; }
+  static TALLY_HD void accumulate(acc_t& acc, T x, std::int64_t i) {
+    min_r::accumulate(acc.min, x, i);
+    max_r::accumulate(acc.max, x, i);
+  }
+  static TALLY_HD acc_t combine(acc_t a, acc_t b) { return {min_r::combine(a.min, b.min), max_r::combine(a.max, b.max)}; }
+  static TALLY_HD result_t finalize(acc_t a, int& status) {
+    result_t r{min_r::finalize(a.min, status), {}};
+    r.max = max_r::finalize(a.max, status);
+    return r;
+  }
+};
+
 }  // namespace tally::ops
