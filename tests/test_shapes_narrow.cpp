@@ -555,6 +555,40 @@ TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
   });
 }
 
+// The GPU folds byte rows and segments a 16-byte vector at a time (the best key of the vector
+// by max.u16x2, then the first byte holding it: src/cuda/shapes_narrow.cu): the maximum at
+// every position of a 48-byte row, tied later in the same vector and in the next ones, the
+// minimum elsewhere with its own tie, rows padded off the 16-byte boundary (0, 1, 7 bytes) and
+// the same data as segments at shifted bases. Every other type runs the same patterns.
+TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfAVector) {
+  with_small_type(t(), [&]<class T>() {
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 1 ? 1 : 0);
+      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
+    };
+    const std::int64_t len = 48;
+    for (std::int64_t pad : {0, 1, 7}) {
+      const std::int64_t ld = len + pad;
+      std::vector<S<T>> x(static_cast<std::size_t>(len * ld), of(1));
+      for (std::int64_t p = 0; p < len; ++p) {
+        auto at = [&](std::int64_t k) -> S<T>& { return x[static_cast<std::size_t>(p * ld + k % len)]; };
+        at(p) = of(9);
+        at(p + 3) = of(9);
+        at(p + 16) = of(9);
+        at(p + 5) = of(-9);
+        at(p + 6) = of(-9);
+        at(p + 29) = of(-9);
+      }
+      check_matrix<T>(len, len, ld, 1, 0, x);
+      std::vector<std::int64_t> off;
+      for (std::int64_t r = 0; r <= len; ++r) off.push_back(r * ld);
+      for (std::size_t shift : {std::size_t(0), std::size_t(3)}) check_segments<T>(x, off, shift);
+    }
+  });
+}
+
 // uint64 past 2^63 (the bias of the widened copy), uint32 and uint8 sums past their type, and
 // bool bytes other than 0 and 1: on both backends.
 class ShapesNarrowEdges : public Backend {};
