@@ -580,6 +580,9 @@ def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
+    if a.reordered and isinstance(value, float) and value == 0:
+        # a -0.0 / +0.0 tie met in memory order: the first zero in C order gives the sign
+        value, _, a = _extreme(x, is_max, skip_nan, fn, False)
     return _into(out, _axis.whole(x, value, a.dtype, fn, keepdims, axes), x, fn, a.dtype)
 
 
@@ -646,9 +649,15 @@ def _minmax(x, skip_nan: bool, fn: str, axis, keepdims: bool):
     axes = _axis.normalize(x, axis, fn)
     if _axis.is_whole(x, axes):
         a = prepare(x, fn, order_free=True)
-        if not a.strided:  # (one call: tally::minmax, one read of x on the CPU)
+        if not a.strided:  # (one call: tally::minmax, one read of x)
             backend, stream = finish(a)
             lo, _, hi, _ = _tally.minmax(skip_nan, a.view, backend, stream)
+            if a.reordered and isinstance(lo, float) and (lo == 0 or hi == 0):
+                # a -0.0 / +0.0 tie met in memory order: again in C order (a copy), for the
+                # sign of the first zero
+                a = prepare(x, fn)
+                backend, stream = finish(a)
+                lo, _, hi, _ = _tally.minmax(skip_nan, a.view, backend, stream)
             return (_axis.whole(x, lo, a.dtype, fn, keepdims, axes), _axis.whole(x, hi, a.dtype, fn, keepdims, axes))
     return (_value(x, False, skip_nan, fn, axis, keepdims, None), _value(x, True, skip_nan, fn, axis, keepdims, None))
 

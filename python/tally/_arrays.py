@@ -39,12 +39,14 @@ _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
 class Arg:
     """One prepared input: `view` goes to _tally; `flat` keeps the (maybe copied) data alive."""
 
-    __slots__ = ("lib", "obj", "flat", "view", "dtype", "shape", "size", "cuda", "stream", "strided")
+    __slots__ = ("lib", "obj", "flat", "view", "dtype", "shape", "size", "cuda", "stream", "strided", "reordered")
 
-    def __init__(self, lib, obj, flat, view, dtype, shape, size, cuda, stream, strided=False):
+    def __init__(self, lib, obj, flat, view, dtype, shape, size, cuda, stream, strided=False, reordered=False):
         self.lib, self.obj, self.flat, self.view = lib, obj, flat, view
         self.dtype, self.shape, self.size, self.cuda, self.stream = dtype, shape, size, cuda, stream
         self.strided = strided  # flat is a strided 1-D view (for _tally's *_strided functions)
+        # flat holds x's elements in memory order, not C order (order_free: a permuted view)
+        self.reordered = reordered
 
 
 def library(x) -> str:
@@ -225,11 +227,13 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
             a = a.astype(a.dtype.newbyteorder("="))
         if not a.flags.c_contiguous and _zero_copy_1d(a, "numpy", _name(a.dtype), strided_ok):
             return Arg("numpy", x, a, a, _name(a.dtype), a.shape, a.size, False, 0, True)
+        d = None
         if not a.flags.c_contiguous:
             d = _dense_order(a, "numpy") if order_free else None
             a = d if d is not None else np.ascontiguousarray(a)
         flat = a.reshape(-1)
-        return Arg("numpy", x, flat, numpy_view(flat), _name(a.dtype), a.shape, flat.size, False, 0)
+        return Arg("numpy", x, flat, numpy_view(flat), _name(a.dtype), a.shape, flat.size, False, 0,
+                   reordered=d is not None)
 
     if lib == "cai":
         nd = _tally.from_cuda_array_interface(x)
@@ -257,6 +261,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
                 import torch
                 stream = int(torch.cuda.current_stream(t.device).cuda_stream)
             return Arg("torch", x, t, None, name, tuple(x.shape), t.numel(), cuda, stream, True)
+        d = None
         if not t.is_contiguous():
             d = _dense_order(t, "torch") if order_free else None
             t = d if d is not None else t.contiguous()
@@ -266,7 +271,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
         if cuda:
             import torch
             stream = int(torch.cuda.current_stream(flat.device).cuda_stream)
-        return Arg("torch", x, flat, None, name, tuple(x.shape), flat.numel(), cuda, stream)
+        return Arg("torch", x, flat, None, name, tuple(x.shape), flat.numel(), cuda, stream, reordered=d is not None)
 
     if lib == "cupy":
         import cupy
@@ -275,6 +280,7 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
         a = x
         if not a.flags.c_contiguous and _zero_copy_1d(a, "cupy", name, strided_ok):
             return Arg("cupy", x, a, None, name, tuple(x.shape), a.size, True, _cupy_stream(a), True)
+        d = None
         if not a.flags.c_contiguous:
             d = _dense_order(a, "cupy") if order_free else None
             if d is not None:
@@ -283,7 +289,8 @@ def prepare(x, fn: str, what: str = "x", order_free: bool = False, strided_ok=No
                 with a.device:
                     a = cupy.ascontiguousarray(a)
         flat = a.reshape(-1)
-        return Arg("cupy", x, flat, None, name, tuple(x.shape), flat.size, True, _cupy_stream(flat))
+        return Arg("cupy", x, flat, None, name, tuple(x.shape), flat.size, True, _cupy_stream(flat),
+                   reordered=d is not None)
 
     # another DLPack producer: no copies (we do not know its library), legacy default stream
     dev_type, _ = x.__dlpack_device__()

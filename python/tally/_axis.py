@@ -193,11 +193,13 @@ def _merge_kept(extents):
     return out
 
 
-def _merge_reduced(extents) -> Optional[Tuple[int, int]]:
-    """The reduced (length, stride) extents as one (n, s) extent, in any order, or None."""
+def _merge_reduced(extents, ordered: bool = False) -> Optional[Tuple[int, int]]:
+    """The reduced (length, stride) extents (in C order) as one (n, s) extent, or None: in any
+    order, or (ordered) only in the order given, so that the extent meets the elements in C
+    order."""
     if not extents:
         return 1, 1
-    ext = sorted(extents, key=lambda e: -abs(e[1]))
+    ext = list(extents) if ordered else _memory_order(extents)
     n, s = ext[0]
     for m, t in ext[1:]:
         if s != t * m:
@@ -206,17 +208,25 @@ def _merge_reduced(extents) -> Optional[Tuple[int, int]]:
     return n, s
 
 
+def _memory_order(extents):
+    """(length, stride) extents from the largest stride to the smallest (in size)."""
+    return sorted(extents, key=lambda e: -abs(e[1]))
+
+
 class Plan:
-    """An N-D reduction laid out for the C++ layer (see the module docstring)."""
+    """An N-D reduction laid out for the C++ layer (see the module docstring). reordered: the
+    reduced extent meets each output's elements in memory order, not C order."""
 
     __slots__ = ("lib", "arg", "name", "work", "kept", "n", "s", "out_shape", "keep_shape", "outputs", "copied",
-                 "matrix")
+                 "matrix", "reordered")
 
 
-def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]], contiguous: bool = False) -> Plan:
+def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]], contiguous: bool = False,
+         c_order: bool = False) -> Plan:
     """Lays out the reduction of x over `axes`. widen(dtype name) -> the name of the exact
     conversion to make first, or None (it raises TypeError for types it refuses).
-    contiguous: the reduced elements of each output must be one contiguous slice (norm, var)."""
+    contiguous: the reduced elements of each output must be one contiguous slice (norm, var).
+    c_order: each output meets its elements in C order (else a copy)."""
     lib, a = _library(x, fn)
     name = _name(lib, a)
     _check_dtype(name, fn, "x")
@@ -231,7 +241,7 @@ def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]
     ndim = len(shape)
     kept_axes = [i for i in range(ndim) if i not in axes]
     p = Plan()
-    p.lib, p.name, p.copied = lib, name, False
+    p.lib, p.name, p.copied, p.reordered = lib, name, False, False
     p.matrix = is_matrix(x)
     p.out_shape = tuple(shape[i] for i in kept_axes)
     p.keep_shape = tuple(1 if i in axes else shape[i] for i in range(ndim))
@@ -242,10 +252,12 @@ def plan(x, axes: Tuple[int, ...], fn: str, widen: Callable[[str], Optional[str]
     else:
         st = _strides(work, lib)
         kept = _merge_kept([(shape[i], st[i]) for i in kept_axes if shape[i] > 1])
-        red = _merge_reduced([(shape[i], st[i]) for i in axes if shape[i] > 1])
+        red_ext = [(shape[i], st[i]) for i in sorted(axes) if shape[i] > 1]
+        red = _merge_reduced(red_ext, ordered=c_order)
+        p.reordered = red is not None and _memory_order(red_ext) != red_ext
         if red is None or (contiguous and red[0] > 1 and red[1] != 1):
             work = _contiguous(lib, _permute(lib, work, kept_axes + sorted(axes)))
-            p.copied = True
+            p.copied, p.reordered = True, False
             kept, red = ([(p.outputs, n)] if p.outputs > 1 else []), (n, 1)
     p.work, p.kept, (p.n, p.s) = work, kept, red
     wname = _name(lib, work)
@@ -362,6 +374,11 @@ def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, ke
                          "index to return (NumPy: attempt to get an arg-extreme of an empty sequence)")
     kind = ("nan" if skip_nan else "") + ("max" if is_max else "min")
     values, indices = _run_batches(p, kind, None if want_index else p.name, want_index)
+    if not want_index and p.reordered and p.name in ("float16", "bfloat16", "float32", "float64") \
+            and _any_zero(p.lib, values):
+        # a -0.0 / +0.0 tie met in memory order: again in C order, for the sign of the first zero
+        p = plan(x, axes, fn, _as_stored, c_order=True)
+        values, _ = _run_batches(p, kind, p.name, False)
     if want_index:
         if p.outputs > 0:
             k = int(indices.argmin())  # -1 (a slice of only NaN) is below every index
@@ -370,6 +387,13 @@ def extreme(x, axes, is_max: bool, skip_nan: bool, want_index: bool, fn: str, ke
                                  "return (NumPy: All-NaN slice encountered)")
         return _shaped(p, indices, keepdims)
     return _shaped(p, values, keepdims)
+
+
+def _any_zero(lib: str, values) -> bool:
+    """Whether an output value is a zero (of either sign)."""
+    if lib == "torch":
+        return bool((values == 0).any().item())
+    return bool((values == 0).any())
 
 
 def per_slice(x, axes, kind: str, fn: str, widen, out_dtype: Callable[[str], str], accuracy: str, keepdims: bool,

@@ -105,6 +105,10 @@ def test_extremes_match_library(lib):
         v = (np.clip(np.nan_to_num(h) * 20, -120, 120) + (120 if dt == np.uint8 else 0)).astype(dt)
         got = tally.minmax(lib.array(v)[1:])  # (one element in: a scalar head before the vectors)
         assert got == (np.min(v[1:]), np.max(v[1:])), dt
+    # a transposed view is read in memory order; a -0.0 / +0.0 tie still gives C order's first zero
+    t = lib.array(np.array([[1.0, 0.0], [-0.0, 1.0]])).T
+    assert math.copysign(1.0, tally.min(t)) == -1.0 and math.copysign(1.0, tally.minmax(t)[0]) == -1.0
+    assert tally.argmin(t) == 1
 
 
 def test_strided_and_2d_views(lib):

@@ -396,3 +396,33 @@ def test_new_types_var_add_axpy_scale():
         tally.scale(2, b)
     with pytest.raises(ValueError, match="bool"):
         tally.axpy(True, b, b.copy())
+
+
+def test_zero_ties_follow_c_order_in_every_layout():
+    # -0.0 and +0.0 tie: min / max give the first of them in C order with its sign (the element
+    # argmin / argmax name), also when the array is read in memory order (transposes, Fortran
+    # order, tuple axes whose strides are not in C order) and for minmax / nan forms.
+    def sign(v):
+        return math.copysign(1.0, float(v))
+
+    for dt in (np.float64, np.float32, np.float16):
+        c = np.array([[1.0, 0.0], [-0.0, 1.0]], dtype=dt)
+        for x in (c.T, np.asfortranarray(c), -c.T):
+            ref = np.ascontiguousarray(x).ravel()
+            lo, hi = tally.minmax(x)
+            want_lo, want_hi = ref[int(np.argmin(ref))], ref[int(np.argmax(ref))]
+            assert sign(lo) == sign(want_lo) and sign(hi) == sign(want_hi), (dt, x)
+            assert sign(tally.min(x)) == sign(want_lo) and sign(tally.max(x)) == sign(want_hi)
+            assert sign(tally.nanmin(x)) == sign(want_lo) and sign(tally.nanminmax(x)[1]) == sign(want_hi)
+            assert float(lo) == float(want_lo) and float(hi) == float(want_hi)
+        z = np.zeros((3, 2, 2), dtype=dt)
+        z[0, 0, 0], z[0, 0, 1], z[1, 1, 0] = 1, -0.0, -0.0
+        for w in (np.asfortranarray(z), z.transpose(0, 2, 1)):
+            for axes in ((1, 2), (0, 1, 2)):
+                got = tally.min(w, axis=axes)
+                ref = np.ascontiguousarray(w)
+                flat = ref.reshape(ref.shape[0], -1) if axes == (1, 2) else ref.reshape(1, -1)
+                want = flat[np.arange(flat.shape[0]), np.argmin(flat, axis=1)]
+                assert [sign(v) for v in np.ravel(got)] == [sign(v) for v in want], (dt, axes, w.strides)
+                lo, hi = tally.minmax(w, axis=axes)
+                assert [sign(v) for v in np.ravel(lo)] == [sign(v) for v in want]

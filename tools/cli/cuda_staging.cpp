@@ -98,6 +98,12 @@ double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array
   return timed([&] { tally::extreme(op, nans, dx.ref(), value, index, kCuda); });
 }
 
+double minmax_on_gpu(tally::nan_policy nans, tally::array_ref x, void* lo, std::int64_t* lo_index, void* hi,
+                     std::int64_t* hi_index) {
+  device_array dx(x);
+  return timed([&] { tally::minmax(nans, dx.ref(), lo, lo_index, hi, hi_index, kCuda); });
+}
+
 double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtype rt) {
   device_array dx(x);
   return timed([&] {

@@ -25,6 +25,12 @@ double add_on_gpu(tally::array_ref x, tally::array_ref y, tally::mutable_array_r
 double extreme_on_gpu(tally::extreme_op op, tally::nan_policy nans, tally::array_ref x, void* value,
                       std::int64_t* index);
 
+/// Copies x to device memory once and runs tally::minmax there (one read of it: values to
+/// host memory at `lo` / `hi`, indices to `*lo_index` / `*hi_index`). Returns the seconds the
+/// tally call took. Throws tally::error.
+double minmax_on_gpu(tally::nan_policy nans, tally::array_ref x, void* lo, std::int64_t* lo_index, void* hi,
+                     std::int64_t* hi_index);
+
 /// Copies x to device memory and runs tally::mean (norm false) or tally::norm2 (norm true)
 /// there, the result (of type rt) to host memory at `result`. Returns the tally call's seconds.
 double mean_norm_on_gpu(bool norm, tally::array_ref x, void* result, tally::dtype rt);

@@ -323,8 +323,7 @@ report run_minmax(const settings& s) {
   const std::string name = std::string(s.skip_nan ? "nan" : "") + "minmax";
   try {
     if (staged(be)) {
-      secs = extreme_on_gpu(tally::extreme_op::min, nans, a.ref(), lo, &lo_index);
-      secs += extreme_on_gpu(tally::extreme_op::max, nans, a.ref(), hi, &hi_index);
+      secs = minmax_on_gpu(nans, a.ref(), lo, &lo_index, hi, &hi_index);
     } else {
       secs = timed([&] { tally::minmax(nans, a.ref(), lo, &lo_index, hi, &hi_index, {be}); });
     }
@@ -670,7 +669,7 @@ int main(int argc, char** argv) {
   std::vector<CLI::App*> extremes;
   for (const char* name : {"min", "max", "argmin", "argmax", "minmax"}) {
     std::string what = std::string(name) == "minmax"
-                           ? std::string("minimum and maximum of FILE, printed as 'MIN MAX' (two passes; see --skip-nan)")
+                           ? std::string("minimum and maximum of FILE in one read, printed as 'MIN MAX' (see --skip-nan)")
                        : std::string(name).starts_with("arg")
                            ? std::string("index of the first ") + (name + 3) + "imum of FILE (flattened)"
                            : std::string(name) + "imum of FILE (NaN if FILE holds one; see --skip-nan)";
