@@ -182,7 +182,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         dtype: TypeError or ValueError naming it.
     """
     acc = _accuracy(accuracy, "sum")
-    axes = _axis.normalize(x, axis, "sum")
+    axes = _axis.normalize(x, axis, "sum", keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims), x, "sum")
     floating = ("float32", "float64")
@@ -285,7 +285,7 @@ def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False, out=None) 
     a repeated axis.
     out: an array to write the result into (returned), as `sum`'s out.
     """
-    axes = _axis.normalize(x, axis, "mean")
+    axes = _axis.normalize(x, axis, "mean", keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.mean(x, axes, lambda name: _mean_dtype(dtype, name), keepdims), x, "mean")
     a = prepare(x, "mean", order_free=True,
@@ -372,7 +372,7 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None
         raise ValueError(f"tally.norm: axis={axis!r}: numpy.linalg.norm computes matrix norms over a 2-tuple of axes; "
                          "tally computes vector norms only: give one axis (or axis=None for the flattened array)")
     rt = _float_out(dtype, "norm", "the norm") if dtype is not None else None
-    axes = _axis.normalize(x, axis, "norm")
+    axes = _axis.normalize(x, axis, "norm", keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         def widen(name):
             if not name.startswith("float") and name != "bfloat16":
@@ -434,7 +434,7 @@ def _var(x, ddof, dtype, accuracy, take_sqrt: bool, axis, keepdims: bool) -> Any
         raise ValueError(f"tally.{fn}: ddof = {ddof} does not fit in int64")
     acc = _accuracy(accuracy, fn)
     out = _float_out(dtype, fn, "the result") if dtype is not None else None
-    axes = _axis.normalize(x, axis, fn)
+    axes = _axis.normalize(x, axis, fn, keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         # The C++ layer takes every dtype on the cpu backend and in fast mode; exact var on the
         # GPU takes float32/float64 (the others widened exactly; int64/uint64 refused there).
@@ -576,7 +576,7 @@ def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
 
 
 def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
-    axes = _axis.normalize(x, axis, fn)
+    axes = _axis.normalize(x, axis, fn, keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
@@ -587,7 +587,7 @@ def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
 
 
 def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
-    axes = _axis.normalize(x, axis, fn, single=True)
+    axes = _axis.normalize(x, axis, fn, single=True, keepdims=keepdims)
     if not _axis.is_whole(x, axes):
         return _axis.extreme(x, axes, is_max, skip_nan, True, fn, keepdims)
     _, index, a = _extreme(x, is_max, skip_nan, fn, False)
@@ -646,7 +646,7 @@ def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
 
 
 def _minmax(x, skip_nan: bool, fn: str, axis, keepdims: bool):
-    axes = _axis.normalize(x, axis, fn)
+    axes = _axis.normalize(x, axis, fn, keepdims=keepdims)
     if _axis.is_whole(x, axes):
         a = prepare(x, fn, order_free=True)
         if not a.strided:  # (one call: tally::minmax, one read of x)

@@ -78,11 +78,16 @@ def ndim_of(x) -> int:
     return len(getattr(x, "shape", ()))
 
 
-def normalize(x, axis, fn: str, single: bool = False) -> Optional[Tuple[int, ...]]:
+def normalize(x, axis, fn: str, single: bool = False, keepdims=False) -> Optional[Tuple[int, ...]]:
     """axis (None, an int or a tuple of ints) as a tuple of distinct axes in [0, ndim), in the
     order given; None for axis=None. single: only an int is allowed (argmin, argmax).
     AxisError (a ValueError and IndexError, as NumPy) when out of range; ValueError for a
-    repeated axis; TypeError otherwise."""
+    repeated axis; TypeError otherwise. keepdims: checked to be a bool or an integer (NumPy's
+    rule: a TypeError for None, a string, a float, ...)."""
+    try:
+        operator.index(keepdims)
+    except TypeError:
+        raise TypeError(f"tally.{fn}: keepdims must be a bool, not {type(keepdims).__name__}") from None
     if axis is None:
         return None
     if isinstance(axis, tuple):

@@ -426,3 +426,18 @@ def test_zero_ties_follow_c_order_in_every_layout():
                 assert [sign(v) for v in np.ravel(got)] == [sign(v) for v in want], (dt, axes, w.strides)
                 lo, hi = tally.minmax(w, axis=axes)
                 assert [sign(v) for v in np.ravel(lo)] == [sign(v) for v in want]
+
+
+def test_keepdims_must_be_a_bool():
+    # NumPy's rule (operator.index): bools and integers; None, strings and floats are a TypeError
+    # naming the function, for every reduction that takes keepdims
+    x = np.arange(6.0).reshape(2, 3)
+    fns = (tally.sum, tally.mean, tally.min, tally.nanmax, tally.minmax, tally.argmax, tally.var, tally.std, tally.norm)
+    for f in fns:
+        for bad in (None, "yes", 1.0, []):
+            with pytest.raises(TypeError, match=f"tally.{f.__name__}: keepdims must be a bool"):
+                f(x, axis=0, keepdims=bad)
+            with pytest.raises(TypeError, match="keepdims"):
+                f(x, keepdims=bad)
+        r = f(x, axis=0, keepdims=1)
+        assert np.shape(r[0] if isinstance(r, tuple) else r) == (1, 3)
