@@ -427,6 +427,8 @@ def whole(x, value, dtype: str, fn: str, keepdims: bool, axes: Optional[Tuple[in
     if not keepdims:
         return value
     lib, a = _library(x, fn)
+    if lib == "numpy" and len(a.shape) == 0:  # (a 0-d NumPy input keeps no axis: a scalar, as NumPy)
+        return value
     shape = (1,) * len(a.shape)
     if lib == "torch":
         import torch

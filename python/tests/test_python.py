@@ -441,3 +441,8 @@ def test_keepdims_must_be_a_bool():
                 f(x, keepdims=bad)
         r = f(x, axis=0, keepdims=1)
         assert np.shape(r[0] if isinstance(r, tuple) else r) == (1, 3)
+    # a 0-d NumPy input keeps no axis: a scalar, as NumPy returns
+    z = np.array(2.5)
+    for f in (tally.sum, tally.min, tally.max, tally.mean):
+        r = f(z, keepdims=True)
+        assert np.ndim(r) == 0 and not isinstance(r, np.ndarray) and r == 2.5, f.__name__
