@@ -88,8 +88,8 @@ void extreme(extreme_op op, nan_policy nans, array_ref x, void* value, std::int6
 /// empty input). The CPU backend reads x once (each chunk of 2^15 elements scanned for the
 /// minimum and then, from cache, for the maximum); the CUDA backend reads x once too (one
 /// launch keeps both extremes: each thread folds its 16-byte vectors with fmin and fmax and
-/// finds the first index in the winning vectors at the end). Throws tally::error as `extreme` (the messages name
-/// minmax, or nanminmax with nan_policy::omit).
+/// finds the first index in the winning vectors at the end). Throws tally::error as
+/// `extreme` (the messages name minmax, or nanminmax with nan_policy::omit).
 void minmax(nan_policy nans, array_ref x, void* min_value, std::int64_t* min_index, void* max_value,
             std::int64_t* max_index, const options& opt = {});
 

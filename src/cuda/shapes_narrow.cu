@@ -145,8 +145,10 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// ...). The four words become keys 0..255 in the op's order (column_extreme_keys: a larger
   /// key is better), and the vector's best key comes from max.u16x2 over the even and the odd
   /// bytes (7 of them and a final max; native on sm_90), ~20 instructions where 16
-  /// extractions and 15 min / max took ~45 (byte argmax rows at 0.51 of read, segments 0.31:
-  /// issue-bound). The first element holding it is looked for only when that value could
+  /// extractions and 15 min / max took ~45. (Measured, run 143: the same speed, byte argmax
+  /// rows 0.49-0.52 of read, segments 0.30: ncu, run 145, shows the rows kernel waiting on
+  /// memory at half occupancy, not on instructions.) The first element holding it is looked
+  /// for only when that value could
   /// beat the state (strictly better, or equal with the state's index past kb): the lowest
   /// zero byte of key ^ best, found exactly by the borrow test (v - 0x01..) & ~v & 0x80..
   /// (a borrow runs only upwards from a zero byte, so the lowest flag is a true zero). The
