@@ -648,3 +648,107 @@ TEST(ShapesPlanGpu, ExactSegmentsClaimedByWarpsAfterTheTilesAreCorrectlyRounded)
     tn::set_shapes_v3_params(base);
   }
 }
+
+// Byte min / max along rows and per segment (int8, uint8, bool), their 16-byte vectors staged
+// through shared memory by cp.async (plan row_stages 1, the default: three groups of four
+// vectors a thread, two in flight while one is folded) or loaded into registers (0): each
+// output's extreme placed once at a position spread over its whole length (so most lie in a
+// lane's later groups, past the staging's first round), met again later in the output (ties:
+// the first index stays), over background values that never reach it; rows of a warp's
+// length (8195: 32 lanes), of a block (65541), past a tile (200003), a few lanes' (1000) and
+// short (37); one segment of a million among tiny and empty ones, and segments past
+// seg_block_len. Blocking and stream-ordered, against the cpu backend's values and indices.
+TEST(ShapesPlanGpu, ByteExtremesStagedOrNotKeepTheFirstIndex) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::vector<std::int64_t> uneven{0}, blocky{0};
+  for (int s = 0; s < 3001; ++s) uneven.push_back(uneven.back() + (s == 1500 ? 1000000 : s % 4));
+  for (int s = 0; s < 40; ++s) blocky.push_back(blocky.back() + std::array<std::int64_t, 5>{30001, 1500, 70000, 0, 17}[s % 5]);
+  struct shape {
+    std::int64_t rows, cols;  // rows = 0: the uneven segments above, -1: the blocky ones
+  };
+  std::mt19937_64 gen(4101);
+  for (const dtype t : {dtype::int8, dtype::uint8, dtype::bool_}) {
+    // background values strictly between the extremes (bool: none; its extremes are 0 and 1,
+    // so a bool output is 0 but for its maximum and its ties, or 1 but for its minimum)
+    const int lo = t == dtype::int8 ? -128 : 0, hi = t == dtype::int8 ? 127 : t == dtype::uint8 ? 255 : 1;
+    for (const shape sh : {shape{64, 8195}, shape{12, 65541}, shape{3, 200003}, shape{500, 1000}, shape{2000, 37}, shape{0, 0},
+                           shape{-1, 0}}) {
+      const bool seg = sh.rows <= 0;
+      const std::vector<std::int64_t>& offs = sh.rows == 0 ? uneven : blocky;
+      const std::int64_t n = seg ? offs.back() : sh.rows * sh.cols, m = seg ? static_cast<std::int64_t>(offs.size()) - 1 : sh.rows;
+      auto begin = [&](std::int64_t o) { return seg ? offs[static_cast<std::size_t>(o)] : o * sh.cols; };
+      auto length = [&](std::int64_t o) { return seg ? offs[static_cast<std::size_t>(o) + 1] - offs[static_cast<std::size_t>(o)] : sh.cols; };
+      for (const bool mx : {true, false}) {
+        SCOPED_TRACE(std::string(tally::dtype_name(t)) + (mx ? " max, " : " min, ") +
+                     (seg ? std::string(sh.rows == 0 ? "uneven segments" : "blocky segments")
+                          : std::to_string(sh.rows) + " x " + std::to_string(sh.cols)));
+        std::vector<std::uint8_t> hx(static_cast<std::size_t>(n));
+        for (auto& e : hx) {
+          const int v = t == dtype::bool_ ? (mx ? 0 : 1) : lo + 1 + static_cast<int>(gen() % static_cast<unsigned>(hi - lo - 1));
+          e = static_cast<std::uint8_t>(v);
+        }
+        for (std::int64_t o = 0; o < m; ++o) {
+          const std::int64_t len = length(o);
+          if (len == 0) continue;
+          const std::int64_t at = (o * 7919 + 13) % len;  // spread over the output's length
+          for (std::int64_t k : {at, at + (len - at) / 2, len - 1})
+            if (k >= at) hx[static_cast<std::size_t>(begin(o) + k)] = static_cast<std::uint8_t>(mx ? hi : lo);
+        }
+        const tally::extreme_op op = mx ? tally::extreme_op::max : tally::extreme_op::min;
+        const tally::nan_policy nans = tally::nan_policy::propagate;
+        std::vector<std::uint8_t> want_v(static_cast<std::size_t>(m));
+        std::vector<std::int64_t> want_i(static_cast<std::size_t>(m));
+        const tally::options cpu{tally::backend::cpu};
+        const tally::mutable_array_ref wv{want_v.data(), m, t, tally::memory::host}, wi{want_i.data(), m, dtype::int64, tally::memory::host};
+        if (seg) tally::extreme_segments(op, nans, {hx.data(), n, t, tally::memory::host}, offs.data(), m, wv, wi, cpu);
+        else tally::extreme_axis(op, nans, {hx.data(), sh.rows, sh.cols, sh.cols, 1, t, tally::memory::host}, 1, wv, wi, cpu);
+        for (std::int64_t o = 0; o < m; ++o) {  // (the reference itself: the first placed extreme)
+          if (length(o) > 0) { ASSERT_EQ(want_i[static_cast<std::size_t>(o)], (o * 7919 + 13) % length(o)) << "output " << o; }
+        }
+        tt::cuda::device_buffer x(hx.size() + 1), vals(want_v.size() + 1), idx(want_i.size() * 8 + 8), st(16), off(offs.size() * 8);
+        x.upload(0, hx.data(), hx.size());
+        off.upload(0, offs.data(), offs.size() * 8);
+        for (const int stages : {1, 0}) {
+          tn::shapes_v3_plan p = base;
+          p.row_stages = stages;
+          tn::set_shapes_v3_params(p);
+          for (int call = 0; call < 2; ++call) {  // blocking, stream-ordered
+            SCOPED_TRACE("row_stages " + std::to_string(stages) + (call == 0 ? ", blocking" : ", stream-ordered"));
+            std::vector<std::uint8_t> gv(want_v.size(), 0x55);
+            std::vector<std::int64_t> gi(want_i.size(), -7);
+            vals.upload(0, gv.data(), gv.size());
+            idx.upload(0, gi.data(), gi.size() * 8);
+            const tally::mutable_array_ref v{vals.get(), m, t, tally::memory::device}, i{idx.get(), m, dtype::int64, tally::memory::device};
+            const tally::options gpu{tally::backend::cuda};
+            auto* stp = static_cast<std::int64_t*>(st.get());
+            if (seg) {
+              const tally::array_ref xr{x.get(), n, t, tally::memory::device};
+              const auto* dof = static_cast<const std::int64_t*>(off.get());
+              if (call == 0) tally::extreme_segments(op, nans, xr, dof, m, v, i, gpu);
+              else tally::extreme_segments_async(op, nans, xr, dof, m, v, i, stp, gpu);
+            } else {
+              const tally::matrix_ref xr{x.get(), sh.rows, sh.cols, sh.cols, 1, t, tally::memory::device};
+              if (call == 0) tally::extreme_axis(op, nans, xr, 1, v, i, gpu);
+              else tally::extreme_axis_async(op, nans, xr, 1, v, i, stp, gpu);
+            }
+            if (call == 1) {
+              std::int64_t words[2];
+              st.download(words, 0, sizeof words);
+              EXPECT_EQ(words[0], -1);
+              EXPECT_EQ(words[1], -1);
+            }
+            vals.download(gv.data(), 0, gv.size());
+            idx.download(gi.data(), 0, gi.size() * 8);
+            for (std::size_t o = 0; o < want_i.size(); ++o) {
+              ASSERT_EQ(gi[o], want_i[o]) << "output " << o << " of " << m;
+              ASSERT_EQ(gv[o], want_v[o]) << "output " << o << " of " << m;
+            }
+          }
+        }
+        tn::set_shapes_v3_params(base);
+      }
+    }
+  }
+}
