@@ -445,6 +445,23 @@ TEST_P(ShapesNarrow, SegmentsAtEveryAlignmentOverShiftedBases) {
   });
 }
 
+// Segments of one repeated value, the type's lowest or highest (bool: 0 or 1), at every start
+// in a 16-byte vector, lengths 1..40, over bases shifted 0, 1, 3 and 7 elements: the GPU's byte
+// min / max read a segment's partial first and last vectors whole, with the bytes outside the
+// segment given the worst key, which ties with the segment's own elements when they are all
+// the op's worst value; the first index must still be 0, never a byte before the segment.
+TEST_P(ShapesNarrow, SegmentsOfOneRepeatedExtremeValueAtEveryAlignment) {
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (sizeof(S<T>) == 1) {
+      using L = std::numeric_limits<S<T>>;
+      std::vector<std::int64_t> off{0};
+      for (int s = 0; s < 200; ++s) off.push_back(off.back() + 1 + (s * 7) % 40);
+      for (const S<T> v : {std::is_same_v<T, bool> ? S<T>(0) : L::lowest(), std::is_same_v<T, bool> ? S<T>(1) : L::max()})
+        for (std::size_t shift : {0, 1, 3, 7}) check_segments<T>(std::vector<S<T>>(static_cast<std::size_t>(off.back()), v), off, shift);
+    }
+  });
+}
+
 // Column min / max and their first rows (the GPU keeps a lane's four byte columns' best bytes
 // and their rows packed in two words, entering them into the states every 256 of the lane's
 // rows, 2048 rows of a column block; the other types go element by element): per column

@@ -285,12 +285,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // (in float32 vectors' terms; run 114, 8 lanes on segments of 200 float16: 25 vectors a
       // segment, 3 a lane, 0.39 of read)
       // (the short outputs: 2 lanes, not 4, for the ops whose results are exact whatever the
-      // order, v2::takes_masked, and so whatever the lanes: a warp's item then holds 16
+      // order, v2::takes_masked and takes_masked_at (the byte min / max, forty-first
+      // session), and so whatever the lanes: a warp's item then holds 16
       // outputs, whose fixed costs, the offsets, the merge and the writes, it shares. Run 127,
       // segments of 200: int8 sums +25% and +30% async, exact float16 sums +11%)
       if (plan.few_lanes == 32 || (plan.few_lanes == 0 && lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256))
         go.template operator()<32, false, true>();
-      else if constexpr (v2::takes_masked<Op>()) {
+      else if constexpr (v2::takes_masked<Op>() || v2::takes_masked_at<Op>()) {
         if (plan.few_lanes == 4) go.template operator()<4, false, true>();
         else go.template operator()<2, false, true>();
       } else go.template operator()<4, false, true>();

@@ -157,9 +157,28 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   static __device__ __forceinline__ void accumulate_words_at(acc& a, const uint4& w, std::int64_t kb)
     requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
   {
-    unsigned k[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) k[i] = column_extreme_keys(word_at(w, i));
+    accumulate_keys_at(a, make_uint4(column_extreme_keys(w.x), column_extreme_keys(w.y), column_extreme_keys(w.z),
+                                     column_extreme_keys(w.w)),
+                       kb, 0);
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span: a segment's partial
+  /// first and last vectors, read whole), at indices kb + from, ..., kb + to - 1 (kb < 0 for
+  /// a segment's first vector). The other bytes' keys become 0, below or tied with every
+  /// element's: a 0 best (every element of [from, to) the op's worst value) then has its
+  /// first element at `from`, and a better best is never a masked byte's.
+  static __device__ __forceinline__ void accumulate_words_masked_at(acc& a, const uint4& w, int from, int to, std::int64_t kb)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    const uint4 k = make_uint4(column_extreme_keys(w.x), column_extreme_keys(w.y), column_extreme_keys(w.z),
+                               column_extreme_keys(w.w));
+    accumulate_keys_at(a, v2::keep_elements<1>(k, from, to, 0u), kb, from);
+  }
+  /// A vector's 16 keys (column_extreme_keys; 0 for bytes left out, all before `from` or at
+  /// or past the elements kept) into the state: the best key by max.u16x2 over the even and
+  /// the odd bytes, then, only when that value could beat the state, its first byte at or
+  /// past `from` (the lowest zero byte of key ^ best by the borrow test).
+  static __device__ __forceinline__ void accumulate_keys_at(acc& a, const uint4& kv, std::int64_t kb, int from) {
+    const unsigned k[4] = {kv.x, kv.y, kv.z, kv.w};
     unsigned even = k[0] & 0x00ff00ffu, odd = (k[0] >> 8) & 0x00ff00ffu;
 #pragma unroll
     for (int i = 1; i < 4; ++i) {
@@ -179,6 +198,7 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
       const unsigned flags = (z - 0x01010101u) & ~z & 0x80808080u;
       if (flags != 0u) first = 4 * i + (__ffs(static_cast<int>(flags)) - 1) / 8;
     }
+    first = max(first, from);
     if (W0::R::better(m, kb + first, a.value, a.index)) {
       a.value = m;
       a.index = kb + first;

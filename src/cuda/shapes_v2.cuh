@@ -219,6 +219,12 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
 template <class Op> __host__ __device__ constexpr bool takes_masked() {
   return requires(typename Op::acc& a, const uint4& w) { Op::accumulate_words_masked(a, w, 0, 1); };
 }
+/// Whether Op has accumulate_words_masked_at (the byte min / max: a vector's elements [from,
+/// to) at their indices; the extreme and its first index do not depend on the order the
+/// elements are met in), so that fold_span may read their partial vectors whole, masked, too.
+template <class Op> __host__ __device__ constexpr bool takes_masked_at() {
+  return requires(typename Op::acc& a, const uint4& w) { Op::accumulate_words_masked_at(a, w, 0, 1, std::int64_t(0)); };
+}
 
 /// A 16-byte vector's elements of B bytes at positions [from, to) (0 <= from < to <= 16 / B),
 /// the others' bytes set to those of `fill` (a word of the fill element repeated).
@@ -232,7 +238,7 @@ template <int B> __device__ __forceinline__ uint4 keep_elements(const uint4& w, 
 }
 
 /// Folds x[at + k], k in [0, len), into a, this lane `first` of `step` (as fold_contig(a, x +
-/// at, 0, len, ...)). For the ops of takes_masked: the span read as the aligned 16-byte vectors
+/// at, 0, len, ...)). For the ops of takes_masked and takes_masked_at: the span read as the aligned 16-byte vectors
 /// that hold it, lane j the vectors j, j + step, ..., U in flight, the first and last masked to
 /// the span's elements; so a head or tail off the 16-byte boundaries costs no scalar loads (a
 /// round trip each, after the vectors': ncu run 125, int8 segments of 200, half of them
@@ -245,8 +251,13 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
                                           uint4* stage = nullptr) {
   using T = typename Op::elem;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
-  if constexpr (takes_masked<Op>()) {
+  if constexpr (takes_masked<Op>() || takes_masked_at<Op>()) {
     if (len <= 0) return;
+    // (spans long enough for several staged rounds a lane keep fold_contig's staging)
+    if (STAGES > 0 && stage != nullptr && len >= 4 * static_cast<std::int64_t>(U) * step * V) {
+      fold_contig<Op, U, STAGES>(a, x + at, 0, len, first, step, stage);
+      return;
+    }
     const auto s = reinterpret_cast<std::uintptr_t>(x + at), e = reinterpret_cast<std::uintptr_t>(x + at + len);
     const std::uintptr_t vb = s & ~std::uintptr_t(15), ve = (e + 15) & ~std::uintptr_t(15);
     if (vb >= reinterpret_cast<std::uintptr_t>(x) && ve <= reinterpret_cast<std::uintptr_t>(x + n)) {
@@ -255,8 +266,14 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
       const int from0 = static_cast<int>((s - vb) / sizeof(T));            // the first vector's first element
       const int to_last = static_cast<int>((e - (ve - 16)) / sizeof(T));  // the last vector's end
       auto fold_at = [&](const uint4& w, std::int64_t j) {
-        if (j == 0 || j == nv - 1) Op::accumulate_words_masked(a, w, j == 0 ? from0 : 0, j == nv - 1 ? to_last : V);
-        else Op::accumulate_words(a, w);
+        if constexpr (takes_masked_at<Op>()) {
+          const std::int64_t kb = j * V - from0;  // (the index in the span of the vector's element 0)
+          if (j == 0 || j == nv - 1) Op::accumulate_words_masked_at(a, w, j == 0 ? from0 : 0, j == nv - 1 ? to_last : V, kb);
+          else Op::accumulate_words_at(a, w, kb);
+        } else {
+          if (j == 0 || j == nv - 1) Op::accumulate_words_masked(a, w, j == 0 ? from0 : 0, j == nv - 1 ? to_last : V);
+          else Op::accumulate_words(a, w);
+        }
       };
       walk_vectors<U>(
           pv, nv, first, step,
