@@ -1086,27 +1086,17 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax", n, tc, gb / tc, NAN});
       rows.push_back({"narrow-segments-200", name, "tally-argmax", n, ts, gb / ts, NAN});
       if constexpr (sizeof(T) == 1) {
-        // the byte min / max's rows and segments with their vectors loaded into registers
-        // (plan row_stages 0: as before the forty-first session) beside the default's staging
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
         tn::shapes_v3_plan p = p0;
-        p.row_stages = 0;
-        tn::set_shapes_v3_params(p);
-        double ur = tm.per_call([&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, fast); }, 1, reps);
-        double us = tm.per_call([&](int) {
-          tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
-        }, 1, reps);
-        // and the segments with 4 lanes each (plan few_lanes 4: as before the forty-first session)
-        p = p0;
+        // the byte min / max's segments with 4 lanes each (plan few_lanes 4; 2 by default since
+        // the forty-first session) beside the default
         p.few_lanes = 4;
         tn::set_shapes_v3_params(p);
         double fs = tm.per_call([&](int) {
           tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
         }, 1, reps);
         tn::set_shapes_v3_params(p0);
-        rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-unstaged", n, ur, gb / ur, NAN});
-        rows.push_back({"narrow-segments-200", name, "tally-argmax-unstaged", n, us, gb / us, NAN});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-4lanes", n, fs, gb / fs, NAN});
       }
     }

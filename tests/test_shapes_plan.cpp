@@ -649,9 +649,9 @@ TEST(ShapesPlanGpu, ExactSegmentsClaimedByWarpsAfterTheTilesAreCorrectlyRounded)
   }
 }
 
-// Byte min / max along rows and per segment (int8, uint8, bool), their 16-byte vectors staged
-// through shared memory by cp.async (plan row_stages 1, the default: three groups of four
-// vectors a thread, two in flight while one is folded) or loaded into registers (0): each
+// Byte min / max along rows and per segment (int8, uint8, bool), under plan row_stages 1 and 0
+// (the bytes' vectors are loaded into registers either way since run 146, which measured them
+// staged through shared memory 6-8% slower; a plan field that keeps the bits must keep them): each
 // output's extreme placed once at a position spread over its whole length (so most lie in a
 // lane's later groups, past the staging's first round), met again later in the output (ties:
 // the first index stays), over background values that never reach it; rows of a warp's

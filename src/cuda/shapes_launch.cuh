@@ -245,12 +245,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
       // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
       constexpr auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
-      // (the certified pass over float32 and the byte min / max, plan.row_stages: their vectors
-      // staged through shared memory, v3::row_stages_of)
+      // (the certified pass over float32, plan.row_stages: its vectors staged through shared
+      // memory, v3::row_stages_of)
       constexpr std::size_t stage_bytes = v3::row_smem_bytes<Op>();
       // (only where cp.async exists, compute capability 8.0 on, and the staged blocks fit as
-      // many a SM as the others: 3 x 64 KiB and 4 x 48 KiB need the 228 KiB of sm_80 / sm_90
-      // class SMs)
+      // many a SM as the others: 3 x 64 KiB needs the 228 KiB of sm_80 / sm_90 class SMs)
       std::size_t dyn = 0;
       if (stage_bytes > 0 && plan.row_stages && cc_major() >= 8) {
         allow_shared<kernel>(stage_bytes);

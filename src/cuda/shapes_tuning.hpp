@@ -103,10 +103,9 @@ struct shapes_v3_plan {
                                       // (of 2 or 3 blocks a SM) to 95% (1-64); never the bits (correctly rounded). Run 80:
                                       // 2 / 3 / 4 / 8 waves read 65536 x 1024 at 1868 / 1346 / 1119 / 675 GB/s against one
                                       // wave's 2649 (each column tile's last block merges the chunks' partials in turn)
-  int row_stages = 1;                 // the certified pass over float32 and the byte min / max, rows and segments (rows_kernel,
-                                      // v3::row_stages_of): 1 their vectors staged through shared memory by cp.async, 4 groups
-                                      // a thread (3 in flight while one is folded; 64 KiB a block) and 3 for the bytes (48 KiB);
-                                      // 0 loaded into registers, one group at a time; never the bits
+  int row_stages = 1;                 // the certified pass over float32 rows and segments (rows_kernel): 1 its vectors staged
+                                      // through shared memory by cp.async, kRowStages groups a thread (3 in flight while one
+                                      // is folded; 64 KiB a block); 0 loaded into registers, one group at a time; never the bits
   int pdl = 1;                        // exact mode, stream-ordered: 1 the gated exact kernel launched as a programmatic dependent
                                       // of the certified pass (sm_90: its launch overlaps the pass's last blocks); 0 plainly
   int gate_blocks = 0;                // exact mode, stream-ordered: blocks a SM of the gated exact launch behind the certified

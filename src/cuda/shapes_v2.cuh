@@ -253,11 +253,6 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   if constexpr (takes_masked<Op>() || takes_masked_at<Op>()) {
     if (len <= 0) return;
-    // (spans long enough for several staged rounds a lane keep fold_contig's staging)
-    if (STAGES > 0 && stage != nullptr && len >= 4 * static_cast<std::int64_t>(U) * step * V) {
-      fold_contig<Op, U, STAGES>(a, x + at, 0, len, first, step, stage);
-      return;
-    }
     const auto s = reinterpret_cast<std::uintptr_t>(x + at), e = reinterpret_cast<std::uintptr_t>(x + at + len);
     const std::uintptr_t vb = s & ~std::uintptr_t(15), ve = (e + 15) & ~std::uintptr_t(15);
     if (vb >= reinterpret_cast<std::uintptr_t>(x) && ve <= reinterpret_cast<std::uintptr_t>(x + n)) {

@@ -71,7 +71,6 @@ inline constexpr int kColUnroll = 4;
 inline constexpr int kPackedByteRows = 16;  // rows a lane has in flight in the packed byte columns (cols_body)
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
-inline constexpr int kByteRowStages = 3;  // the same for the byte min / max (4 blocks a SM: 48 KiB each)
 inline constexpr int kCheckLoads = 4;  // offsets checked by a thread with their loads in flight together (rows_body)
 inline constexpr int kCombineLoads = 4;  // partials loaded together by a thread of a finishing block
 inline constexpr int kSpreadLoads = 8;  // the same in a column tile's finishing block, heavy accumulators (cols_body SPREAD)
@@ -163,14 +162,12 @@ __device__ __forceinline__ unsigned dynamic_shared_bytes() {
 /// Groups of kUnroll3 (= kGroupUnroll) 16-byte vectors a thread of the rows kernel stages
 /// through shared memory by cp.async (plan row_stages; v2::fold_contig STAGES), STAGES - 1 of
 /// them in flight while one is folded, with no registers held for them: the certified pass
-/// over float32 (32-byte states, 3 blocks a SM, 80 registers) kRowStages; the byte min / max
-/// (accumulate_words_at; 4 blocks a SM at 64 registers, whose four vectors in flight, none
-/// while a round was folded, left the kernel waiting on memory: ncu run 145) kByteRowStages;
-/// the other ops 0 (their vectors loaded into registers).
+/// over float32 (32-byte states, 3 blocks a SM, 80 registers) kRowStages; the other ops 0
+/// (their vectors loaded into registers). (The byte min / max staged 3 groups a thread at 4
+/// blocks a SM, 48 KiB each, in the forty-first session: rows of 8192 int8 / uint8 ran 8% / 6%
+/// slower than from registers, run 146 on an H100, so they stay in registers.)
 template <class Op> constexpr int row_stages_of() {
   if constexpr (sizeof(typename Op::acc) >= 32 && v2::takes_vectors<Op>()) return kRowStages;
-  else if constexpr (requires(typename Op::acc& a, const uint4& w) { Op::accumulate_words_at(a, w, std::int64_t(0)); })
-    return kByteRowStages;
   else return 0;
 }
 /// The dynamic shared memory that stages the rows kernel's vectors for Op (0: none).
@@ -390,8 +387,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
-  // The certified pass over float32 and the byte min / max (row_stages_of): their vectors
-  // staged through dynamic shared memory by cp.async when the launch gives row_smem_bytes
+  // The certified pass over float32 (row_stages_of): its vectors staged through dynamic shared memory by cp.async when the launch gives row_smem_bytes
   // (plan row_stages; v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
   constexpr int RS = row_stages_of<Op>();
   constexpr bool kTrim = sizeof(A) >= 32;  // (group_reduce: the certified pass's merges trimmed to the lanes used)
