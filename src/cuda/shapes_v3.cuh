@@ -387,8 +387,9 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
   __shared__ std::int64_t probe_b[kProbePoints], probe_e[kProbePoints];  // its flat range (span_from), e = -1: not seen
   const T* x = static_cast<const T*>(g.x);
-  // The certified pass over float32 (row_stages_of): its vectors staged through dynamic shared memory by cp.async when the launch gives row_smem_bytes
-  // (plan row_stages; v2::fold_contig STAGES), this thread's slots kBlock uint4 apart; else null.
+  // The certified pass over float32 (row_stages_of): its vectors staged through dynamic shared
+  // memory by cp.async when the launch gives row_smem_bytes (plan row_stages; v2::fold_contig
+  // STAGES), this thread's slots kBlock uint4 apart; else null.
   constexpr int RS = row_stages_of<Op>();
   constexpr bool kTrim = sizeof(A) >= 32;  // (group_reduce: the certified pass's merges trimmed to the lanes used)
   // lazy tiles: the group items before the tiles for accumulators under 32 bytes (no block then
