@@ -1089,15 +1089,30 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
         tn::shapes_v3_plan p = p0;
-        // the byte min / max's segments with 4 lanes each (plan few_lanes 4; 2 by default since
-        // the forty-first session) beside the default
-        p.few_lanes = 4;
-        tn::set_shapes_v3_params(p);
-        double fs = tm.per_call([&](int) {
+        // the byte min / max's segments with 4 lanes and with 1 lane each (plan few_lanes 4 / 1;
+        // 2 by default since the forty-first session) beside the default; "check": how many
+        // segments' indices differ from the default's (must be 0)
+        auto seg_max = [&](int) {
           tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
-        }, 1, reps);
-        tn::set_shapes_v3_params(p0);
-        rows.push_back({"narrow-segments-200", name, "tally-argmax-4lanes", n, fs, gb / fs, NAN});
+        };
+        auto indices = [&]() {
+          std::vector<std::int64_t> h(static_cast<std::size_t>(segs));
+          CK(cudaMemcpy(h.data(), sidx, h.size() * 8, cudaMemcpyDeviceToHost));
+          return h;
+        };
+        seg_max(0);
+        const std::vector<std::int64_t> want = indices();
+        for (const int lanes : {4, 1}) {
+          p.few_lanes = lanes;
+          tn::set_shapes_v3_params(p);
+          seg_max(0);
+          const std::vector<std::int64_t> got = indices();
+          double differ = 0;
+          for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i] ? 1 : 0;
+          double fs = tm.per_call(seg_max, 1, reps);
+          tn::set_shapes_v3_params(p0);
+          rows.push_back({"narrow-segments-200", name, "tally-argmax-" + std::to_string(lanes) + "lanes", n, fs, gb / fs, differ});
+        }
       }
     }
   };

@@ -292,6 +292,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         go.template operator()<32, false, true>();
       else if constexpr (v2::takes_masked<Op>() || v2::takes_masked_at<Op>()) {
         if (plan.few_lanes == 4) go.template operator()<4, false, true>();
+        else if (plan.few_lanes == 1) go.template operator()<1, false, true>();
         else go.template operator()<2, false, true>();
       } else go.template operator()<4, false, true>();
     }

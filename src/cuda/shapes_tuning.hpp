@@ -63,7 +63,8 @@ struct shapes_v3_plan {
                                       // when it holds 1 KiB (rows; segments: a quarter of the mean length in bytes 256; the
                                       // certified pass in heavy_lane_len terms), else 2 for the ops exact in any order
                                       // (byte sums and means, float16 fixed-point sums and means) and 4 for the others;
-                                      // 2 (those ops; the others 4), 4 or 32 for every call
+                                      // 1 or 2 (those ops; the others 4), 4 or 32 for every call (1: forty-first session,
+                                      // a trial, not a default)
   int few_col_bound = 1;              // the packed narrow column kernels (byte sums and means, exact float16 sums and
                                       // means): 1 held to 64 registers (4 blocks a SM), 0 no bound (80 registers, 3 blocks)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
