@@ -182,7 +182,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         dtype: TypeError or ValueError naming it.
     """
     acc = _accuracy(accuracy, "sum")
-    axes = _axis.normalize(x, axis, "sum", keepdims=keepdims)
+    axes = _axis.normalize(x, axis, "sum", keepdims=keepdims, scalar_axis=True)
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.sum(x, axes, lambda name: _out_dtype(dtype, name, "sum") or _sum_default(name), acc, keepdims), x, "sum")
     floating = ("float32", "float64")
@@ -576,7 +576,7 @@ def _extreme(x, is_max: bool, skip_nan: bool, fn: str, order_free: bool):
 
 
 def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
-    axes = _axis.normalize(x, axis, fn, keepdims=keepdims)
+    axes = _axis.normalize(x, axis, fn, keepdims=keepdims, scalar_axis=True)
     if not _axis.is_whole(x, axes):
         return _into(out, _axis.extreme(x, axes, is_max, skip_nan, False, fn, keepdims), x, fn)
     value, _, a = _extreme(x, is_max, skip_nan, fn, True)
@@ -587,7 +587,7 @@ def _value(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool, out):
 
 
 def _index(x, is_max: bool, skip_nan: bool, fn: str, axis, keepdims: bool):
-    axes = _axis.normalize(x, axis, fn, single=True, keepdims=keepdims)
+    axes = _axis.normalize(x, axis, fn, single=True, keepdims=keepdims, scalar_axis=True)
     if not _axis.is_whole(x, axes):
         return _axis.extreme(x, axes, is_max, skip_nan, True, fn, keepdims)
     _, index, a = _extreme(x, is_max, skip_nan, fn, False)
@@ -646,7 +646,7 @@ def nanmax(x, *, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
 
 
 def _minmax(x, skip_nan: bool, fn: str, axis, keepdims: bool):
-    axes = _axis.normalize(x, axis, fn, keepdims=keepdims)
+    axes = _axis.normalize(x, axis, fn, keepdims=keepdims, scalar_axis=True)
     if _axis.is_whole(x, axes):
         a = prepare(x, fn, order_free=True)
         if not a.strided:  # (one call: tally::minmax, one read of x)

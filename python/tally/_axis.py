@@ -78,9 +78,12 @@ def ndim_of(x) -> int:
     return len(getattr(x, "shape", ()))
 
 
-def normalize(x, axis, fn: str, single: bool = False, keepdims=False) -> Optional[Tuple[int, ...]]:
+def normalize(x, axis, fn: str, single: bool = False, keepdims=False, scalar_axis: bool = False) -> Optional[Tuple[int, ...]]:
     """axis (None, an int or a tuple of ints) as a tuple of distinct axes in [0, ndim), in the
     order given; None for axis=None. single: only an int is allowed (argmin, argmax).
+    scalar_axis: NumPy's rule for its ufunc-style reductions (sum, min, max, argmin, argmax and
+    their nan forms, not mean, var, std or norm): on a 0-d array, the int axis 0 or -1 means
+    the whole array (numpy.sum(numpy.array(5.0), axis=0) is 5.0), returned as ().
     AxisError (a ValueError and IndexError, as NumPy) when out of range; ValueError for a
     repeated axis; TypeError otherwise. keepdims: checked to be a bool or an integer (NumPy's
     rule: a TypeError for None, a string, a float, ...)."""
@@ -98,6 +101,12 @@ def normalize(x, axis, fn: str, single: bool = False, keepdims=False) -> Optiona
     else:
         items = (axis,)
     ndim = ndim_of(x)
+    if scalar_axis and ndim == 0 and not isinstance(axis, (tuple, bool, np.bool_)):
+        try:
+            if operator.index(axis) in (0, -1):
+                return ()
+        except TypeError:
+            pass  # (the loop below names the type)
     axes: List[int] = []
     for a in items:
         what = "one integer or None" if single else "an integer, a tuple of integers or None"

@@ -289,8 +289,13 @@ def test_one_dimensional_and_scalar_inputs():
         assert tally.mean(x, axis=axis) == tally.mean(x)
     with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
         tally.sum(x, axis=1)
+    # a 0-d input (a NumPy scalar too): the int axis 0 or -1 is the whole array for the
+    # ufunc-style reductions, as NumPy; any other axis, and mean's axis 0, are out of bounds
+    assert tally.min(np.float64(3.0), axis=0) == 3.0 == np.min(np.float64(3.0), axis=0)
     with pytest.raises(ValueError, match="out of bounds"):
-        tally.min(np.float64(3.0), axis=0)
+        tally.min(np.float64(3.0), axis=1)
+    with pytest.raises(ValueError, match="out of bounds"):
+        tally.mean(np.float64(3.0), axis=0)
     with pytest.raises(IndexError):
         tally.argmin(np.ones((2, 2)), axis=-3)
     # lists give NumPy arrays

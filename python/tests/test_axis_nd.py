@@ -400,8 +400,9 @@ def test_axis_errors():
         tally.std(x, axis=0, accuracy="sloppy")
     with pytest.raises(TypeError, match="complex128"):
         tally.sum(np.ones((2, 2, 2), dtype=np.complex128), axis=(0, 1))
+    assert tally.sum(np.float64(1.0), axis=0) == 1.0  # (NumPy: a 0-d input takes axis 0 or -1 here)
     with pytest.raises(AxisError):
-        tally.sum(np.float64(1.0), axis=0)
+        tally.sum(np.float64(1.0), axis=(0,))
 
 
 # --- property tests: random shapes up to 4-D, strides, transposes, axes -----------------------

@@ -446,3 +446,33 @@ def test_keepdims_must_be_a_bool():
     for f in (tally.sum, tally.min, tally.max, tally.mean):
         r = f(z, keepdims=True)
         assert np.ndim(r) == 0 and not isinstance(r, np.ndarray) and r == 2.5, f.__name__
+
+
+def test_zero_d_arrays_take_axis_0_or_minus_1_where_numpy_does():
+    # NumPy's ufunc-style reductions take the int axis 0 or -1 on a 0-d array as the whole
+    # array (numpy.sum(numpy.array(5.0), axis=0) is 5.0); mean, var, std and norm refuse it
+    # (AxisError), as does any other axis, a tuple (0,) included
+    for z in (np.array(5.0), np.array(-3, dtype=np.int8), np.array(-0.0), np.array(np.nan)):
+        for name in ("sum", "min", "max", "nanmin", "nanmax", "argmin", "argmax"):
+            for ax in (0, -1):
+                got, whole = getattr(tally, name)(z, axis=ax), getattr(tally, name)(z)
+                assert np.ndim(got) == 0, (name, z, ax)
+                # the whole-array result, bits and all (a sum of -0.0 alone is -0.0 here, the
+                # exact sum's sign; NumPy's axis=0 gives +0.0), and NumPy's value
+                assert np.array_equal(got, whole, equal_nan=True) and np.signbit(got) == np.signbit(whole), (name, z, ax, got)
+                assert np.array_equal(got, getattr(np, name)(z, axis=ax), equal_nan=True), (name, z, ax, got)
+            with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else ValueError):
+                getattr(tally, name)(z, axis=1)
+            if name not in ("argmin", "argmax"):  # (those take one int: a tuple is a TypeError)
+                with pytest.raises(ValueError, match="out of bounds"):
+                    getattr(tally, name)(z, axis=(0,))
+        lo, hi = tally.minmax(z, axis=0)
+        assert np.array_equal(lo, np.min(z), equal_nan=True) and np.array_equal(hi, np.max(z), equal_nan=True)
+        for f in (tally.mean, tally.var, tally.std, tally.norm):
+            for ax in (0, -1):
+                with pytest.raises(ValueError, match="out of bounds"):
+                    f(z, axis=ax)
+    z = np.array(2.5)
+    assert tally.nanargmax(z, axis=0) == 0 and tally.nanargmin(z, axis=-1) == 0
+    with pytest.raises(TypeError, match="axis must be"):
+        tally.sum(z, axis=True)
