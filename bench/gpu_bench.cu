@@ -12,7 +12,7 @@
 //
 //   tally_bench [--quick] [--exact-only] [--only LIST] [--max-log2 N] [--exact-variants N] [--tune-filter A,B] [--tune-configs A,B] [--csv FILE] [--json FILE]
 //   (--only: a comma-separated subset of reduce, add, latency, ops, exact, int, shapes; and, named
-//   only, shapes-once, shapes-tune, shapes-narrow)
+//   only, shapes-once, shapes-tune, shapes-narrow, narrow-lanes)
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
@@ -1004,12 +1004,13 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
 
 // ---- shapes of the narrow element types (widened into a compact copy first: src/shapes_widen.hpp)
 //
-// n elements of float16, int8 and uint64 (its own buffer, filled on the host: finite
-// float16 values, so the exact sums take the certified pass as float32 data would), summed
-// per row and per column of a 8192-column row-major matrix and per segment of 200, fast and
-// exact; the float32 path over n elements beside them, and the read kernel over the same
-// bytes (GB/s = bytes of the narrow input / time). What to expect: the copy reads the input
-// and writes 4 (8) bytes an element, which the reduction reads again.
+// n elements of float16, bfloat16, int8, uint8, int16, uint16, uint32 and uint64 (its own
+// buffer, filled on the host: finite float16 values, so the exact sums take the certified pass
+// as float32 data would), summed per row and per column of a 8192-column row-major matrix and
+// per segment of 200 (fast and exact where the type has both), and their max with its first
+// index; the read kernel over the same bytes beside them (GB/s = bytes of the narrow input /
+// time). Every type is read in place (src/cuda/shapes_narrow.cu, shapes_narrow_int.cu): the
+// target is the read kernel's rate.
 void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   timer tm(P.s);
   const tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
@@ -1044,7 +1045,7 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
     double t_read = tm.per_call([&](int) { read_kernel<float><<<132 * 8, 256, 0, P.s>>>(static_cast<const float*>(buf), static_cast<const float*>(buf), words, false, P.dres + 4); }, 1, reps);
     rows.push_back({"narrow-read", name, "read-kernel", n, t_read, gb / t_read, NAN});
     const bool floating = t == tally::dtype::float16 || t == tally::dtype::bfloat16;
-    const tally::dtype rt = floating ? tally::dtype::float32 : t == tally::dtype::uint64 || t == tally::dtype::uint8 ? tally::dtype::uint64 : tally::dtype::int64;
+    const tally::dtype rt = floating ? tally::dtype::float32 : std::is_unsigned_v<T> ? tally::dtype::uint64 : tally::dtype::int64;
     for (auto acc : {fast, exact}) {
       if (!floating && acc.accuracy == tally::accuracy::fast) continue;  // (integer sums are exact either way)
       const char* lib = acc.accuracy == tally::accuracy::fast ? "tally-fast" : "tally-exact-cert";
@@ -1085,6 +1086,16 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax", n, tr, gb / tr, NAN});
       rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax", n, tc, gb / tc, NAN});
       rows.push_back({"narrow-segments-200", name, "tally-argmax", n, ts, gb / ts, NAN});
+      {  // the stream-ordered forms, queued back to back (the kernels' own rate)
+        double ar = tm.per_call([&](int) { tally::extreme_axis_async(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, dstatus, fast); }, 1, reps);
+        double ac = tm.per_call([&](int) { tally::extreme_axis_async(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, dstatus, fast); }, 1, reps);
+        double as = tm.per_call([&](int) {
+          tally::extreme_segments_async(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, dstatus, fast);
+        }, 1, reps);
+        rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ar, gb / ar, NAN});
+        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ac, gb / ac, NAN});
+        rows.push_back({"narrow-segments-200", name, "tally-argmax-async", n, as, gb / as, NAN});
+      }
       if constexpr (sizeof(T) == 1) {
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
@@ -1120,8 +1131,107 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   run_type.template operator()<tally::bfloat16>(tally::dtype::bfloat16, "bfloat16");
   run_type.template operator()<std::int8_t>(tally::dtype::int8, "int8");
   run_type.template operator()<std::uint8_t>(tally::dtype::uint8, "uint8");
+  run_type.template operator()<std::int16_t>(tally::dtype::int16, "int16");
+  run_type.template operator()<std::uint16_t>(tally::dtype::uint16, "uint16");
+  run_type.template operator()<std::uint32_t>(tally::dtype::uint32, "uint32");
   run_type.template operator()<std::uint64_t>(tally::dtype::uint64, "uint64");
   CK(cudaFree(dstatus));
+  CK(cudaFree(doff));
+  CK(cudaFree(buf));
+}
+
+// Lanes a segment for the narrow types' short outputs (plan few_lanes: 0 = the default rule,
+// 1, 2, 4 or 32), swept over equal segments of L elements (2^26 elements in all, so 64 MiB of
+// int8 and 128 MiB of float16: past the L2): int8 max and its first index, int8 exact sums,
+// float16 fast sums. One table a segment length, a column a lane count; "check" is how many
+// outputs differ from the default plan's (int8: must be 0, the results are exact in any
+// order), or for the float16 fast sums the largest relative difference (another order may
+// change the last bits of the float64 accumulator, never more).
+void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
+  namespace tn = tally::cuda::tuning;
+  timer tm(P.s);
+  const tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
+  void* buf = nullptr;
+  CK(cudaMalloc(&buf, std::size_t(n) * 2));
+  std::int64_t* doff = nullptr;
+  CK(cudaMalloc(&doff, sizeof(std::int64_t) * (n + 1)));
+  auto* vals = reinterpret_cast<double*>(P.out);  // (room for n / 2 float64 results)
+  std::int64_t* idx = nullptr;
+  CK(cudaMalloc(&idx, sizeof(std::int64_t) * std::size_t(n / 8 + 1)));
+  const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
+  for (const std::int64_t len : {16, 64, 200, 600, 1000, 2000, 8192}) {
+    const std::int64_t segs = n / len;
+    {
+      std::vector<std::int64_t> off(static_cast<std::size_t>(segs + 1));
+      for (std::int64_t i = 0; i <= segs; ++i) off[static_cast<std::size_t>(i)] = i * len;
+      CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+    }
+    const std::string shape = "narrow-lanes-seg" + std::to_string(len);
+    auto sweep = [&]<class T>(const char* name, auto call, auto differ) {
+      const double gb = double(segs * len) * sizeof(T) / 1e3;
+      for (const int lanes : {0, 1, 2, 4, 32}) {
+        tn::shapes_v3_plan p = p0;
+        p.few_lanes = lanes;
+        tn::set_shapes_v3_params(p);
+        call(0);
+        const double d = differ(lanes == 0);
+        const double t = tm.per_call(call, 1, reps);
+        rows.push_back({shape, name, lanes == 0 ? std::string("default") : "lanes-" + std::to_string(lanes), segs * len, t, gb / t, d});
+      }
+      tn::set_shapes_v3_params(p0);
+    };
+    {  // int8
+      std::vector<std::int8_t> h(static_cast<std::size_t>(n));
+      std::mt19937_64 g(11);
+      for (auto& e : h) e = static_cast<std::int8_t>(g());
+      CK(cudaMemcpy(buf, h.data(), h.size(), cudaMemcpyHostToDevice));
+      std::vector<std::int64_t> want_i, want_s;
+      auto fetch = [&](const void* d, std::size_t k) {
+        std::vector<std::int64_t> v(k);
+        CK(cudaMemcpy(v.data(), d, k * 8, cudaMemcpyDeviceToHost));
+        return v;
+      };
+      auto count_differ = [&](const std::vector<std::int64_t>& want, const std::vector<std::int64_t>& got) {
+        double c = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) c += got[i] != want[i] ? 1 : 0;
+        return c;
+      };
+      const std::size_t k = static_cast<std::size_t>(segs);
+      sweep.template operator()<std::int8_t>("int8-argmax", [&](int) {
+        tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, segs * len, tally::dtype::int8, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int8, tally::memory::device}, {idx, segs, tally::dtype::int64, tally::memory::device}, fast);
+      }, [&](bool first) {
+        std::vector<std::int64_t> got = fetch(idx, k);
+        if (first) want_i = got;
+        return count_differ(want_i, got);
+      });
+      sweep.template operator()<std::int8_t>("int8-sum", [&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::int8, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
+      }, [&](bool first) {
+        std::vector<std::int64_t> got = fetch(vals, k);
+        if (first) want_s = got;
+        return count_differ(want_s, got);
+      });
+    }
+    {  // float16
+      std::vector<tally::float16> h(static_cast<std::size_t>(n));
+      std::mt19937_64 g(13);
+      for (auto& e : h) e = tally::to_float16(static_cast<float>(std::ldexp(double(g() % 2048) - 1024, -int(g() % 12))));
+      CK(cudaMemcpy(buf, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+      std::vector<float> want;
+      sweep.template operator()<tally::float16>("float16-sum", [&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::float16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::float32, tally::memory::device}, fast);
+      }, [&](bool first) {
+        std::vector<float> got(static_cast<std::size_t>(segs));
+        CK(cudaMemcpy(got.data(), vals, got.size() * 4, cudaMemcpyDeviceToHost));
+        if (first) want = got;
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          if (got[i] != want[i]) worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / std::max(1e-30, std::fabs(double(want[i]))));
+        return worst;
+      });
+    }
+  }
+  CK(cudaFree(idx));
   CK(cudaFree(doff));
   CK(cudaFree(buf));
 }
@@ -1656,7 +1766,10 @@ int main(int argc, char** argv) {
     if (max_log2 >= 28 && !quick) bench_shapes(P, std::int64_t(1) << 28, reps);
   }
   if (want("shapes-narrow") && !only.empty()) {  // not in the default run: --only shapes-narrow
-    bench_shapes_narrow(P, std::int64_t(1) << std::min(26, max_log2), reps);
+    bench_shapes_narrow(P, std::int64_t(1) << std::min(28, max_log2), reps);  // (2^28: 2 GiB of uint64, half the pool for the outputs)
+  }
+  if (want("narrow-lanes") && !only.empty()) {  // not in the default run: --only narrow-lanes
+    bench_narrow_lanes(P, std::int64_t(1) << std::min(26, max_log2), reps);
   }
   if (want("shapes-once") && !only.empty()) {
     refill(float{});

@@ -304,16 +304,24 @@ void shapes_run(const geometry& g, const request& r, outcome& st, stream_t strea
     case dtype::int8:
       if (shapes_run_native(g, r, st, stream)) return;
       return run_widened<std::int8_t, std::int32_t>(g, r, st, stream);
-    case dtype::int16: return run_widened<std::int16_t, std::int32_t>(g, r, st, stream);
+    case dtype::int16:
+      if (shapes_run_native_int(g, r, st, stream)) return;
+      return run_widened<std::int16_t, std::int32_t>(g, r, st, stream);
     case dtype::uint8:
       if (shapes_run_native(g, r, st, stream)) return;
       return run_widened<std::uint8_t, std::int32_t>(g, r, st, stream);
-    case dtype::uint16: return run_widened<std::uint16_t, std::int32_t>(g, r, st, stream);
+    case dtype::uint16:
+      if (shapes_run_native_int(g, r, st, stream)) return;
+      return run_widened<std::uint16_t, std::int32_t>(g, r, st, stream);
     case dtype::bool_:
       if (shapes_run_native(g, r, st, stream)) return;
       return run_widened<bool, std::int32_t>(g, r, st, stream);
-    case dtype::uint32: return run_widened<std::uint32_t, std::int64_t>(g, r, st, stream);
-    case dtype::uint64: return run_widened<std::uint64_t, std::int64_t>(g, r, st, stream);
+    case dtype::uint32:
+      if (shapes_run_native_int(g, r, st, stream)) return;
+      return run_widened<std::uint32_t, std::int64_t>(g, r, st, stream);
+    case dtype::uint64:
+      if (shapes_run_native_int(g, r, st, stream)) return;
+      return run_widened<std::uint64_t, std::int64_t>(g, r, st, stream);
   }
 }
 

@@ -13,9 +13,13 @@ namespace tally::cuda {
 ///   - float16, bfloat16: fast sums, min/max/argmin/argmax, and (blocking calls) the certified
 ///     pass of exact sums and means; when the pass cannot prove some output, false after it
 ///     (the widened route then writes every output, with the same bits as the proved ones);
-///   - int8, uint8, bool: sums and means.
+///   - int8, uint8, bool: sums and means, min/max/argmin/argmax.
 /// Layouts: rows with unit element stride, CSR segments, and column mode (the outputs are the
 /// closer elements); others (strided rows) return false.
 bool shapes_run_native(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
+
+/// The same for int16, uint16, uint32 and uint64 (src/cuda/shapes_narrow_int.cu): sums, means,
+/// min/max/argmin/argmax, blocking or stream-ordered; false for other types and layouts.
+bool shapes_run_native_int(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
 
 }  // namespace tally::cuda

@@ -1,0 +1,140 @@
+// Native int16, uint16, uint32 and uint64 elements in the shape layer (forty-second session):
+// rows, segments and columns read as they are, each element converted exactly on the way into
+// the wide type's accumulator, as the byte types are in src/cuda/shapes_narrow.cu. The widened
+// route (src/cuda/shapes.cu, run_widened) first copied them into int32 / int64 and read the
+// copy: sizeof(x) / (sizeof(x) + 2 sizeof(W)) of the read bandwidth, 0.20 for the 16-bit types
+// and uint32, 0.33 for uint64 (run 148, H100: uint64 sums at 0.30-0.31 of read).
+//
+//   int16, uint16 -> int32 (sums: a vector's 8 elements summed in int32, exact, then added to
+//                    the 128-bit state once)
+//   uint32        -> int64
+//   uint64        -> int64 as x ^ 2^63 (order-preserving; a sum or mean adds len * 2^63 back at
+//                    the write, a min / max flips the bit back: src/shapes_widen.hpp)
+// All under launch_v3's FEW rules (the narrow types' lanes and lazy tiles, fewer kernels to
+// compile than the core types' rules).
+//
+// The same ops and conversions as the widened route (tally::shapes::widen_one), so the same
+// accumulator values: every result (integer sums and means, min / max and their first
+// indices) has the bits of the widened route and of the CPU backend.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "cuda/shapes_launch.cuh"
+#include "cuda/shapes_narrow.hpp"
+#include "cuda/shapes_narrow_op.cuh"
+#include "shapes_widen.hpp"
+
+namespace tally::cuda {
+namespace {
+
+using namespace shapes_k;
+using namespace shapes_launch;
+using namespace narrow_k;
+using tally::shapes::kind;
+
+// ---- element readers: the stored type and its exact conversion (tally::shapes::widen_one) ----
+struct i16_in {
+  using src = std::int16_t;
+  using wide = std::int32_t;
+  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  /// The vector's 8 elements summed in int32 (|sum| <= 8 x 2^15): each word's two halves
+  /// sign-extended.
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
+    std::int32_t s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const auto q = static_cast<std::int32_t>(word_at(w, i));
+      s += (q >> 16) + static_cast<std::int32_t>(static_cast<std::int16_t>(q & 0xffff));
+    }
+    return s;
+  }
+};
+struct u16_in {
+  using src = std::uint16_t;
+  using wide = std::int32_t;
+  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  /// The vector's 8 elements summed in int32 (sum <= 8 x 65535 < 2^20).
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
+    unsigned s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const unsigned q = word_at(w, i);
+      s += (q >> 16) + (q & 0xffffu);
+    }
+    return static_cast<std::int32_t>(s);
+  }
+};
+struct u32_in {
+  using src = std::uint32_t;
+  using wide = std::int64_t;
+  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
+};
+struct u64_in {  // biased: the bits x ^ 2^63 as int64 (src/shapes_widen.hpp)
+  using src = std::uint64_t;
+  using wide = std::int64_t;
+  static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
+};
+
+/// g's request over In's elements by the wide type's ops; FEW: launch_v3's rules for the
+/// narrow types (the 16-bit ones), else those of the wide core types.
+template <class In, bool FEW> bool run_int(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+  using T = typename In::src;
+  using W = typename In::wide;
+  const bool segmented = g.offsets != nullptr;
+  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+  const bool contiguous_rows =
+      !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % sizeof(T) == 0;
+  if (!tuning::shapes_vector_loads() || !tuning::shapes_fused() || !(column_mode || contiguous_rows)) return false;
+  const bool biased = std::is_same_v<In, u64_in>;
+  auto run = [&]<class Op>(auto&& make) { launch_v3<Op, FEW>(g, r, st, s, make, column_mode); };
+  if (r.what == kind::extreme) {  // (no NaN among integers: the NaN policy changes nothing)
+    const tally::shapes::store as = tally::shapes::store_of(g.type);
+    auto mk = [&]<class E>() {
+      using Op = narrow_op<In, E>;
+      run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
+        Op op;
+        op.w0 = E{static_cast<W*>(out), idx, as};
+        return op;
+      });
+    };
+    if (r.eop == extreme_op::max) mk.template operator()<extreme<W, true, false>>();
+    else mk.template operator()<extreme<W, false, false>>();
+    return true;
+  }
+  if (r.what == kind::mean) {
+    using Op = narrow_op<In, int_mean<W, float>, int_mean<W, double>>;
+    const bool out64 = r.out_type == dtype::float64;
+    run.template operator()<Op>([out64, biased](void* out, std::int64_t*, long long* ovf) {
+      Op op;
+      op.w0 = {static_cast<float*>(out), ovf, biased};
+      op.w1 = {static_cast<double*>(out), ovf, biased};
+      op.pick = out64 ? 1 : 0;
+      return op;
+    });
+    return true;
+  }
+  using Op = narrow_op<In, int_sum<W>>;
+  const bool to_u64 = r.out_type == dtype::uint64;
+  run.template operator()<Op>([to_u64, biased](void* out, std::int64_t*, long long* ovf) {
+    Op op;
+    op.w0 = {static_cast<std::int64_t*>(out), ovf, to_u64, biased};
+    return op;
+  });
+  return true;
+}
+
+}  // namespace
+
+bool shapes_run_native_int(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
+  switch (g.type) {
+    case dtype::int16: return run_int<i16_in, true>(g, r, st, stream);
+    case dtype::uint16: return run_int<u16_in, true>(g, r, st, stream);
+    case dtype::uint32: return run_int<u32_in, true>(g, r, st, stream);
+    case dtype::uint64: return run_int<u64_in, true>(g, r, st, stream);
+    default: return false;
+  }
+}
+
+}  // namespace tally::cuda

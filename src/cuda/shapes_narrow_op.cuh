@@ -1,0 +1,156 @@
+// The shape layer's op over a narrow element type (narrow_op): a wide type's op (src/cuda/shapes.cuh)
+// reading In::src elements through In::read, with the byte types' vector paths (dp4a sums,
+// max.u16x2 keys for min / max). Shared by src/cuda/shapes_narrow.cu (float16, bfloat16, int8,
+// uint8, bool) and src/cuda/shapes_narrow_int.cu (int16, uint16, uint32, uint64).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/shapes.cuh"
+#include "cuda/shapes_v2.cuh"
+#include "tally/ops/small.hpp"
+
+namespace tally::cuda::narrow_k {
+
+using namespace shapes_k;
+
+// The byte and 16-bit integer types also sum a 16-byte vector's elements at once (In::sum_words,
+// exact in int32: |sum| <= 16 x 255 or 8 x 65535), so that an integer sum's 128-bit state takes
+// one addition a vector, not 16 or 8 (bytes: dp4a adds four bytes' products with 1 in one
+// instruction). They take the vector's four words as loaded (v2::fold_words): through a byte
+// array, NVVM kept a local copy of each vector. word_at(w, i): the vector's word i.
+__device__ __forceinline__ unsigned word_at(const uint4& w, int i) { return i == 0 ? w.x : i == 1 ? w.y : i == 2 ? w.z : w.w; }
+
+/// Whether W is the int32 min / max op (the byte types' extremes).
+template <class W> struct is_int_extreme : std::false_type {};
+template <bool MAX, bool SKIP> struct is_int_extreme<extreme<std::int32_t, MAX, SKIP>> : std::true_type {};
+
+/// An op of the wide type (W0: src/cuda/shapes.cuh) reading In::src elements. W1..W3: variants
+/// of W0 with the same accumulator that differ only in their writes (the result type; sum or
+/// mean), chosen at run time by `pick`, so one set of kernels serves them all. vector_terms is
+/// off: the certified pass takes these elements one at a time (its four-float32 terms,
+/// add4 / add_n, are for float32 vectors).
+template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struct narrow_op {
+  using elem = typename In::src;
+  using acc = typename W0::acc;
+  static_assert(std::is_same_v<acc, typename W1::acc> && std::is_same_v<acc, typename W2::acc> &&
+                std::is_same_v<acc, typename W3::acc>);
+  static constexpr bool vector_terms = false;
+  W0 w0{};
+  W1 w1{};
+  W2 w2{};
+  W3 w3{};
+  int pick = 0;
+  static __device__ __forceinline__ acc identity() { return W0::identity(); }
+  static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t k) { W0::accumulate(a, In::read(x), k); }
+  static __device__ __forceinline__ acc combine(acc a, acc b) { return W0::combine(a, b); }
+  /// A 16-byte vector as loaded (v2::fold_words): integer sums and means of bytes add the
+  /// vector's exact int32 sum to the 128-bit state once.
+  static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w)
+    requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
+  {
+    a += In::sum_words(w);
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span: a segment's partial
+  /// first and last vectors), the others zeroed: exact sums, so any order gives the same bits.
+  static __device__ __forceinline__ void accumulate_words_masked(acc& a, const uint4& w, int from, int to)
+    requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
+  {
+    a += In::sum_words(v2::keep_elements<static_cast<int>(sizeof(elem))>(w, from, to, 0u));  // (0: the identity of these reads)
+  }
+  /// Min / max of bytes and the first index (v2::fold_words; the vector's elements kb, kb + 1,
+  /// ...). The four words become keys 0..255 in the op's order (column_extreme_keys: a larger
+  /// key is better), and the vector's best key comes from max.u16x2 over the even and the odd
+  /// bytes (7 of them and a final max; native on sm_90), ~20 instructions where 16
+  /// extractions and 15 min / max took ~45. (Measured, run 143: the same speed, byte argmax
+  /// rows 0.49-0.52 of read, segments 0.30: ncu, run 145, shows the rows kernel waiting on
+  /// memory at half occupancy, not on instructions.) The first element holding it is looked
+  /// for only when that value could
+  /// beat the state (strictly better, or equal with the state's index past kb): the lowest
+  /// zero byte of key ^ best, found exactly by the borrow test (v - 0x01..) & ~v & 0x80..
+  /// (a borrow runs only upwards from a zero byte, so the lowest flag is a true zero). The
+  /// extreme and its first index do not depend on the order the elements are met in, so the
+  /// bits are those of accumulate.
+  static __device__ __forceinline__ void accumulate_words_at(acc& a, const uint4& w, std::int64_t kb)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    accumulate_keys_at(a, make_uint4(column_extreme_keys(w.x), column_extreme_keys(w.y), column_extreme_keys(w.z),
+                                     column_extreme_keys(w.w)),
+                       kb, 0);
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span: a segment's partial
+  /// first and last vectors, read whole), at indices kb + from, ..., kb + to - 1 (kb < 0 for
+  /// a segment's first vector). The other bytes' keys become 0, below or tied with every
+  /// element's: a 0 best (every element of [from, to) the op's worst value) then has its
+  /// first element at `from`, and a better best is never a masked byte's.
+  static __device__ __forceinline__ void accumulate_words_masked_at(acc& a, const uint4& w, int from, int to, std::int64_t kb)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    const uint4 k = make_uint4(column_extreme_keys(w.x), column_extreme_keys(w.y), column_extreme_keys(w.z),
+                               column_extreme_keys(w.w));
+    accumulate_keys_at(a, v2::keep_elements<1>(k, from, to, 0u), kb, from);
+  }
+  /// A vector's 16 keys (column_extreme_keys; 0 for bytes left out, all before `from` or at
+  /// or past the elements kept) into the state: the best key by max.u16x2 over the even and
+  /// the odd bytes, then, only when that value could beat the state, its first byte at or
+  /// past `from` (the lowest zero byte of key ^ best by the borrow test).
+  static __device__ __forceinline__ void accumulate_keys_at(acc& a, const uint4& kv, std::int64_t kb, int from) {
+    const unsigned k[4] = {kv.x, kv.y, kv.z, kv.w};
+    unsigned even = k[0] & 0x00ff00ffu, odd = (k[0] >> 8) & 0x00ff00ffu;
+#pragma unroll
+    for (int i = 1; i < 4; ++i) {
+      even = __vmaxu2(even, k[i] & 0x00ff00ffu);
+      odd = __vmaxu2(odd, (k[i] >> 8) & 0x00ff00ffu);
+    }
+    const unsigned pair = __vmaxu2(even, odd);
+    const unsigned best = max(pair & 0xffffu, pair >> 16);
+    const std::int32_t m = column_extreme_value(best);
+    constexpr bool kMax = W0::R::is_max;
+    if (!(kMax ? m > a.value : m < a.value) && !(m == a.value && a.index > kb)) return;
+    const unsigned rep = best * 0x01010101u;
+    int first = 15;
+#pragma unroll
+    for (int i = 3; i >= 0; --i) {
+      const unsigned z = k[i] ^ rep;
+      const unsigned flags = (z - 0x01010101u) & ~z & 0x80808080u;
+      if (flags != 0u) first = 4 * i + (__ffs(static_cast<int>(flags)) - 1) / 8;
+    }
+    first = max(first, from);
+    if (W0::R::better(m, kb + first, a.value, a.index)) {
+      a.value = m;
+      a.index = kb + first;
+    }
+  }
+  /// Column min / max of bytes (v3::cols_body, four outputs a lane): a word's bytes as keys
+  /// 0..255 in the op's order, a larger key better (In::byte_values, complemented for min), so
+  /// that one unsigned byte comparison (__vcmpgtu4) finds which of the four a row improves; a
+  /// key's element value back; and an element (value and index) entered into a state.
+  static __device__ __forceinline__ unsigned column_extreme_keys(unsigned w)
+    requires(is_int_extreme<W0>::value && requires { In::byte_values(w); })
+  {
+    return W0::R::is_max ? In::byte_values(w) : ~In::byte_values(w);
+  }
+  static __device__ __forceinline__ std::int32_t column_extreme_value(unsigned key) {
+    return static_cast<std::int32_t>((W0::R::is_max ? key : ~key) & 0xffu) - In::byte_bias;
+  }
+  static __device__ __forceinline__ void accumulate_value(acc& a, std::int32_t v, std::int64_t k) { W0::accumulate(a, v, k); }
+  /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
+  /// values 0..255, and what each row's value is above the element's (In::byte_bias).
+  static __device__ __forceinline__ unsigned column_bytes(unsigned w)
+    requires(std::is_same_v<acc, ops::i128> && requires { In::byte_values(w); })
+  {
+    return In::byte_values(w);
+  }
+  static __device__ __forceinline__ std::int32_t column_byte_bias() { return In::byte_bias; }
+  __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
+    switch (pick) {
+      case 1: w1.write(o, a, len); break;
+      case 2: w2.write(o, a, len); break;
+      case 3: w3.write(o, a, len); break;
+      default: w0.write(o, a, len); break;
+    }
+  }
+};
+
+}  // namespace tally::cuda::narrow_k
