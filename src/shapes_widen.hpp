@@ -1,8 +1,11 @@
 // The shape layer's narrow element types (float16, bfloat16, int8, int16, uint8, uint16,
-// uint32, uint64, bool): each backend widens them, exactly, into a compact copy of a type its
+// uint32, uint64, bool): a backend widens them, exactly, into a compact copy of a type its
 // kernels read (float32, int32 or int64), runs that, and writes the results in the caller's
 // types. Shared by src/cpu/shapes.cpp and src/cuda/shapes.cu, so both backends read the same
-// copy in the same layout (and give the same bits where the four core types do).
+// copy in the same layout (and give the same bits where the four core types do). The CUDA
+// backend reads rows, columns and segments of all nine in place (src/cuda/shapes_narrow.cu,
+// shapes_narrow_int.cu: widen_one on each element as it is loaded) and widens only the other
+// layouts and a few exact float cases (docs/types.md).
 //
 //   float16, bfloat16          -> float32   (every value exact: to_float)
 //   int8, int16, uint8, uint16 -> int32     (exact)

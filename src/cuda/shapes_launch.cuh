@@ -76,6 +76,23 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 /// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
 /// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
 /// 64 KiB, past the 48 KiB a static array may have).
+/// Lanes an output for the FEW ops whose partial vectors are read masked (v2::takes_masked:
+/// exact sums of bytes and 16-bit integers, float16 fixed-point sums; takes_masked_at: byte
+/// min / max), from the mean output length in bytes (rows and segments alike). Fewer lanes
+/// share an output's fixed costs (offsets, merge, write) among fewer threads' idle time; more
+/// keep more loads in flight a long output. Measured (run 150, H100, 2^26 int8 bytes in equal
+/// segments, GB/s with 1 / 2 / 4 / 32 lanes):
+///   max and first index: 16 B 700 / 385 / 204 / 28; 64 B 1278 / 795 / 594 / 87;
+///     200 B 1282 / 1201 / 793 / 251; 600 B 1349 / 1368 / 1347 / 549; 1000 B 1308 / 1516 / 1399 / 813;
+///     2000 B 1151 / 1459 / 1597 / 860; 8192 B 471 / 849 / 1252 / 1549;
+///   sums: 16 B 833 / 509 / 279 / 35; 64 B 1518 / 1417 / 922 / 135; 200 B 1475 / 1607 / 1514 / 399;
+///     600 B 1391 / 1598 / 1661 / 975; 1000 B 1377 / 1630 / 1690 / 1416; 2000 B 1253 / 1530 / 1695 / 1702;
+///     8192 B 570 / 1031 / 1505 / 1715.
+inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes) {
+  if (extremes) return mean_bytes <= 256 ? 1 : mean_bytes <= 1024 ? 2 : mean_bytes < 4096 ? 4 : 32;
+  return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
+}
+
 template <bool FEW, class T, class A> constexpr int few_col_vector() {
   int v = 16 / static_cast<int>(sizeof(T));
   if constexpr (FEW)
@@ -209,8 +226,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
-    } else if constexpr (FEW && VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; })) {
-      // (packed byte columns and float16 fixed-point columns: held to 64 registers, 4 blocks a
+    } else if constexpr (FEW && VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; } ||
+                                            requires(unsigned q) { Op::column_short_lo(q); })) {
+      // (packed byte columns, 16-bit integer columns and float16 fixed-point columns: held to 64 registers, 4 blocks a
       // SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
       // uint8 columns at 0.41 of read, run 120: 0.65 with the bound; plan.few_col_bound 0: none.
       // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
@@ -288,11 +306,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // session), and so whatever the lanes: a warp's item then holds 16
       // outputs, whose fixed costs, the offsets, the merge and the writes, it shares. Run 127,
       // segments of 200: int8 sums +25% and +30% async, exact float16 sums +11%)
-      if (plan.few_lanes == 32 || (plan.few_lanes == 0 && lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256))
-        go.template operator()<32, false, true>();
-      else if constexpr (v2::takes_masked<Op>() || v2::takes_masked_at<Op>()) {
-        if (plan.few_lanes == 4) go.template operator()<4, false, true>();
-        else if (plan.few_lanes == 1) go.template operator()<1, false, true>();
+      // (the masked ops, forty-second session: 1, 2, 4 or 32 lanes from the mean output length
+      // in bytes, few_masked_lanes; run 150, H100, equal int8 segments of 16 to 8192 bytes)
+      constexpr bool masked = v2::takes_masked<Op>() || v2::takes_masked_at<Op>();
+      const int lanes_by_len = masked ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>())
+                               : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
+                                                                                          : 4;
+      const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;
+      if (few == 32) go.template operator()<32, false, true>();
+      else if constexpr (masked) {
+        if (few == 4) go.template operator()<4, false, true>();
+        else if (few == 1) go.template operator()<1, false, true>();
         else go.template operator()<2, false, true>();
       } else go.template operator()<4, false, true>();
     }

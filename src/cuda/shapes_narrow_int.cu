@@ -3,10 +3,10 @@
 // the wide type's accumulator, as the byte types are in src/cuda/shapes_narrow.cu. The widened
 // route (src/cuda/shapes.cu, run_widened) first copied them into int32 / int64 and read the
 // copy: sizeof(x) / (sizeof(x) + 2 sizeof(W)) of the read bandwidth, 0.20 for the 16-bit types
-// and uint32, 0.33 for uint64 (run 148, H100: uint64 sums at 0.30-0.31 of read).
+// and uint32, 0.33 for uint64 (run 149, H100, 2^28 elements: uint64 sums at 0.30-0.31 of read).
 //
 //   int16, uint16 -> int32 (sums: a vector's 8 elements summed in int32, exact, then added to
-//                    the 128-bit state once)
+//                    the 128-bit state once; columns: int32 run sums of 8192 rows, v3::cols_body)
 //   uint32        -> int64
 //   uint64        -> int64 as x ^ 2^63 (order-preserving; a sum or mean adds len * 2^63 back at
 //                    the write, a min / max flips the bit back: src/shapes_widen.hpp)
@@ -39,15 +39,14 @@ struct i16_in {
   using src = std::int16_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  /// The vector's 8 elements summed in int32 (|sum| <= 8 x 2^15): each word's two halves
-  /// sign-extended.
+  /// A word's low and high elements, sign-extended.
+  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int16_t>(q & 0xffffu); }
+  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q) >> 16; }
+  /// The vector's 8 elements summed in int32 (|sum| <= 8 x 2^15).
   static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
     std::int32_t s = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const auto q = static_cast<std::int32_t>(word_at(w, i));
-      s += (q >> 16) + static_cast<std::int32_t>(static_cast<std::int16_t>(q & 0xffff));
-    }
+    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
     return s;
   }
 };
@@ -55,15 +54,15 @@ struct u16_in {
   using src = std::uint16_t;
   using wide = std::int32_t;
   static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  /// A word's low and high elements, zero-extended.
+  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int32_t>(q & 0xffffu); }
+  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q >> 16); }
   /// The vector's 8 elements summed in int32 (sum <= 8 x 65535 < 2^20).
   static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    unsigned s = 0;
+    std::int32_t s = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const unsigned q = word_at(w, i);
-      s += (q >> 16) + (q & 0xffffu);
-    }
-    return static_cast<std::int32_t>(s);
+    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
+    return s;
   }
 };
 struct u32_in {

@@ -143,6 +143,18 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     return In::byte_values(w);
   }
   static __device__ __forceinline__ std::int32_t column_byte_bias() { return In::byte_bias; }
+  /// Column sums and means of 16-bit integers (v3::cols_body, four outputs a lane): the value
+  /// of a word's low and high element, added to int32 run sums.
+  static __device__ __forceinline__ std::int32_t column_short_lo(unsigned w)
+    requires(std::is_same_v<acc, ops::i128> && sizeof(elem) == 2 && requires { In::short_lo(w); })
+  {
+    return In::short_lo(w);
+  }
+  static __device__ __forceinline__ std::int32_t column_short_hi(unsigned w)
+    requires(std::is_same_v<acc, ops::i128> && sizeof(elem) == 2 && requires { In::short_hi(w); })
+  {
+    return In::short_hi(w);
+  }
   __device__ void write(std::int64_t o, acc a, std::int64_t len) const {
     switch (pick) {
       case 1: w1.write(o, a, len); break;

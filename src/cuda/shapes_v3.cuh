@@ -1072,6 +1072,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   constexpr bool kPackedBytes = V == 4 && sizeof(T) == 1 && requires(unsigned q) { Op::column_bytes(q); };
   constexpr bool kPackedHalves = V == 4 && sizeof(T) == 2 && requires { Op::column_halves; };
   constexpr bool kPackedExtremes = V == 4 && sizeof(T) == 1 && requires(unsigned q) { Op::column_extreme_keys(q); };
+  constexpr bool kPackedShorts = V == 4 && sizeof(T) == 2 && requires(unsigned q) { Op::column_short_lo(q); };
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1222,6 +1223,46 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       }
       for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under 256)
         add(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
+        ++held;
+      }
+      flush();
+    } else if constexpr (kPackedShorts) {
+      // (integer sums and means of int16 / uint16, V = 4, forty-second session: a row's 8 bytes
+      // hold this lane's 4 outputs' elements, each added to an int32 run sum (2 instructions
+      // an element: its half of the word, sign- or zero-extended, Op::column_short_lo / hi,
+      // and the addition), which enters the 128-bit state every kShortRun rows (|sum| <=
+      // 8192 x 2^16 < 2^31), where each element's 128-bit addition took 4 or more; 8 rows a
+      // step in flight, as the float16 columns. Exact, so the same values.)
+      constexpr int kShortRun = 8192;
+      std::int32_t run[4] = {0, 0, 0, 0};
+      int held = 0;
+      auto flush = [&]() {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          a[e] += run[e];
+          run[e] = 0;
+        }
+        held = 0;
+      };
+      auto add = [&](const uint2 q) {
+        run[0] += Op::column_short_lo(q.x);
+        run[1] += Op::column_short_hi(q.x);
+        run[2] += Op::column_short_lo(q.y);
+        run[3] += Op::column_short_hi(q.y);
+      };
+      constexpr int kU = 8;
+      static_assert(kShortRun % kU == 0);
+      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
+        uint2 r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const uint2*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+        for (int u = 0; u < kU; ++u) add(r[u]);
+        held += kU;
+        if (held == kShortRun) flush();
+      }
+      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under kShortRun)
+        add(__ldg(reinterpret_cast<const uint2*>(p + k * g.inner)));
         ++held;
       }
       flush();
