@@ -76,9 +76,9 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 /// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
 /// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
 /// 64 KiB, past the 48 KiB a static array may have).
-/// Lanes an output for the FEW ops whose partial vectors are read masked (v2::takes_masked:
-/// exact sums of bytes and 16-bit integers, float16 fixed-point sums; takes_masked_at: byte
-/// min / max), from the mean output length in bytes (rows and segments alike). Fewer lanes
+/// Lanes an output for the FEW ops of 1- and 2-byte elements whose partial vectors are read
+/// masked (v2::takes_masked: exact sums of bytes and 16-bit integers, float16 fixed-point sums;
+/// takes_masked_at: byte and 16-bit integer min / max), from the mean output length in bytes (rows and segments alike). Fewer lanes
 /// share an output's fixed costs (offsets, merge, write) among fewer threads' idle time; more
 /// keep more loads in flight a long output. Measured (run 150, H100, 2^26 int8 bytes in equal
 /// segments, GB/s with 1 / 2 / 4 / 32 lanes):
@@ -306,10 +306,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // session), and so whatever the lanes: a warp's item then holds 16
       // outputs, whose fixed costs, the offsets, the merge and the writes, it shares. Run 127,
       // segments of 200: int8 sums +25% and +30% async, exact float16 sums +11%)
-      // (the masked ops, forty-second session: 1, 2, 4 or 32 lanes from the mean output length
-      // in bytes, few_masked_lanes; run 150, H100, equal int8 segments of 16 to 8192 bytes)
+      // (the masked ops of 1- and 2-byte elements, forty-second session: 1, 2, 4 or 32 lanes
+      // from the mean output length in bytes, few_masked_lanes; run 150, H100, equal int8
+      // segments of 16 to 8192 bytes. Not those of 4 and 8 bytes, uint32 and uint64 min / max:
+      // run 152, uint32 argmax segments of 200 (800 bytes) read 9% slower with its 2 lanes than
+      // run 150 with 4)
       constexpr bool masked = v2::takes_masked<Op>() || v2::takes_masked_at<Op>();
-      const int lanes_by_len = masked ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>())
+      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>())
                                : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
                                                                                           : 4;
       const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;

@@ -10,6 +10,9 @@
 //   uint32        -> int64
 //   uint64        -> int64 as x ^ 2^63 (order-preserving; a sum or mean adds len * 2^63 back at
 //                    the write, a min / max flips the bit back: src/shapes_widen.hpp)
+// Min / max and their first index take a vector's elements at once (narrow_op::
+// accumulate_words_at: their extreme first, the first index only when it could beat the
+// state), and segments' partial end vectors are read whole, masked with the op's worst value.
 // All under launch_v3's FEW rules (the narrow types' lanes and lazy tiles, fewer kernels to
 // compile than the core types' rules).
 //

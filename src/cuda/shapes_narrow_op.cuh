@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "cuda/shapes.cuh"
@@ -22,9 +23,20 @@ using namespace shapes_k;
 // array, NVVM kept a local copy of each vector. word_at(w, i): the vector's word i.
 __device__ __forceinline__ unsigned word_at(const uint4& w, int i) { return i == 0 ? w.x : i == 1 ? w.y : i == 2 ? w.z : w.w; }
 
-/// Whether W is the int32 min / max op (the byte types' extremes).
+/// Whether W is the int32 min / max op (the byte and 16-bit types' extremes), and whether it
+/// is the int32 or the int64 one (those of the 16-bit types, uint32 and uint64).
 template <class W> struct is_int_extreme : std::false_type {};
 template <bool MAX, bool SKIP> struct is_int_extreme<extreme<std::int32_t, MAX, SKIP>> : std::true_type {};
+template <class W> struct is_wide_int_extreme : is_int_extreme<W> {};
+template <bool MAX, bool SKIP> struct is_wide_int_extreme<extreme<std::int64_t, MAX, SKIP>> : std::true_type {};
+
+/// Element i of a 16-byte vector of E (2, 4 or 8 bytes), from its words (no byte array: see
+/// word_at).
+template <class E> __device__ __forceinline__ E element_at(const uint4& w, int i) {
+  if constexpr (sizeof(E) == 2) return static_cast<E>((word_at(w, i / 2) >> (16 * (i % 2))) & 0xffffu);
+  else if constexpr (sizeof(E) == 4) return static_cast<E>(word_at(w, i));
+  else return static_cast<E>(static_cast<std::uint64_t>(word_at(w, 2 * i)) | (static_cast<std::uint64_t>(word_at(w, 2 * i + 1)) << 32));
+}
 
 /// An op of the wide type (W0: src/cuda/shapes.cuh) reading In::src elements. W1..W3: variants
 /// of W0 with the same accumulator that differ only in their writes (the result type; sum or
@@ -116,6 +128,51 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
       const unsigned flags = (z - 0x01010101u) & ~z & 0x80808080u;
       if (flags != 0u) first = 4 * i + (__ffs(static_cast<int>(flags)) - 1) / 8;
     }
+    first = max(first, from);
+    if (W0::R::better(m, kb + first, a.value, a.index)) {
+      a.value = m;
+      a.index = kb + first;
+    }
+  }
+  /// Min / max and the first index of 16-, 32- and 64-bit integers (int16, uint16: W0 over
+  /// int32; uint32, uint64: over int64; forty-second session): the vector's V elements read
+  /// (In::read: exact and order-preserving), their extreme by V - 1 min / max, and only when
+  /// that value could beat the state (strictly better, or equal with the state's index past
+  /// kb) the first element holding it. Element by element each took a comparison of value and
+  /// 64-bit index and two selections. The extreme and its first index do not depend on the
+  /// order the elements are met in, so the bits are those of accumulate.
+  static __device__ __forceinline__ void accumulate_words_at(acc& a, const uint4& w, std::int64_t kb)
+    requires(is_wide_int_extreme<W0>::value && sizeof(elem) >= 2 && std::is_integral_v<elem>)
+  {
+    extreme_of_vector(a, w, kb, 0, 16 / static_cast<int>(sizeof(elem)));
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span: a segment's partial
+  /// first and last vectors, read whole), at indices kb + from, ..., kb + to - 1. The others
+  /// read as the op's worst value (In::read is order-preserving: the element type's lowest for
+  /// max, highest for min), below or tied with every element: a best equal to it has its
+  /// first element at `from` (every element of [from, to) then holds it), and a better best is
+  /// never a masked element's.
+  static __device__ __forceinline__ void accumulate_words_masked_at(acc& a, const uint4& w, int from, int to, std::int64_t kb)
+    requires(is_wide_int_extreme<W0>::value && sizeof(elem) >= 2 && std::is_integral_v<elem>)
+  {
+    extreme_of_vector(a, w, kb, from, to);
+  }
+  static __device__ __forceinline__ void extreme_of_vector(acc& a, const uint4& w, std::int64_t kb, int from, int to) {
+    using V = typename W0::R::value_type;
+    constexpr int N = 16 / static_cast<int>(sizeof(elem));
+    constexpr bool kMax = W0::R::is_max;
+    constexpr elem worst = kMax ? std::numeric_limits<elem>::lowest() : std::numeric_limits<elem>::max();
+    V v[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = In::read(i >= from && i < to ? element_at<elem>(w, i) : worst);
+    V m = v[0];
+#pragma unroll
+    for (int i = 1; i < N; ++i) m = kMax ? max(m, v[i]) : min(m, v[i]);
+    if (!(kMax ? m > a.value : m < a.value) && !(m == a.value && a.index > kb)) return;
+    int first = N - 1;
+#pragma unroll
+    for (int i = N - 1; i >= 0; --i)
+      if (v[i] == m) first = i;
     first = max(first, from);
     if (W0::R::better(m, kb + first, a.value, a.index)) {
       a.value = m;

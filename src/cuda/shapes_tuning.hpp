@@ -61,10 +61,11 @@ struct shapes_v3_plan {
                                       // (1 and 2, fifteenth session, read equal segments of 200 31% and 13% slower: removed)
   int few_lanes = 0;                  // the narrow types' rows and segments (src/cuda/shapes_narrow*.cu): 0 from the mean
                                       // length: the ops exact in any order whose partial vectors are read masked (sums and
-                                      // means of bytes and 16-bit integers, float16 fixed-point sums, byte min / max) 1, 2, 4
-                                      // or 32 by its bytes (shapes_launch::few_masked_lanes, forty-second session); the
-                                      // others 32 lanes an output when it holds 1 KiB (rows; segments: a quarter of the mean
-                                      // length in bytes 256; the certified pass in heavy_lane_len terms), else 4;
+                                      // means of bytes and 16-bit integers, float16 fixed-point sums, byte and 16-bit min /
+                                      // max) 1, 2, 4 or 32 by its bytes (shapes_launch::few_masked_lanes, forty-second
+                                      // session); the others 32 lanes an output when it holds 1 KiB (rows; segments: a
+                                      // quarter of the mean length in bytes 256; the certified pass in heavy_lane_len
+                                      // terms), else 4;
                                       // 1 or 2 (the masked ops; the others 4), 4 or 32 for every call
   int few_col_bound = 1;              // the packed narrow column kernels (byte sums and means, exact float16 sums and
                                       // means): 1 held to 64 registers (4 blocks a SM), 0 no bound (80 registers, 3 blocks)

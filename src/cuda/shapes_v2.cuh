@@ -219,7 +219,7 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
 template <class Op> __host__ __device__ constexpr bool takes_masked() {
   return requires(typename Op::acc& a, const uint4& w) { Op::accumulate_words_masked(a, w, 0, 1); };
 }
-/// Whether Op has accumulate_words_masked_at (the byte min / max: a vector's elements [from,
+/// Whether Op has accumulate_words_masked_at (the integer min / max of the narrow types: a vector's elements [from,
 /// to) at their indices; the extreme and its first index do not depend on the order the
 /// elements are met in), so that fold_span may read their partial vectors whole, masked, too.
 template <class Op> __host__ __device__ constexpr bool takes_masked_at() {

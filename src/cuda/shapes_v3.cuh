@@ -1079,6 +1079,31 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     using vec_t = col_vec_t<V * sizeof(T)>;
     const T* p = x + c0;  // outer == 1
     std::int64_t k = k0 + w;
+    // The 16-bit columns' rows (kPackedShorts, kPackedHalves): a row's 8 bytes a lane, 8 rows a
+    // step in flight (kColUnroll's 4 left 24 KB in flight a SM at 3 blocks); add(q) on each
+    // row's pair of words in order, flush(rows) after every RUN_ROWS rows and at the end.
+    auto rows_of_pairs = [&]<int RUN_ROWS>(auto&& add, auto&& flush) {
+      constexpr int kU = 8;
+      static_assert(RUN_ROWS % kU == 0);
+      int held = 0;  // rows since the last flush
+      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
+        uint2 r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const uint2*>(p + (k + u * kColWarps) * g.inner));
+#pragma unroll
+        for (int u = 0; u < kU; ++u) add(r[u]);
+        held += kU;
+        if (held == RUN_ROWS) {
+          flush(held);
+          held = 0;
+        }
+      }
+      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under RUN_ROWS)
+        add(__ldg(reinterpret_cast<const uint2*>(p + k * g.inner)));
+        ++held;
+      }
+      flush(held);
+    };
     if constexpr (RUN && v2::takes_vectors<Op>()) {
       // (the certified pass over float32, nineteenth session: each output's rows summed one at
       // a time into a running float64 (ops::certified::running), which enters the state as
@@ -1230,42 +1255,24 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // (integer sums and means of int16 / uint16, V = 4, forty-second session: a row's 8 bytes
       // hold this lane's 4 outputs' elements, each added to an int32 run sum (2 instructions
       // an element: its half of the word, sign- or zero-extended, Op::column_short_lo / hi,
-      // and the addition), which enters the 128-bit state every kShortRun rows (|sum| <=
-      // 8192 x 2^16 < 2^31), where each element's 128-bit addition took 4 or more; 8 rows a
-      // step in flight, as the float16 columns. Exact, so the same values.)
-      constexpr int kShortRun = 8192;
+      // and the addition), which enters the 128-bit state every 8192 rows (|sum| <= 8192 x
+      // 2^16 < 2^31), where each element's 128-bit addition took 4 or more. Exact, so the same
+      // values.)
       std::int32_t run[4] = {0, 0, 0, 0};
-      int held = 0;
-      auto flush = [&]() {
+      rows_of_pairs.template operator()<8192>(
+          [&](const uint2 q) {
+            run[0] += Op::column_short_lo(q.x);
+            run[1] += Op::column_short_hi(q.x);
+            run[2] += Op::column_short_lo(q.y);
+            run[3] += Op::column_short_hi(q.y);
+          },
+          [&](int) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          a[e] += run[e];
-          run[e] = 0;
-        }
-        held = 0;
-      };
-      auto add = [&](const uint2 q) {
-        run[0] += Op::column_short_lo(q.x);
-        run[1] += Op::column_short_hi(q.x);
-        run[2] += Op::column_short_lo(q.y);
-        run[3] += Op::column_short_hi(q.y);
-      };
-      constexpr int kU = 8;
-      static_assert(kShortRun % kU == 0);
-      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
-        uint2 r[kU];
-#pragma unroll
-        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const uint2*>(p + (k + u * kColWarps) * g.inner));
-#pragma unroll
-        for (int u = 0; u < kU; ++u) add(r[u]);
-        held += kU;
-        if (held == kShortRun) flush();
-      }
-      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under kShortRun)
-        add(__ldg(reinterpret_cast<const uint2*>(p + k * g.inner)));
-        ++held;
-      }
-      flush();
+            for (int e = 0; e < 4; ++e) {
+              a[e] += run[e];
+              run[e] = 0;
+            }
+          });
     } else if constexpr (kPackedHalves) {
       // (exact float16 sums and means in fixed point, V = 4, src/cuda/shapes_narrow.cu's
       // f16_fixed: a row's 8 bytes hold this lane's 4 outputs' elements; each output's rows are
@@ -1275,43 +1282,24 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       using core = typename Op::core;
       double run[4] = {-0.0, -0.0, -0.0, -0.0};  // (-0.0: a run of -0.0 elements stays -0.0)
       unsigned sp01 = 0, sp23 = 0;
-      int held = 0;
-      auto flush = [&]() {
-        core::flush(a[0], run[0], held, (sp01 & 0x8000u) != 0);
-        core::flush(a[1], run[1], held, (sp01 & 0x80000000u) != 0);
-        core::flush(a[2], run[2], held, (sp23 & 0x8000u) != 0);
-        core::flush(a[3], run[3], held, (sp23 & 0x80000000u) != 0);
+      rows_of_pairs.template operator()<core::kColumnRun>(
+          [&](const uint2 q) {
+            run[0] += core::tiny_lo(q.x);
+            run[1] += core::tiny_hi(q.x);
+            run[2] += core::tiny_lo(q.y);
+            run[3] += core::tiny_hi(q.y);
+            sp01 |= core::specials(q.x);
+            sp23 |= core::specials(q.y);
+          },
+          [&](int held) {
+            core::flush(a[0], run[0], held, (sp01 & 0x8000u) != 0);
+            core::flush(a[1], run[1], held, (sp01 & 0x80000000u) != 0);
+            core::flush(a[2], run[2], held, (sp23 & 0x8000u) != 0);
+            core::flush(a[3], run[3], held, (sp23 & 0x80000000u) != 0);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) run[e] = -0.0;
-        sp01 = sp23 = 0;
-        held = 0;
-      };
-      auto add = [&](const uint2 q) {
-        run[0] += core::tiny_lo(q.x);
-        run[1] += core::tiny_hi(q.x);
-        run[2] += core::tiny_lo(q.y);
-        run[3] += core::tiny_hi(q.y);
-        sp01 |= core::specials(q.x);
-        sp23 |= core::specials(q.y);
-      };
-      // (8 rows a step, not kColUnroll's 4: a row is only 8 bytes a lane, and 4 of them left
-      // 24 KB in flight a SM at 3 blocks)
-      constexpr int kU = 8;
-      static_assert(core::kColumnRun % kU == 0);
-      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
-        uint2 r[kU];
-#pragma unroll
-        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const uint2*>(p + (k + u * kColWarps) * g.inner));
-#pragma unroll
-        for (int u = 0; u < kU; ++u) add(r[u]);
-        held += kU;
-        if (held == core::kColumnRun) flush();
-      }
-      for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under kColumnRun)
-        add(__ldg(reinterpret_cast<const uint2*>(p + k * g.inner)));
-        ++held;
-      }
-      flush();
+            for (int e = 0; e < 4; ++e) run[e] = -0.0;
+            sp01 = sp23 = 0;
+          });
     } else
     for (; k + (kColUnroll - 1) * kColWarps < k1; k += kColUnroll * kColWarps) {
       vec_t r[kColUnroll];
