@@ -72,27 +72,29 @@ template <class Op> inline constexpr bool takes_vectors_v = v2::takes_vectors<Op
 template <class Op> struct is_fast_sum : std::false_type {};
 template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
 
-/// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
-/// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
-/// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
-/// 64 KiB, past the 48 KiB a static array may have).
 /// Lanes an output for the FEW ops of 1- and 2-byte elements whose partial vectors are read
 /// masked (v2::takes_masked: exact sums of bytes and 16-bit integers, float16 fixed-point sums;
-/// takes_masked_at: byte and 16-bit integer min / max), from the mean output length in bytes (rows and segments alike). Fewer lanes
-/// share an output's fixed costs (offsets, merge, write) among fewer threads' idle time; more
-/// keep more loads in flight a long output. Measured (run 150, H100, 2^26 int8 bytes in equal
-/// segments, GB/s with 1 / 2 / 4 / 32 lanes):
+/// takes_masked_at: byte and 16-bit integer min / max), from the mean output length in bytes
+/// (rows and segments alike). Fewer lanes share an output's fixed costs (offsets, merge, write)
+/// among fewer threads' idle time; more keep more loads in flight a long output. Measured
+/// (run 150, H100, 2^26 int8 bytes in equal segments, GB/s with 1 / 2 / 4 / 32 lanes):
 ///   max and first index: 16 B 700 / 385 / 204 / 28; 64 B 1278 / 795 / 594 / 87;
-///     200 B 1282 / 1201 / 793 / 251; 600 B 1349 / 1368 / 1347 / 549; 1000 B 1308 / 1516 / 1399 / 813;
-///     2000 B 1151 / 1459 / 1597 / 860; 8192 B 471 / 849 / 1252 / 1549;
-///   sums: 16 B 833 / 509 / 279 / 35; 64 B 1518 / 1417 / 922 / 135; 200 B 1475 / 1607 / 1514 / 399;
-///     600 B 1391 / 1598 / 1661 / 975; 1000 B 1377 / 1630 / 1690 / 1416; 2000 B 1253 / 1530 / 1695 / 1702;
+///     200 B 1282 / 1201 / 793 / 251; 600 B 1349 / 1368 / 1347 / 549;
+///     1000 B 1308 / 1516 / 1399 / 813; 2000 B 1151 / 1459 / 1597 / 860;
+///     8192 B 471 / 849 / 1252 / 1549;
+///   sums: 16 B 833 / 509 / 279 / 35; 64 B 1518 / 1417 / 922 / 135;
+///     200 B 1475 / 1607 / 1514 / 399; 600 B 1391 / 1598 / 1661 / 975;
+///     1000 B 1377 / 1630 / 1690 / 1416; 2000 B 1253 / 1530 / 1695 / 1702;
 ///     8192 B 570 / 1031 / 1505 / 1715.
 inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes) {
   if (extremes) return mean_bytes <= 256 ? 1 : mean_bytes <= 1024 ? 2 : mean_bytes < 4096 ? 4 : 32;
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
+/// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
+/// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
+/// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
+/// 64 KiB, past the 48 KiB a static array may have).
 template <bool FEW, class T, class A> constexpr int few_col_vector() {
   int v = 16 / static_cast<int>(sizeof(T));
   if constexpr (FEW)
@@ -228,8 +230,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
     } else if constexpr (FEW && VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; } ||
                                             requires(unsigned q) { Op::column_short_lo(q); })) {
-      // (packed byte columns, 16-bit integer columns and float16 fixed-point columns: held to 64 registers, 4 blocks a
-      // SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
+      // (packed byte columns, 16-bit integer columns and float16 fixed-point columns: held to
+      // 64 registers, 4 blocks a SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
       // uint8 columns at 0.41 of read, run 120: 0.65 with the bound; plan.few_col_bound 0: none.
       // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
       // 340 bytes, thirty-fifth session; unbounded, none)
