@@ -57,8 +57,8 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   static __device__ __forceinline__ acc identity() { return W0::identity(); }
   static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t k) { W0::accumulate(a, In::read(x), k); }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return W0::combine(a, b); }
-  /// A 16-byte vector as loaded (v2::fold_words): integer sums and means of bytes add the
-  /// vector's exact int32 sum to the 128-bit state once.
+  /// A 16-byte vector as loaded (v2::fold_words): integer sums and means of bytes and 16-bit
+  /// integers add the vector's exact int32 sum (In::sum_words) to the 128-bit state once.
   static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w)
     requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
   {
