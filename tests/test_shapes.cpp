@@ -596,6 +596,38 @@ namespace {
 // columns as the vector lanes), the same column as a row of the column-major matrix, as a
 // strided view and as a contiguous 1-D array give the same bits. (The GPU's fast sums are
 // within the bound only, and are not compared here.)
+// The C++ wrappers' outputs in a std::vector: their element type is the result type, so one
+// template argument (the input's) is enough, where a view<Out> parameter could not deduce Out
+// from a vector.
+TEST(ShapesCpu, ContainerOutputsTakeTheirElementType) {
+  tally::options cpu;
+  cpu.backend = tally::backend::cpu;
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6.5};  // (2, 3), row-major
+  const auto m = tally::matrix<double>::row_major(a.data(), 2, 3, tally::memory::host);
+  std::vector<double> cols(3, -1.0), rows(2, -1.0);
+  tally::sum_along<double>(m, 0, cols, cpu);
+  EXPECT_EQ(cols, (std::vector<double>{5, 7, 9.5}));
+  tally::sum_along(m, 1, rows, cpu);
+  EXPECT_EQ(rows, (std::vector<double>{6, 15.5}));
+  std::vector<float> means(3, -1.0f);
+  tally::mean_along<double>(m, 0, means, cpu);  // (float results of float64 rows, correctly rounded)
+  EXPECT_EQ(means, (std::vector<float>{2.5f, 3.5f, 4.75f}));
+  const std::vector<std::int32_t> x = {1, -2, 3, 4, 7};
+  const std::vector<std::int64_t> off = {0, 1, 4, 4, 5};  // (one empty segment)
+  std::vector<std::int64_t> sums(4, -1);
+  tally::segment_sum<std::int32_t>(x, off, sums, cpu);
+  EXPECT_EQ(sums, (std::vector<std::int64_t>{1, 5, 0, 7}));
+  std::vector<double> seg_means(4, -1.0);
+  tally::segment_mean<std::int32_t>(x, off, seg_means, cpu);
+  EXPECT_EQ(seg_means[0], 1.0);
+  EXPECT_EQ(seg_means[1], 5.0 / 3.0);  // (correctly rounded: the quotient of two exact values)
+  EXPECT_TRUE(std::isnan(seg_means[2]));
+  EXPECT_EQ(seg_means[3], 7.0);
+  // a container of the wrong length is refused by name, as a view of it would be
+  std::vector<double> short_out(2);
+  EXPECT_THROW(tally::sum_along<double>(m, 0, short_out, cpu), tally::error);
+}
+
 TEST(ShapesCpu, FastSumsHaveTheSameBitsInEveryLayout) {
   tally::options fast;
   fast.backend = tally::backend::cpu;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "tally/shapes.hpp"
 #include "tally/tally.hpp"  // (located, detail::ref / mref; tally.hpp includes this file at its end)
@@ -62,6 +64,18 @@ located<T> extreme_strided(strided<T> x, nan_policy nans = nan_policy::propagate
   return r;
 }
 
+namespace detail {
+/// A contiguous container of writable elements (std::vector<Out>, std::array<Out, N>, ...):
+/// the outputs of the wrappers below may be one, with its element type as Out (host memory).
+template <class C>
+concept out_container = requires(C& c) {
+  c.data();
+  c.size();
+} && std::is_pointer_v<decltype(std::declval<C&>().data())> &&
+                        !std::is_const_v<std::remove_pointer_t<decltype(std::declval<C&>().data())>>;
+template <class C> using elem_of = std::remove_pointer_t<decltype(std::declval<C&>().data())>;
+}  // namespace detail
+
 /// Sums along `axis` into out (shape (cols,) for axis 0, (rows,) for axis 1); Out: float or
 /// double for floating T, int64_t for signed integers and bool, uint64_t for unsigned
 /// integers (the default, result_t<T>). See tally::reduce_axis.
@@ -72,6 +86,16 @@ void sum_along(matrix<T> x, int axis, view<Out> out, const options& opt = {}) {
 /// Means along `axis` (float or double out; NaN for an empty row/column).
 template <class T, class Out> void mean_along(matrix<T> x, int axis, view<Out> out, const options& opt = {}) {
   mean_axis(x.ref(), axis, detail::mref(out), opt);
+}
+/// sum_along and mean_along into a container (e.g. std::vector<double>, host memory): Out is
+/// its element type, so `sum_along<float>(m, 0, outputs)` needs no second template argument.
+template <class T, detail::out_container C> void sum_along(matrix<T> x, int axis, C& out, const options& opt = {}) {
+  using Out = detail::elem_of<C>;
+  sum_along<T, Out>(x, axis, view<Out>(out), opt);
+}
+template <class T, detail::out_container C> void mean_along(matrix<T> x, int axis, C& out, const options& opt = {}) {
+  using Out = detail::elem_of<C>;
+  mean_along<T, Out>(x, axis, view<Out>(out), opt);
 }
 /// Minimum (MAX = false) or maximum along `axis`: values (T) and/or first indices (int64_t;
 /// an empty view leaves that one unwritten).
@@ -91,6 +115,17 @@ void segment_sum(view<const T> x, view<const std::int64_t> offsets, view<Out> ou
 template <class T, class Out>
 void segment_mean(view<const T> x, view<const std::int64_t> offsets, view<Out> out, const options& opt = {}) {
   tally::mean_segments(detail::ref(x), offsets.data, offsets.size - 1, detail::mref(out), opt);
+}
+/// segment_sum and segment_mean into a container (host memory): Out is its element type.
+template <class T, detail::out_container C>
+void segment_sum(view<const T> x, view<const std::int64_t> offsets, C& out, const options& opt = {}) {
+  using Out = detail::elem_of<C>;
+  segment_sum<T, Out>(x, offsets, view<Out>(out), opt);
+}
+template <class T, detail::out_container C>
+void segment_mean(view<const T> x, view<const std::int64_t> offsets, C& out, const options& opt = {}) {
+  using Out = detail::elem_of<C>;
+  segment_mean<T, Out>(x, offsets, view<Out>(out), opt);
 }
 /// Per-segment minimum (MAX = false) or maximum and first index within the segment.
 template <class T, bool MAX>
