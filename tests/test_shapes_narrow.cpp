@@ -572,6 +572,84 @@ TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
   });
 }
 
+// Exact bfloat16 sums and means take a 16-byte vector's 8 terms (rows, segments) or a column's
+// 16 rows as one exact float64 term when their exponents are at most 42 / 41 binades apart,
+// else one term at a time (src/cuda/shapes_narrow.cu, bf16_in::terms_exact; v3::cols_body's
+// kBf16Runs): data that takes the first way everywhere, outliers that break some vectors and
+// runs, subnormals, large values, exact cancellations, all -0.0, and an infinity or a NaN
+// among close values; rows, columns (2-column vectors, and odd widths without them) and
+// segments at several alignments. float16 (fixed point) runs the same data.
+TEST_P(ShapesNarrow, HalfExactSumsOfCloseAndOutlyingTerms) {
+  if (t() != dtype::bfloat16 && t() != dtype::float16) GTEST_SKIP() << "float16 and bfloat16 only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (half_v<T>) {
+      constexpr bool bf = std::is_same_v<T, bfloat16>;
+      std::mt19937_64 g(11);
+      auto of = [](double v) -> S<T> {
+        if constexpr (bf) return tally::to_bfloat16(static_cast<float>(v));
+        else return tally::to_float16(static_cast<float>(v));
+      };
+      auto sign = [&]() { return g() & 1 ? -1.0 : 1.0; };
+      // a value of 8 significand bits, 2^lo to 2^(hi + 1)
+      auto value = [&](int lo, int hi) {
+        return sign() * std::ldexp(1.0 + static_cast<double>(g() % 128) / 128.0, lo + static_cast<int>(g() % static_cast<unsigned>(hi - lo + 1)));
+      };
+      const int top = bf ? 100 : 14, low = bf ? -100 : -14;
+      auto make = [&](int kind, std::int64_t n) {
+        std::vector<S<T>> x(static_cast<std::size_t>(n));
+        for (auto& e : x) {
+          const unsigned p = static_cast<unsigned>(g() % 100);
+          switch (kind) {
+            case 0:  // close: every vector and run exact
+              e = p < 5 ? S<T>{static_cast<std::uint16_t>(g() & 1 ? 0x8000u : 0u)} : of(value(-8, 8));
+              break;
+            case 1:  // close, with outliers far above and below
+              e = p < 2 ? of(value(top - 4, top)) : p < 4 ? of(value(low, low + 4)) : of(value(-8, 8));
+              break;
+            case 2:  // subnormals and the smallest normal binades
+              e = S<T>{static_cast<std::uint16_t>((p < 80 ? g() % (bf ? 0x7fu : 0x3ffu) + 1 : (bf ? 0x80u : 0x400u) + g() % (bf ? 0x100u : 0x800u)) |
+                                                  (g() & 1 ? 0x8000u : 0u))};
+              break;
+            default:  // large values (their sums stay finite in float32)
+              e = of(value(top - 8, top));
+              break;
+          }
+        }
+        return x;
+      };
+      struct Sh { std::int64_t r, c; };
+      for (int kind = 0; kind < 4; ++kind) {
+        SCOPED_TRACE("data kind " + std::to_string(kind));
+        for (Sh s : {Sh{300, 66}, Sh{2000, 2}, Sh{37, 8200}, Sh{64, 67}, Sh{3, 5}}) check_matrix<T>(s.r, s.c, s.c, 1, 0, make(kind, s.r * s.c));
+        const std::vector<S<T>> x = make(kind, 40000);
+        std::vector<std::int64_t> off = {0};
+        while (off.back() < 40000) off.push_back(std::min<std::int64_t>(40000, off.back() + static_cast<std::int64_t>(g() % 300)));
+        for (std::size_t shift : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(7)}) check_segments<T>(x, off, shift);
+      }
+      {
+        SCOPED_TRACE("cancellations, signed zeros, a tie, an infinity and a NaN");
+        const std::int64_t n = 48;
+        std::vector<S<T>> m = make(0, n * n);
+        for (std::int64_t j = 0; j < n / 2; ++j) {  // row 0: pairs x, -x (+0 exactly)
+          m[static_cast<std::size_t>(n - 1 - j)] = m[static_cast<std::size_t>(j)];
+          m[static_cast<std::size_t>(n - 1 - j)].bits ^= 0x8000u;
+        }
+        for (std::int64_t j = 0; j < n; ++j) m[static_cast<std::size_t>(n + j)] = S<T>{0x8000u};                 // row 1: -0.0
+        for (std::int64_t j = 0; j < n; ++j) m[static_cast<std::size_t>(2 * n + j)] = S<T>{static_cast<std::uint16_t>(j % 3 ? 0x8000u : 0u)};  // row 2: +0
+        for (std::int64_t j = 0; j < n; ++j) m[static_cast<std::size_t>(3 * n + j)] = S<T>{0};
+        m[static_cast<std::size_t>(3 * n)] = of(1.0);  // row 3: 1 + 2^-24 (bfloat16) / 2^-11 (float16): a float32 / float16 tie
+        m[static_cast<std::size_t>(3 * n + 9)] = of(bf ? 0x1p-24 : 0x1p-11);
+        m[static_cast<std::size_t>(5 * n + 7)] = S<T>{static_cast<std::uint16_t>(bf ? 0x7f80u : 0x7c00u)};  // row 5: +inf
+        m[static_cast<std::size_t>(9 * n + 20)] = S<T>{static_cast<std::uint16_t>(bf ? 0x7fc1u : 0x7e01u)};  // row 9: NaN
+        check_matrix<T>(n, n, n, 1, 0, m);
+        std::vector<std::int64_t> off;
+        for (std::int64_t r = 0; r <= n; ++r) off.push_back(r * n);
+        for (std::size_t shift : {std::size_t(0), std::size_t(5)}) check_segments<T>(m, off, shift);
+      }
+    }
+  });
+}
+
 // The GPU folds byte rows and segments a 16-byte vector at a time (the best key of the vector
 // by max.u16x2, then the first byte holding it: src/cuda/shapes_narrow.cu): the maximum at
 // every position of a 48-byte row, tied later in the same vector and in the next ones, the

@@ -51,6 +51,55 @@ struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
   using src = std::uint16_t;
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
+
+  // ---- exact float64 sums of bfloat16 terms (the certified pass, forty-third session) --------
+  // A bfloat16 has 8 significand bits, so many of them sum exactly in float64 when their
+  // exponents are close enough: the test of ops::certified::sum_exact (float32, 24 bits) with
+  // 8 bits. With f the biased exponent field of a term and g = (|bits| - 1) >> 7 (f or f - 1
+  // for a nonzero term, 511 for a zero), a nonzero term is an integer multiple of 2^(g - 134)
+  // below 2^(f - 126) in magnitude (subnormals: f = g = 0, multiples of 2^-133 below 2^-126),
+  // so every partial sum of 2^L terms, in any order, is an integer below
+  // 2^(fmax - gmin + 8 + L) times 2^(gmin - 134): exact in float64 when
+  // fmax - gmin <= 45 - L (8 terms: 42 binades). Zeros never count, and an exact sum's zero
+  // sign does not depend on the order (-0 only when every term is -0).
+  //
+  // The terms are summed as float64 values v x 2^-896 made by 2 integer instructions (the
+  // float16 fixed-point sums' trick, f16_fixed_core::tiny_lo): a bfloat16's exponent and
+  // fraction moved down 3 bits in a float64's high word, its sign kept, are exactly that
+  // (normal values to normal float64 values, subnormal to subnormal; every such value is a
+  // multiple of 2^-1030, so the float64 subnormals hold their sums exactly too), then scaled
+  // back by 2^896 once per sum (exact). An infinity or a NaN (f = 255) would read as a finite
+  // value: exact_for refuses any run with one, and the caller then adds its terms one at a
+  // time, where they make the state not finite (never certified).
+  static __device__ __forceinline__ double tiny_lo(unsigned w) {
+    return __hiloint2double(static_cast<int>(static_cast<unsigned>(static_cast<int>(w << 16) >> 3) & 0x8fffe000u), 0);
+  }
+  static __device__ __forceinline__ double tiny_hi(unsigned w) {
+    return __hiloint2double(static_cast<int>(static_cast<unsigned>(static_cast<int>(w) >> 3) & 0x8fffe000u), 0);
+  }
+  static constexpr double kUnscale = 0x1p896;
+  /// A word's two magnitudes (|bits|), for fmax by max.u16x2.
+  static __device__ __forceinline__ unsigned mags(unsigned w) { return w & 0x7fff7fffu; }
+  /// A word's two |bits| - 1 (a zero wraps to 0xffff), for gmin by min.u16x2: each half's top
+  /// bit set first, so that the 32-bit subtraction borrows across no half, and flipped back.
+  static __device__ __forceinline__ unsigned units(unsigned w) { return ((w | 0x80008000u) - 0x00010001u) ^ 0x80008000u; }
+  /// Whether a sum of at most 2^L terms whose largest |bits| is mx and smallest |bits| - 1 is
+  /// mn (16-bit values) is exact and finite.
+  static __device__ __forceinline__ bool exact_for(unsigned mx, unsigned mn, int L) {
+    const int f = static_cast<int>(mx >> 7), g = static_cast<int>(mn >> 7);
+    return f <= 254 && f - g <= 45 - L;
+  }
+  /// The exact sum of a 16-byte vector's 8 terms, when exact_for allows it (else false, t not
+  /// meaningful): ~30 integer instructions and 8 float64 operations, where the terms one at a
+  /// time took 8 certified additions (~7 float64 operations each).
+  static __device__ __forceinline__ bool terms_exact(const uint4& w, double& t) {
+    const unsigned mx = __vmaxu2(__vmaxu2(mags(w.x), mags(w.y)), __vmaxu2(mags(w.z), mags(w.w)));
+    const unsigned mn = __vminu2(__vminu2(units(w.x), units(w.y)), __vminu2(units(w.z), units(w.w)));
+    t = (((tiny_lo(w.x) + tiny_hi(w.x)) + (tiny_lo(w.y) + tiny_hi(w.y))) +
+         ((tiny_lo(w.z) + tiny_hi(w.z)) + (tiny_lo(w.w) + tiny_hi(w.w)))) *
+        kUnscale;
+    return exact_for(max(mx & 0xffffu, mx >> 16), min(mn & 0xffffu, mn >> 16), 3);
+  }
 };
 struct i8_in {
   using src = std::int8_t;

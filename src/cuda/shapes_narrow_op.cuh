@@ -10,6 +10,7 @@
 
 #include "cuda/shapes.cuh"
 #include "cuda/shapes_v2.cuh"
+#include "tally/ops/certified.hpp"
 #include "tally/ops/small.hpp"
 
 namespace tally::cuda::narrow_k {
@@ -46,6 +47,7 @@ template <class E> __device__ __forceinline__ E element_at(const uint4& w, int i
 template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struct narrow_op {
   using elem = typename In::src;
   using acc = typename W0::acc;
+  using reader = In;
   static_assert(std::is_same_v<acc, typename W1::acc> && std::is_same_v<acc, typename W2::acc> &&
                 std::is_same_v<acc, typename W3::acc>);
   static constexpr bool vector_terms = false;
@@ -70,6 +72,41 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
   {
     a += In::sum_words(v2::keep_elements<static_cast<int>(sizeof(elem))>(w, from, to, 0u));  // (0: the identity of these reads)
+  }
+  /// Certified sums and means of bfloat16 (the float32 op's state, W0 = certified_sum<float,
+  /// ...>; forty-third session): a 16-byte vector's 8 terms enter the state as one exact float64
+  /// term when their exponents allow (In::terms_exact), else one at a time (W0::accumulate), so
+  /// the state's exact value is the same either way. One state update a vector where there were
+  /// 8 (run 151: bfloat16 exact sums at 0.39-0.46 of read, the float64 pipe's limit).
+  static constexpr bool certified_terms = std::is_same_v<acc, ops::certified::state> && requires(const uint4& w, double& t) {
+    In::terms_exact(w, t);
+  };
+  static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w)
+    requires certified_terms
+  {
+    add_terms(a, w);
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span), the others read as
+  /// -0.0: they change neither the exact value nor its sign.
+  static __device__ __forceinline__ void accumulate_words_masked(acc& a, const uint4& w, int from, int to)
+    requires certified_terms
+  {
+    add_terms(a, v2::keep_elements<2>(w, from, to, 0x80008000u));
+  }
+  static __device__ __forceinline__ void add_terms(acc& a, const uint4& w) {
+    double t;
+    if (In::terms_exact(w, t)) {
+      ops::certified::add<W0::K, true>(a, t);
+      return;
+    }
+#pragma unroll 1
+    for (int i = 0; i < 8; ++i) W0::accumulate(a, In::read(element_at<elem>(w, i)), 0);  // (rare: kept out of line)
+  }
+  /// One float64 term known to be an exact sum of elements (the columns' runs, v3::cols_body).
+  static __device__ __forceinline__ void accumulate_term(acc& a, double t)
+    requires certified_terms
+  {
+    W0::accumulate_term(a, t);
   }
   /// Min / max of bytes and the first index (v2::fold_words; the vector's elements kb, kb + 1,
   /// ...). The four words become keys 0..255 in the op's order (column_extreme_keys: a larger

@@ -213,6 +213,12 @@ __device__ __forceinline__ void fold_contig(typename Op::acc& a, const typename 
   for (std::int64_t k = kh + nv * V + first; k < k1; k += step) Op::accumulate(a, __ldg(p + k), k);
 }
 
+/// Whether Op is the certified pass over bfloat16 with exact runs of terms
+/// (narrow_k::narrow_op::certified_terms: the columns' kBf16Runs, v3::cols_body).
+template <class Op> __host__ __device__ constexpr bool takes_certified_terms() {
+  if constexpr (requires { Op::certified_terms; }) return Op::certified_terms;
+  else return false;
+}
 /// Whether Op's result is the same whatever order its elements are met in and has
 /// accumulate_words_masked (exact sums and means of bytes, float16 sums in fixed point), so
 /// that fold_span may read a span's partial first and last 16-byte vectors whole, masked.

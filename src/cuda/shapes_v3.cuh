@@ -69,6 +69,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kPackedByteRows = 16;  // rows a lane has in flight in the packed byte columns (cols_body)
+inline constexpr int kBf16RunRows = 16;  // certified bfloat16 columns (cols_body): rows a run
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
 inline constexpr int kCheckLoads = 4;  // offsets checked by a thread with their loads in flight together (rows_body)
@@ -1073,6 +1074,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   constexpr bool kPackedHalves = V == 4 && sizeof(T) == 2 && requires { Op::column_halves; };
   constexpr bool kPackedExtremes = V == 4 && sizeof(T) == 1 && requires(unsigned q) { Op::column_extreme_keys(q); };
   constexpr bool kPackedShorts = V == 4 && sizeof(T) == 2 && requires(unsigned q) { Op::column_short_lo(q); };
+  constexpr bool kBf16Runs = V == 2 && sizeof(T) == 2 && v2::takes_certified_terms<Op>();
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1251,6 +1253,58 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         ++held;
       }
       flush();
+    } else if constexpr (kBf16Runs) {
+      // (certified sums and means of bfloat16, V = 2, forty-third session: a row's word holds
+      // this lane's 2 outputs' elements; each output's rows are summed in a float64 run (the
+      // element as v x 2^-896, Op::reader::tiny_lo / hi: 2 integer instructions and one
+      // addition a row) beside the word's largest magnitudes and smallest units (max.u16x2 /
+      // min.u16x2 of both outputs at once), and the run enters the state as one exact term
+      // (Op::accumulate_term) every kBf16RunRows rows when its exponents allow
+      // (Op::reader::exact_for: at most 41 binades apart); when they do not (or an infinity or
+      // a NaN is among them), that output's rows of the run are read again and added one at a
+      // time. Element by element each row took a certified addition, ~7 float64 operations.)
+      using In = typename Op::reader;
+      constexpr int kU = kBf16RunRows;  // (rows in flight a lane, and a run)
+      constexpr int kL = kBf16RunRows == 16 ? 4 : kBf16RunRows == 8 ? 3 : 5;
+      static_assert((1 << kL) == kU);
+      auto take = [&](const std::int64_t k_run, const int rows, auto&& words) {
+        double run0 = -0.0, run1 = -0.0;  // (-0.0: a run of -0.0 elements stays -0.0)
+        unsigned mx = 0, mn = 0xffffffffu;
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          if (u < rows) {
+            const unsigned q = words(u);
+            run0 += In::tiny_lo(q);
+            run1 += In::tiny_hi(q);
+            mx = __vmaxu2(mx, In::mags(q));
+            mn = __vminu2(mn, In::units(q));
+          }
+        }
+        const double run[2] = {run0 * In::kUnscale, run1 * In::kUnscale};
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (In::exact_for((mx >> (16 * e)) & 0xffffu, (mn >> (16 * e)) & 0xffffu, kL)) {
+            Op::accumulate_term(a[e], run[e]);
+          } else {
+#pragma unroll 1
+            for (int u = 0; u < rows; ++u) {
+              const std::int64_t row = k_run + static_cast<std::int64_t>(u) * kColWarps;
+              Op::accumulate(a[e], __ldg(p + row * g.inner + e), row);
+            }
+          }
+        }
+      };
+      for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
+        unsigned r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
+        take(k, kU, [&](int u) { return r[u]; });
+      }
+      if (k < k1) {  // (fewer than kU rows left)
+        const int rows = static_cast<int>((k1 - k + kColWarps - 1) / kColWarps);
+        take(k, rows, [&](int u) { return __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner)); });
+        k = k1;  // (every row taken: the loop below has none left)
+      }
     } else if constexpr (kPackedShorts) {
       // (integer sums and means of int16 / uint16, V = 4, forty-second session: a row's 8 bytes
       // hold this lane's 4 outputs' elements, each added to an int32 run sum (2 instructions
