@@ -572,6 +572,36 @@ TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
   });
 }
 
+// Column min / max whose extremes and ties lie in different runs of a lane's rows: the packed
+// byte columns keep runs of 256 of a lane's rows, the 16-bit integer columns runs of 4096
+// (v3::cols_body kPackedExtremes, kPackedShortExtremes), a lane's rows every 8th row of its
+// block's chunk. 70001 rows: with the default row chunks, many short ones; under
+// ShapesNarrowColsWhole.cuda (col_blocks=1) one chunk, 8750 rows a lane, three runs of 4096.
+TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
+  with_small_type(t(), [&]<class T>() {
+    constexpr bool shorts = std::is_integral_v<S<T>> && sizeof(S<T>) == 2;
+    const int lo = shorts ? (std::is_unsigned_v<S<T>> ? 0 : -32768) : std::is_unsigned_v<S<T>> ? 0 : -128;
+    const int span = shorts ? 65535 : 255;
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 0 ? 1 : 0);
+      else return static_cast<S<T>>(v);
+    };
+    const std::int64_t r = 70001, c = 8;
+    std::vector<S<T>> m(static_cast<std::size_t>(r * c));
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j) m[static_cast<std::size_t>(i * c + j)] = of(lo + 1 + static_cast<int>((i * 7 + j * 3) % (span - 1)));
+    for (std::int64_t j = 0; j < c; ++j) {
+      // the maximum 4 times (first at 32767 - j: a lane's run row 4095, the last of run 0),
+      // the minimum 3 times (first at 33000 + 3 j: run 1)
+      for (std::int64_t i : {65000 - j, 40000 + j, 32767 - j, 32768 + 8 + j}) m[static_cast<std::size_t>(i * c + j)] = of(lo + span);
+      for (std::int64_t i : {50000 + j, 36000 - j, 33000 + 3 * j}) m[static_cast<std::size_t>(i * c + j)] = of(lo);
+    }
+    check_matrix<T>(r, c, c, 1, 0, m);
+  });
+}
+
 // Exact bfloat16 sums and means take a 16-byte vector's 8 terms (rows, segments) or a column's
 // 16 rows as one exact float64 term when their exponents are at most 42 / 41 binades apart,
 // else one term at a time (src/cuda/shapes_narrow.cu, bf16_in::terms_exact; v3::cols_body's

@@ -229,6 +229,14 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     return static_cast<std::int32_t>((W0::R::is_max ? key : ~key) & 0xffu) - In::byte_bias;
   }
   static __device__ __forceinline__ void accumulate_value(acc& a, std::int32_t v, std::int64_t k) { W0::accumulate(a, v, k); }
+  /// Column min / max of 16-bit integers (v3::cols_body's kPackedShortExtremes, four outputs a
+  /// lane; forty-third session): whether this op takes them, whether it is max, and whether
+  /// its elements are signed.
+  static constexpr bool column_short_extremes = is_int_extreme<W0>::value && sizeof(elem) == 2 && std::is_integral_v<elem>;
+  static constexpr bool extreme_is_max = [] {
+    if constexpr (is_wide_int_extreme<W0>::value) return W0::R::is_max;
+    else return false;
+  }();
   /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
   /// values 0..255, and what each row's value is above the element's (In::byte_bias).
   static __device__ __forceinline__ unsigned column_bytes(unsigned w)
