@@ -1072,6 +1072,25 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         rows.push_back({"narrow-segments-200", name, alib, n, as, gb / as, NAN});
       }
     }
+    if constexpr (std::is_same_v<T, tally::bfloat16>) {
+      // the exact sums with every element added on its own (plan bf16_terms 0, the certified
+      // pass before the forty-third session) beside the default's exact runs of terms
+      namespace tn = tally::cuda::tuning;
+      const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
+      tn::shapes_v3_plan p = p0;
+      p.bf16_terms = 0;
+      tn::set_shapes_v3_params(p);
+      const tally::matrix_ref m{buf, r, cols, cols, 1, t, tally::memory::device};
+      double tr = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 1, {out, r, rt, tally::memory::device}, exact); }, 1, reps);
+      double tc = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 0, {out, cols, rt, tally::memory::device}, exact); }, 1, reps);
+      double ts = tm.per_call([&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, n, t, tally::memory::device}, doff, segs, {out, segs, rt, tally::memory::device}, exact);
+      }, 1, reps);
+      tn::set_shapes_v3_params(p0);
+      rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-exact-cert-perelem", n, tr, gb / tr, NAN});
+      rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-exact-cert-perelem", n, tc, gb / tc, NAN});
+      rows.push_back({"narrow-segments-200", name, "tally-exact-cert-perelem", n, ts, gb / ts, NAN});
+    }
     // max and its index along each axis and per segment (x's type out, int64 indices)
     {
       void* vals = out;

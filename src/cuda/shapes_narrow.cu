@@ -101,6 +101,13 @@ struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
     return exact_for(max(mx & 0xffffu, mx >> 16), min(mn & 0xffffu, mn >> 16), 3);
   }
 };
+/// bfloat16 read as bf16_in, without its exact runs of terms: the certified pass adds every
+/// element on its own (shapes_v3_plan bf16_terms 0; the comparison in the benchmark).
+struct bf16_plain_in {
+  using src = std::uint16_t;
+  using wide = float;
+  static __device__ __forceinline__ float read(src b) { return bf16_in::read(b); }
+};
 struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;
@@ -356,19 +363,28 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
         }
       }
       if (!tuning::shapes_certified()) return false;
-      using Op = narrow_op<In, certified_sum<float, float, false>, certified_sum<float, double, false>,
-                           certified_sum<float, float, true>, certified_sum<float, double, true>>;
       const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
       outcome c;
-      run.template operator()<Op>([pick](void* out, std::int64_t*, long long* ovf) {
-        Op op;
-        op.w0 = {static_cast<float*>(out), ovf};
-        op.w1 = {static_cast<double*>(out), ovf};
-        op.w2 = {static_cast<float*>(out), ovf};
-        op.w3 = {static_cast<double*>(out), ovf};
-        op.pick = pick;
-        return op;
-      }, c);
+      auto certified = [&]<class Reader>() {
+        using Op = narrow_op<Reader, certified_sum<float, float, false>, certified_sum<float, double, false>,
+                             certified_sum<float, float, true>, certified_sum<float, double, true>>;
+        run.template operator()<Op>([pick](void* out, std::int64_t*, long long* ovf) {
+          Op op;
+          op.w0 = {static_cast<float*>(out), ovf};
+          op.w1 = {static_cast<double*>(out), ovf};
+          op.w2 = {static_cast<float*>(out), ovf};
+          op.w3 = {static_cast<double*>(out), ovf};
+          op.pick = pick;
+          return op;
+        }, c);
+      };
+      // (bfloat16: its terms a vector or a run at a time, or with plan bf16_terms 0 one at a time)
+      if constexpr (std::is_same_v<In, bf16_in>) {
+        if (tuning::shapes_v3_params().bf16_terms == 0) certified.template operator()<bf16_plain_in>();
+        else certified.template operator()<In>();
+      } else {
+        certified.template operator()<In>();
+      }
       if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or every output proved
         st.bad_offset_at = c.bad_offset_at;
         return true;

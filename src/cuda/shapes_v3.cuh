@@ -69,7 +69,7 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
 inline constexpr int kPackedByteRows = 16;  // rows a lane has in flight in the packed byte columns (cols_body)
-inline constexpr int kBf16RunRows = 16;  // certified bfloat16 columns (cols_body): rows a run
+inline constexpr int kBf16RunRows = 8;  // certified bfloat16 columns (cols_body): rows a run (16 in flight)
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
 inline constexpr int kCheckLoads = 4;  // offsets checked by a thread with their loads in flight together (rows_body)
@@ -1264,18 +1264,23 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // addition a row) beside the word's largest magnitudes and smallest units (max.u16x2 /
       // min.u16x2 of both outputs at once), and the run enters the state as one exact term
       // (Op::accumulate_term) every kBf16RunRows rows when its exponents allow
-      // (Op::reader::exact_for: at most 41 binades apart); when they do not (or an infinity or
-      // a NaN is among them), that output's rows of the run are read again and added one at a
-      // time. Element by element each row took a certified addition, ~7 float64 operations.)
+      // (Op::reader::exact_for: at most 42 binades apart in runs of 8); when they do not (or
+      // an infinity or a NaN is among them), that output's rows of the run are read again and
+      // added one at a time. Element by element each row took a certified addition, ~7
+      // float64 operations. Runs of 8, not 16: a warp takes the slow way when any of its 32
+      // lanes does, and ncu (run 154, H100) found the bench's data (47 binades) failing 3% of
+      // one lane's runs of 16, so 64% of the warps' runs.)
       using In = typename Op::reader;
-      constexpr int kU = kBf16RunRows;  // (rows in flight a lane, and a run)
-      constexpr int kL = kBf16RunRows == 16 ? 4 : kBf16RunRows == 8 ? 3 : 5;
-      static_assert((1 << kL) == kU);
+      constexpr int kR = kBf16RunRows;     // (rows a run)
+      constexpr int kU = 2 * kBf16RunRows;  // (rows in flight a lane: two runs)
+      constexpr int kL = kR == 8 ? 3 : kR == 16 ? 4 : 5;
+      static_assert((1 << kL) == kR);
+      // the run of `rows` (<= kR) rows from k_run, their words words(u)
       auto take = [&](const std::int64_t k_run, const int rows, auto&& words) {
         double run0 = -0.0, run1 = -0.0;  // (-0.0: a run of -0.0 elements stays -0.0)
         unsigned mx = 0, mn = 0xffffffffu;
 #pragma unroll
-        for (int u = 0; u < kU; ++u) {
+        for (int u = 0; u < kR; ++u) {
           if (u < rows) {
             const unsigned q = words(u);
             run0 += In::tiny_lo(q);
@@ -1302,12 +1307,13 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         unsigned r[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
-        take(k, kU, [&](int u) { return r[u]; });
+        take(k, kR, [&](int u) { return r[u]; });
+        take(k + kR * kColWarps, kR, [&](int u) { return r[kR + u]; });
       }
-      if (k < k1) {  // (fewer than kU rows left)
-        const int rows = static_cast<int>((k1 - k + kColWarps - 1) / kColWarps);
+      for (; k < k1; k += kR * kColWarps) {  // (fewer than kU rows left: runs of up to kR)
+        const std::int64_t left = (k1 - k + kColWarps - 1) / kColWarps;  // (this lane's rows left)
+        const int rows = left < kR ? static_cast<int>(left) : kR;
         take(k, rows, [&](int u) { return __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner)); });
-        k = k1;  // (every row taken: the loop below has none left)
       }
     } else if constexpr (kPackedShortExtremes) {
       // (min / max of int16 / uint16 and their first rows, V = 4, forty-third session: a row's 8
