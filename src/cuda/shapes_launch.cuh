@@ -73,7 +73,8 @@ template <class Op> struct is_fast_sum : std::false_type {};
 template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_type {};
 
 /// Lanes an output for the FEW ops of 1- and 2-byte elements whose partial vectors are read
-/// masked (v2::takes_masked: exact sums of bytes and 16-bit integers, float16 fixed-point sums;
+/// masked (v2::takes_masked: exact sums of bytes and 16-bit integers, float16 fixed-point sums,
+/// bfloat16 certified sums (forty-third session: measured the same speed as their old lanes);
 /// takes_masked_at: byte and 16-bit integer min / max), from the mean output length in bytes
 /// (rows and segments alike). Fewer lanes share an output's fixed costs (offsets, merge, write)
 /// among fewer threads' idle time; more keep more loads in flight a long output. Measured
