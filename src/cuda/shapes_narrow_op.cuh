@@ -77,7 +77,9 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// ...>; forty-third session): a 16-byte vector's 8 terms enter the state as one exact float64
   /// term when their exponents allow (In::terms_exact), else one at a time (W0::accumulate), so
   /// the state's exact value is the same either way. One state update a vector where there were
-  /// 8 (run 151: bfloat16 exact sums at 0.39-0.46 of read, the float64 pipe's limit).
+  /// 8. Measured (run 155, H100, against plan bf16_terms 0 in the same run): columns +9% (their
+  /// runs of 8 rows, v3::cols_body kBf16Runs); rows and segments the same speed, bound by
+  /// latency at the 32-byte state's occupancy rather than by these additions (ncu, run 154).
   static constexpr bool certified_terms = std::is_same_v<acc, ops::certified::state> && requires(const uint4& w, double& t) {
     In::terms_exact(w, t);
   };
