@@ -29,6 +29,7 @@
 #include "cuda/shapes_launch.cuh"
 #include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_narrow_run.cuh"
 #include "shapes_widen.hpp"
 #include "tally/ops/small.hpp"
 
@@ -401,39 +402,7 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
     }, st);
     return true;
   } else {
-    if (r.what == kind::extreme) {  // (no NaN among integers: the NaN policy changes nothing)
-      const store as = tally::shapes::store_of(g.type);
-      auto mk = [&]<class E>() {
-        using Op = narrow_op<In, E>;
-        run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
-          Op op;
-          op.w0 = E{static_cast<std::int32_t*>(out), idx, as};
-          return op;
-        }, st);
-      };
-      if (r.eop == extreme_op::max) mk.template operator()<extreme<std::int32_t, true, false>>();
-      else mk.template operator()<extreme<std::int32_t, false, false>>();
-      return true;
-    }
-    if (r.what == kind::mean) {
-      using Op = narrow_op<In, int_mean<std::int32_t, float>, int_mean<std::int32_t, double>>;
-      run.template operator()<Op>([out64](void* out, std::int64_t*, long long* ovf) {
-        Op op;
-        op.w0 = {static_cast<float*>(out), ovf};
-        op.w1 = {static_cast<double*>(out), ovf};
-        op.pick = out64 ? 1 : 0;
-        return op;
-      }, st);
-      return true;
-    }
-    using Op = narrow_op<In, int_sum<std::int32_t>>;
-    const bool to_u64 = r.out_type == dtype::uint64;
-    run.template operator()<Op>([to_u64](void* out, std::int64_t*, long long* ovf) {
-      Op op;
-      op.w0 = {static_cast<std::int64_t*>(out), ovf, to_u64, false};
-      return op;
-    }, st);
-    return true;
+    return run_int<In, true>(g, r, st, s);  // (src/cuda/shapes_narrow_run.cuh, shared with int16 to uint64)
   }
 }
 

@@ -27,6 +27,7 @@
 #include "cuda/shapes_launch.cuh"
 #include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_narrow_run.cuh"
 #include "shapes_widen.hpp"
 
 namespace tally::cuda {
@@ -76,56 +77,9 @@ struct u32_in {
 struct u64_in {  // biased: the bits x ^ 2^63 as int64 (src/shapes_widen.hpp)
   using src = std::uint64_t;
   using wide = std::int64_t;
+  static constexpr bool biased = true;
   static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
 };
-
-/// g's request over In's elements by the wide type's ops; FEW: launch_v3's rules for the
-/// narrow types (the 16-bit ones), else those of the wide core types.
-template <class In, bool FEW> bool run_int(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
-  using T = typename In::src;
-  using W = typename In::wide;
-  const bool segmented = g.offsets != nullptr;
-  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-  const bool contiguous_rows =
-      !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % sizeof(T) == 0;
-  if (!tuning::shapes_vector_loads() || !tuning::shapes_fused() || !(column_mode || contiguous_rows)) return false;
-  const bool biased = std::is_same_v<In, u64_in>;
-  auto run = [&]<class Op>(auto&& make) { launch_v3<Op, FEW>(g, r, st, s, make, column_mode); };
-  if (r.what == kind::extreme) {  // (no NaN among integers: the NaN policy changes nothing)
-    const tally::shapes::store as = tally::shapes::store_of(g.type);
-    auto mk = [&]<class E>() {
-      using Op = narrow_op<In, E>;
-      run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
-        Op op;
-        op.w0 = E{static_cast<W*>(out), idx, as};
-        return op;
-      });
-    };
-    if (r.eop == extreme_op::max) mk.template operator()<extreme<W, true, false>>();
-    else mk.template operator()<extreme<W, false, false>>();
-    return true;
-  }
-  if (r.what == kind::mean) {
-    using Op = narrow_op<In, int_mean<W, float>, int_mean<W, double>>;
-    const bool out64 = r.out_type == dtype::float64;
-    run.template operator()<Op>([out64, biased](void* out, std::int64_t*, long long* ovf) {
-      Op op;
-      op.w0 = {static_cast<float*>(out), ovf, biased};
-      op.w1 = {static_cast<double*>(out), ovf, biased};
-      op.pick = out64 ? 1 : 0;
-      return op;
-    });
-    return true;
-  }
-  using Op = narrow_op<In, int_sum<W>>;
-  const bool to_u64 = r.out_type == dtype::uint64;
-  run.template operator()<Op>([to_u64, biased](void* out, std::int64_t*, long long* ovf) {
-    Op op;
-    op.w0 = {static_cast<std::int64_t*>(out), ovf, to_u64, biased};
-    return op;
-  });
-  return true;
-}
 
 }  // namespace
 
