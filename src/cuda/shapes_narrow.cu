@@ -317,13 +317,10 @@ struct f16_fixed_op {
 static_assert(f16_fixed_op::column_halves);
 
 template <class In> bool run_native(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
-  using T = typename In::src;
   using W = typename In::wide;
   const bool segmented = g.offsets != nullptr;
-  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-  const bool contiguous_rows =
-      !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % sizeof(T) == 0;
-  if (!tuning::shapes_vector_loads() || !tuning::shapes_fused() || !(column_mode || contiguous_rows)) return false;
+  bool column_mode = false;
+  if (!reads_in_place(g, sizeof(typename In::src), column_mode)) return false;
   const bool out64 = r.out_type == dtype::float64;
   auto run = [&]<class Op>(auto&& make, outcome& o) { launch_v3<Op, true>(g, r, o, s, make, column_mode); };
   if constexpr (std::is_same_v<W, float>) {

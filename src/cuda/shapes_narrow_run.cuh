@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
@@ -21,18 +22,26 @@ using shapes_launch::outcome;
 using shapes_launch::request;
 using tally::shapes::kind;
 
+/// Whether the narrow kernels read g in place: column mode (the outputs are the closer
+/// elements; column_mode set) or rows / segments whose elements are adjacent, on an element
+/// boundary; false for the others (strided rows: the caller widens x into a copy), and when
+/// the plan turns the vector loads or the fused launch off.
+inline bool reads_in_place(const geometry& g, std::size_t elem_bytes, bool& column_mode) {
+  const bool segmented = g.offsets != nullptr;
+  column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
+  const bool contiguous_rows =
+      !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % elem_bytes == 0;
+  return tuning::shapes_vector_loads() && tuning::shapes_fused() && (column_mode || contiguous_rows);
+}
+
 /// g's request (integer sums, means, min / max and their first index) over In's elements by the
 /// wide type's ops (In::wide: int32 or int64); FEW: launch_v3's rules for the narrow types,
 /// else those of the wide core types. False for the layouts the kernels do not read in place
 /// (rows whose elements are not adjacent): the caller then widens x into a copy.
 template <class In, bool FEW> bool run_int(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
-  using T = typename In::src;
   using W = typename In::wide;
-  const bool segmented = g.offsets != nullptr;
-  const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-  const bool contiguous_rows =
-      !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % sizeof(T) == 0;
-  if (!tuning::shapes_vector_loads() || !tuning::shapes_fused() || !(column_mode || contiguous_rows)) return false;
+  bool column_mode = false;
+  if (!reads_in_place(g, sizeof(typename In::src), column_mode)) return false;
   // (uint64 read biased, In::biased: len * 2^63 added back to sums and means)
   constexpr bool biased = [] {
     if constexpr (requires { In::biased; }) return In::biased;
