@@ -445,6 +445,93 @@ TEST_P(ShapesNarrow, SegmentsAtEveryAlignmentOverShiftedBases) {
   });
 }
 
+// Min / max of float16 and bfloat16 with special values inside whole 16-byte vectors (the GPU
+// takes a vector's 8 halves at once: their extreme by max.NaN / min.NaN, then the first
+// element equal to it; a vector holding a NaN goes element by element): rows of 64 and 72
+// elements (8 or 9 vectors, and a row starting 8 elements past a vector) and segments of
+// 0..70 over bases shifted 0, 1 and 3 elements, drawn from -0, +0, NaN and negative NaN
+// (signalling and quiet patterns), +-inf, a large finite value, the smallest subnormal, +-1
+// and +-2, at densities from all-special to 1 in 16, so that ties of -0 and +0, all-NaN
+// vectors, NaN after the extreme and before it, and infinities tied with each other fall at
+// every position. Every output against the element-by-element reference (first index; NaN
+// propagated or left out).
+TEST_P(ShapesNarrow, HalfExtremesOfSpecialValuesInWholeVectors) {
+  if (t() != dtype::bfloat16 && t() != dtype::float16) GTEST_SKIP() << "float16 and bfloat16 only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (half_v<T>) {
+      const bool f16 = std::is_same_v<T, float16>;
+      const std::uint16_t pool[] = {0x8000, 0x0000,
+                                    static_cast<std::uint16_t>(f16 ? 0x7e00 : 0x7fc0), static_cast<std::uint16_t>(f16 ? 0xfe00 : 0xffc0),
+                                    static_cast<std::uint16_t>(f16 ? 0x7c01 : 0x7f81),  // (signalling NaN pattern)
+                                    static_cast<std::uint16_t>(f16 ? 0x7c00 : 0x7f80), static_cast<std::uint16_t>(f16 ? 0xfc00 : 0xff80),
+                                    static_cast<std::uint16_t>(f16 ? 0x7bff : 0x7180), 0x0001, 0x8001,  // (bfloat16: 2^100, whose sums stay finite in float32)
+                                    static_cast<std::uint16_t>(f16 ? 0x3c00 : 0x3f80), static_cast<std::uint16_t>(f16 ? 0xbc00 : 0xbf80),
+                                    static_cast<std::uint16_t>(f16 ? 0x4000 : 0x4000), static_cast<std::uint16_t>(f16 ? 0xc000 : 0xc000)};
+      constexpr std::size_t kPool = sizeof(pool) / sizeof(pool[0]);
+      std::mt19937_64 g(91);
+      auto draw = [&](std::size_t count, int density) {  // density: one special in that many (1: all)
+        std::vector<S<T>> v(count);
+        for (auto& e : v) {
+          if (g() % static_cast<unsigned>(density) == 0) e = S<T>{pool[g() % kPool]};
+          else e = S<T>{pool[10 + g() % 4]};  // (+-1, +-2)
+        }
+        return v;
+      };
+      for (const int density : {1, 2, 5, 16}) {
+        SCOPED_TRACE("one special in " + std::to_string(density));
+        for (const std::int64_t cols : {64, 72}) {
+          const std::int64_t rows = 200;
+          check_matrix<T>(rows, cols, cols, 1, 0, draw(static_cast<std::size_t>(rows * cols), density));
+        }
+        std::vector<std::int64_t> off{0};
+        for (int k = 0; k < 300; ++k) off.push_back(off.back() + static_cast<std::int64_t>(g() % 71));
+        const std::vector<S<T>> x = draw(static_cast<std::size_t>(off.back()), density);
+        for (std::size_t shift : {0, 1, 3}) check_segments<T>(x, off, shift);
+      }
+    }
+  });
+}
+
+// Short segments of 150..250 elements (each type's lanes from that mean) with, in the same
+// call, runs of 100 segments of 2,000..2,400 (ten times the mean), an empty segment every 13th,
+// one of 40,000 (a tile item's, past split) among the short ones, and the last segment ending
+// at x's end; bases shifted 0 and 5 elements. Up to 32-bit types: the type's lowest and
+// highest planted at the first and last elements of segments 63, 64, 255 and 256 (the ends
+// of group items of 4, 2 and 1 lanes a segment) and twice inside segment 700 (the first
+// index must win). (Written for an experiment that read a group item's segments through
+// shared memory when its range fit, forty-fourth session: both kinds of item in one call.)
+TEST_P(ShapesNarrow, SegmentsShortLongAndPastSplitInOneCall) {
+  with_small_type(t(), [&]<class T>() {
+    std::mt19937_64 g(77);
+    std::vector<std::int64_t> off{0};
+    for (int s = 0; s < 3200; ++s) {
+      std::int64_t len = static_cast<std::int64_t>(150 + g() % 101);
+      if (s >= 1000 && s < 1100) len = static_cast<std::int64_t>(2000 + g() % 401);
+      if (s >= 2600 && s < 2700) len = static_cast<std::int64_t>(2000 + g() % 401);
+      if (s == 1700) len = 40000;
+      if (s % 13 == 5) len = 0;
+      off.push_back(off.back() + len);
+    }
+    std::vector<S<T>> x = gen<T>(off.back(), 78);
+    if constexpr (!std::is_same_v<T, bool> && std::is_integral_v<S<T>> && sizeof(S<T>) <= 4) {  // (uint64: sums would overflow)
+      using L = std::numeric_limits<S<T>>;
+      // the type's lowest and highest at the first and last elements of segments 63, 64, 255, 256
+      // (group item ends for 1, 2 and 4 lanes) and twice inside segment 700
+      for (const std::size_t s : {63, 64, 255, 256}) {
+        if (off[s + 1] > off[s]) {
+          x[static_cast<std::size_t>(off[s])] = L::max();
+          x[static_cast<std::size_t>(off[s + 1] - 1)] = L::lowest();
+        }
+      }
+      for (const std::int64_t k : {3, 90}) {
+        x[static_cast<std::size_t>(off[700] + k)] = L::max();
+        x[static_cast<std::size_t>(off[700] + k + 1)] = L::lowest();
+      }
+    }
+    for (std::size_t shift : {0, 5}) check_segments<T>(x, off, shift);
+  });
+}
+
 // Segments of one repeated value, the type's lowest or highest (bool: 0 or 1), at every start
 // in a 16-byte vector, lengths 1..40, over bases shifted 0, 1, 3 and 7 elements: the GPU's byte
 // min / max read a segment's partial first and last vectors whole, with the bytes outside the

@@ -76,7 +76,8 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 /// masked (v2::takes_masked: exact sums of bytes and 16-bit integers, float16 fixed-point sums,
 /// bfloat16 certified sums (forty-third session; run 155, segments of 200: 1555 GB/s, against
 /// 1551 for the per-element op with its old lanes);
-/// takes_masked_at: byte and 16-bit integer min / max), from the mean output length in bytes
+/// takes_masked_at: byte and 16-bit integer min / max, and float16 / bfloat16 min / max from
+/// the forty-fourth session), from the mean output length in bytes
 /// (rows and segments alike). Fewer lanes share an output's fixed costs (offsets, merge, write)
 /// among fewer threads' idle time; more keep more loads in flight a long output. Measured
 /// (run 150, H100, 2^26 int8 bytes in equal segments, GB/s with 1 / 2 / 4 / 32 lanes):

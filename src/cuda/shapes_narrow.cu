@@ -21,6 +21,7 @@
 // means, min/max and their indices) have the bits of the widened route and of the CPU backend.
 // Fast float sums have their own bits (the lanes meet 8 elements a vector, not 4), fixed by the
 // shape alone as everywhere else.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -43,15 +44,48 @@ using tally::shapes::kind;
 using tally::shapes::store;
 
 // ---- element readers: the stored type and its exact conversion --------------------------------
+// (min / max a vector at a time, narrow_op::float_extreme_of_vector: pairs of elements as
+// words, their max.NaN / min.NaN and equality masks (0xffff a half when equal: -0 equals +0,
+// a NaN nothing), and infinities of both halves)
+template <class H2> __device__ __forceinline__ H2 pair_of(unsigned u) {
+  H2 h;
+  __builtin_memcpy(&h, &u, 4);
+  return h;
+}
+template <class H2> __device__ __forceinline__ unsigned word_of_pair(H2 h) {
+  unsigned u;
+  __builtin_memcpy(&u, &h, 4);
+  return u;
+}
 struct f16_in {  // IEEE binary16 bits -> float32 (cvt.f32.f16: exact, subnormals included)
   using src = std::uint16_t;
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __half2float(__ushort_as_half(b)); }
+  static constexpr unsigned kInfPair = 0x7c007c00u, kNegInfPair = 0xfc00fc00u;
+  static __device__ __forceinline__ unsigned pair_max_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmax2_nan(pair_of<__half2>(a), pair_of<__half2>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_min_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmin2_nan(pair_of<__half2>(a), pair_of<__half2>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) {
+    return __heq2_mask(pair_of<__half2>(a), pair_of<__half2>(b));
+  }
 };
 struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
   using src = std::uint16_t;
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
+  static constexpr unsigned kInfPair = 0x7f807f80u, kNegInfPair = 0xff80ff80u;
+  static __device__ __forceinline__ unsigned pair_max_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmax2_nan(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_min_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmin2_nan(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) {
+    return __heq2_mask(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b));
+  }
 
   // ---- exact float64 sums of bfloat16 terms (the certified pass, forty-third session) --------
   // A bfloat16 has 8 significand bits, so many of them sum exactly in float64 when their

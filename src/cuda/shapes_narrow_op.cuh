@@ -30,6 +30,10 @@ template <class W> struct is_int_extreme : std::false_type {};
 template <bool MAX, bool SKIP> struct is_int_extreme<extreme<std::int32_t, MAX, SKIP>> : std::true_type {};
 template <class W> struct is_wide_int_extreme : is_int_extreme<W> {};
 template <bool MAX, bool SKIP> struct is_wide_int_extreme<extreme<std::int64_t, MAX, SKIP>> : std::true_type {};
+/// Whether W is the float min / max op (the float16 and bfloat16 extremes).
+template <class W> struct is_float_extreme : std::false_type {};
+template <bool MAX, bool SKIP> struct is_float_extreme<extreme<float, MAX, SKIP>> : std::true_type {};
+
 
 /// Element i of a 16-byte vector of E (2, 4 or 8 bytes), from its words (no byte array: see
 /// word_at).
@@ -195,6 +199,59 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     requires(is_wide_int_extreme<W0>::value && sizeof(elem) >= 2 && std::is_integral_v<elem>)
   {
     extreme_of_vector(a, w, kb, from, to);
+  }
+  /// Min / max of float16 and bfloat16 and the first index (NaN: NumPy's rules, as
+  /// W0::accumulate; forty-fourth session): the vector's 8 elements as 4 pairs, their extreme by
+  /// max.NaN (min.NaN) on the pairs (In::pair_max_nan: 3 for the pairs, one for the halves),
+  /// and only when that value could beat the state (strictly better, or equal with the state's
+  /// index past kb) the first element equal to it (In::pair_eq: a half-precision comparison,
+  /// so -0 and +0 tie and the first one's own value is kept, as element by element). A NaN in
+  /// the vector (rare) sends it element by element through W0::accumulate (the first NaN's
+  /// index, or with SKIP the NaNs left out). Element by element each took a conversion, a NaN
+  /// test, a comparison of value and 64-bit index and three selections. The extreme and its
+  /// first index (and the first NaN) do not depend on the order the elements are met in, so
+  /// the bits are those of accumulate.
+  static __device__ __forceinline__ void accumulate_words_at(acc& a, const uint4& w, std::int64_t kb)
+    requires(is_float_extreme<W0>::value && sizeof(elem) == 2 && requires { In::pair_eq(0u, 0u); })
+  {
+    float_extreme_of_vector(a, w, kb, 0, 8);
+  }
+  /// The same for the elements [from, to) of the vector (v2::fold_span: a segment's partial
+  /// first and last vectors, read whole), at indices kb + from, ..., kb + to - 1; the others
+  /// read as the op's worst value (-inf for max, +inf for min) and never taken for the index.
+  static __device__ __forceinline__ void accumulate_words_masked_at(acc& a, const uint4& w, int from, int to, std::int64_t kb)
+    requires(is_float_extreme<W0>::value && sizeof(elem) == 2 && requires { In::pair_eq(0u, 0u); })
+  {
+    float_extreme_of_vector(a, w, kb, from, to);
+  }
+  static __device__ __forceinline__ void float_extreme_of_vector(acc& a, const uint4& w, std::int64_t kb, int from, int to) {
+    constexpr bool kMax = W0::R::is_max;
+    auto ext = [](unsigned p, unsigned q) { return kMax ? In::pair_max_nan(p, q) : In::pair_min_nan(p, q); };
+    const bool whole = from == 0 && to == 8;
+    const uint4 k = whole ? w : v2::keep_elements<2>(w, from, to, kMax ? In::kNegInfPair : In::kInfPair);
+    const unsigned m2 = ext(ext(k.x, k.y), ext(k.z, k.w));
+    const unsigned m1 = ext(m2, __byte_perm(m2, 0, 0x1032));  // (both halves the extreme)
+    const float m = In::read(static_cast<elem>(m1 & 0xffffu));
+    if (m != m) {  // (a NaN among them: element by element, the NaN rules of W0::accumulate)
+#pragma unroll 1
+      for (int i = from; i < to; ++i) W0::accumulate(a, In::read(element_at<elem>(w, i)), kb + i);
+      return;
+    }
+    if (!(kMax ? m > a.value : m < a.value) && !(m == a.value && a.index > kb)) return;
+    // the first element of [from, to) equal to it (the fill elements outside may equal an infinite m)
+    const uint4 in = whole ? make_uint4(~0u, ~0u, ~0u, ~0u) : v2::keep_elements<2>(make_uint4(~0u, ~0u, ~0u, ~0u), from, to, 0u);
+    const unsigned e[4] = {In::pair_eq(k.x, m1) & in.x, In::pair_eq(k.y, m1) & in.y, In::pair_eq(k.z, m1) & in.z,
+                           In::pair_eq(k.w, m1) & in.w};
+    int first = 8;
+#pragma unroll
+    for (int i = 3; i >= 0; --i)
+      if (e[i] != 0u) first = 2 * i + ((e[i] & 0xffffu) != 0u ? 0 : 1);
+    if (first == 8) return;
+    const float fv = In::read(element_at<elem>(w, first));  // (its own value: -0 or +0 where m is a zero)
+    if (W0::R::better(fv, kb + first, a.value, a.index)) {
+      a.value = fv;
+      a.index = kb + first;
+    }
   }
   static __device__ __forceinline__ void extreme_of_vector(acc& a, const uint4& w, std::int64_t kb, int from, int to) {
     using V = typename W0::R::value_type;
