@@ -1115,6 +1115,42 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ac, gb / ac, NAN});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-async", n, as, gb / as, NAN});
       }
+      if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) {
+        // float16 / bfloat16 max element by element (plan half_extreme_vectors 0, the way before
+        // the forty-fourth session) beside the default's vectors; "check": 1 when any value or
+        // index differs from the default's
+        namespace tn = tally::cuda::tuning;
+        const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
+        tn::shapes_v3_plan p = p0;
+        p.half_extreme_vectors = 0;
+        auto both = [&](auto&& call, std::int64_t m) {  // the values' bytes after one call
+          call(0);
+          std::vector<unsigned char> h(static_cast<std::size_t>(m) * sizeof(T));
+          CK(cudaMemcpy(h.data(), vals, h.size(), cudaMemcpyDeviceToHost));
+          return h;
+        };
+        auto row_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, fast); };
+        auto seg_max = [&](int) {
+          tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
+        };
+        auto idx_bytes = [&](const std::int64_t* at, std::int64_t m) {
+          std::vector<std::int64_t> h(static_cast<std::size_t>(m));
+          CK(cudaMemcpy(h.data(), at, h.size() * 8, cudaMemcpyDeviceToHost));
+          return h;
+        };
+        const auto rv = both(row_max, r);
+        const auto ri = idx_bytes(idx, r);
+        const auto sv = both(seg_max, segs);
+        const auto si = idx_bytes(sidx, segs);
+        tn::set_shapes_v3_params(p);
+        const double rcheck = both(row_max, r) == rv && idx_bytes(idx, r) == ri ? 0.0 : 1.0;
+        const double scheck = both(seg_max, segs) == sv && idx_bytes(sidx, segs) == si ? 0.0 : 1.0;
+        const double tr = tm.per_call(row_max, 1, reps);
+        const double ts = tm.per_call(seg_max, 1, reps);
+        tn::set_shapes_v3_params(p0);
+        rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tr, gb / tr, rcheck});
+        rows.push_back({"narrow-segments-200", name, "tally-argmax-perelem", n, ts, gb / ts, scheck});
+      }
       if constexpr (sizeof(T) == 1) {
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();

@@ -26,7 +26,7 @@ namespace {
 namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
-  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.few_col_bound == b.few_col_bound && a.bf16_terms == b.bf16_terms && a.block_row_len == b.block_row_len &&
+  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.few_col_bound == b.few_col_bound && a.bf16_terms == b.bf16_terms && a.half_extreme_vectors == b.half_extreme_vectors && a.block_row_len == b.block_row_len &&
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
@@ -54,6 +54,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = -1; }},
       {"few_col_bound", [](tn::shapes_v3_plan& p) { p.few_col_bound = 2; }},
       {"bf16_terms", [](tn::shapes_v3_plan& p) { p.bf16_terms = 2; }},
+      {"half_extreme_vectors", [](tn::shapes_v3_plan& p) { p.half_extreme_vectors = 2; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 65537; }},

@@ -72,6 +72,13 @@ struct f16_in {  // IEEE binary16 bits -> float32 (cvt.f32.f16: exact, subnormal
     return __heq2_mask(pair_of<__half2>(a), pair_of<__half2>(b));
   }
 };
+/// A reader's element type and conversion alone (plan half_extreme_vectors 0: the float16 /
+/// bfloat16 min / max element by element, without In's pair operations).
+template <class In> struct elementwise_in {
+  using src = typename In::src;
+  using wide = typename In::wide;
+  static __device__ __forceinline__ wide read(src b) { return In::read(b); }
+};
 struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
   using src = std::uint16_t;
   using wide = float;
@@ -360,13 +367,19 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
   if constexpr (std::is_same_v<W, float>) {
     if (r.what == kind::extreme) {
       const store as = tally::shapes::store_of(g.type);
-      auto mk = [&]<class E>() {
-        using Op = narrow_op<In, E>;
+      // (plan half_extreme_vectors 0: element by element, through a reader without the pair ops)
+      const bool vectors = tuning::shapes_v3_params().half_extreme_vectors == 1;
+      auto mk_op = [&]<class Rd, class E>() {
+        using Op = narrow_op<Rd, E>;
         run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
           Op op;
           op.w0 = E{static_cast<float*>(out), idx, as};
           return op;
         }, st);
+      };
+      auto mk = [&]<class E>() {
+        if (vectors) mk_op.template operator()<In, E>();
+        else mk_op.template operator()<elementwise_in<In>, E>();
       };
       const bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
       if (mx && skip) mk.template operator()<extreme<float, true, true>>();
