@@ -57,42 +57,34 @@ template <class H2> __device__ __forceinline__ unsigned word_of_pair(H2 h) {
   __builtin_memcpy(&u, &h, 4);
   return u;
 }
-struct f16_in {  // IEEE binary16 bits -> float32 (cvt.f32.f16: exact, subnormals included)
+template <class H2> struct pair_ops {  // (H2: __half2 or __nv_bfloat162)
+  static __device__ __forceinline__ unsigned pair_max_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmax2_nan(pair_of<H2>(a), pair_of<H2>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_min_nan(unsigned a, unsigned b) {
+    return word_of_pair(__hmin2_nan(pair_of<H2>(a), pair_of<H2>(b)));
+  }
+  static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) { return __heq2_mask(pair_of<H2>(a), pair_of<H2>(b)); }
+};
+struct f16_in : pair_ops<__half2> {  // IEEE binary16 bits -> float32 (cvt.f32.f16: exact, subnormals included)
   using src = std::uint16_t;
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __half2float(__ushort_as_half(b)); }
   static constexpr unsigned kInfPair = 0x7c007c00u, kNegInfPair = 0xfc00fc00u;
-  static __device__ __forceinline__ unsigned pair_max_nan(unsigned a, unsigned b) {
-    return word_of_pair(__hmax2_nan(pair_of<__half2>(a), pair_of<__half2>(b)));
-  }
-  static __device__ __forceinline__ unsigned pair_min_nan(unsigned a, unsigned b) {
-    return word_of_pair(__hmin2_nan(pair_of<__half2>(a), pair_of<__half2>(b)));
-  }
-  static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) {
-    return __heq2_mask(pair_of<__half2>(a), pair_of<__half2>(b));
-  }
 };
-/// A reader's element type and conversion alone (plan half_extreme_vectors 0: the float16 /
-/// bfloat16 min / max element by element, without In's pair operations).
+/// A reader's element type and conversion alone, every element on its own: plan
+/// half_extreme_vectors 0 (the float16 / bfloat16 min / max without In's pair operations) and
+/// bf16_terms 0 (the exact bfloat16 sums without bf16_in's exact vector terms).
 template <class In> struct elementwise_in {
   using src = typename In::src;
   using wide = typename In::wide;
   static __device__ __forceinline__ wide read(src b) { return In::read(b); }
 };
-struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
+struct bf16_in : pair_ops<__nv_bfloat162> {  // bfloat16 bits -> float32 (the upper half of its bits)
   using src = std::uint16_t;
   using wide = float;
   static __device__ __forceinline__ float read(src b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
   static constexpr unsigned kInfPair = 0x7f807f80u, kNegInfPair = 0xff80ff80u;
-  static __device__ __forceinline__ unsigned pair_max_nan(unsigned a, unsigned b) {
-    return word_of_pair(__hmax2_nan(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b)));
-  }
-  static __device__ __forceinline__ unsigned pair_min_nan(unsigned a, unsigned b) {
-    return word_of_pair(__hmin2_nan(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b)));
-  }
-  static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) {
-    return __heq2_mask(pair_of<__nv_bfloat162>(a), pair_of<__nv_bfloat162>(b));
-  }
 
   // ---- exact float64 sums of bfloat16 terms (the certified pass, forty-third session) --------
   // A bfloat16 has 8 significand bits, so many of them sum exactly in float64 when their
@@ -145,11 +137,6 @@ struct bf16_in {  // bfloat16 bits -> float32 (the upper half of its bits)
 };
 /// bfloat16 read as bf16_in, without its exact runs of terms: the certified pass adds every
 /// element on its own (shapes_v3_plan bf16_terms 0; the comparison in the benchmark).
-struct bf16_plain_in {
-  using src = std::uint16_t;
-  using wide = float;
-  static __device__ __forceinline__ float read(src b) { return bf16_in::read(b); }
-};
 struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;
@@ -425,7 +412,7 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       };
       // (bfloat16: its terms a vector or a run at a time, or with plan bf16_terms 0 one at a time)
       if constexpr (std::is_same_v<In, bf16_in>) {
-        if (tuning::shapes_v3_params().bf16_terms == 0) certified.template operator()<bf16_plain_in>();
+        if (tuning::shapes_v3_params().bf16_terms == 0) certified.template operator()<elementwise_in<bf16_in>>();
         else certified.template operator()<In>();
       } else {
         certified.template operator()<In>();
