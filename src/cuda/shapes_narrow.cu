@@ -135,8 +135,6 @@ struct bf16_in : pair_ops<__nv_bfloat162> {  // bfloat16 bits -> float32 (the up
     return exact_for(max(mx & 0xffffu, mx >> 16), min(mn & 0xffffu, mn >> 16), 3);
   }
 };
-/// bfloat16 read as bf16_in, without its exact runs of terms: the certified pass adds every
-/// element on its own (shapes_v3_plan bf16_terms 0; the comparison in the benchmark).
 struct i8_in {
   using src = std::int8_t;
   using wide = std::int32_t;

@@ -34,7 +34,6 @@ template <bool MAX, bool SKIP> struct is_wide_int_extreme<extreme<std::int64_t, 
 template <class W> struct is_float_extreme : std::false_type {};
 template <bool MAX, bool SKIP> struct is_float_extreme<extreme<float, MAX, SKIP>> : std::true_type {};
 
-
 /// Element i of a 16-byte vector of E (2, 4 or 8 bytes), from its words (no byte array: see
 /// word_at).
 template <class E> __device__ __forceinline__ E element_at(const uint4& w, int i) {
