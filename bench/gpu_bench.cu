@@ -1117,8 +1117,9 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       }
       if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) {
         // float16 / bfloat16 max element by element (plan half_extreme_vectors 0, the way before
-        // the forty-fourth session) beside the default's vectors; "check": 1 when any value or
-        // index differs from the default's
+        // the forty-fourth session for rows and segments, the forty-fifth for columns) beside the
+        // default's vectors and packed columns; "check": 1 when any value or index differs from
+        // the default's
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
         tn::shapes_v3_plan p = p0;
@@ -1130,6 +1131,7 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
           return h;
         };
         auto row_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, fast); };
+        auto col_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, fast); };
         auto seg_max = [&](int) {
           tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
         };
@@ -1140,15 +1142,20 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         };
         const auto rv = both(row_max, r);
         const auto ri = idx_bytes(idx, r);
+        const auto cv = both(col_max, cols);
+        const auto ci = idx_bytes(idx, cols);
         const auto sv = both(seg_max, segs);
         const auto si = idx_bytes(sidx, segs);
         tn::set_shapes_v3_params(p);
         const double rcheck = both(row_max, r) == rv && idx_bytes(idx, r) == ri ? 0.0 : 1.0;
+        const double ccheck = both(col_max, cols) == cv && idx_bytes(idx, cols) == ci ? 0.0 : 1.0;
         const double scheck = both(seg_max, segs) == sv && idx_bytes(sidx, segs) == si ? 0.0 : 1.0;
         const double tr = tm.per_call(row_max, 1, reps);
+        const double tc = tm.per_call(col_max, 1, reps);
         const double ts = tm.per_call(seg_max, 1, reps);
         tn::set_shapes_v3_params(p0);
         rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tr, gb / tr, rcheck});
+        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tc, gb / tc, ccheck});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-perelem", n, ts, gb / ts, scheck});
       }
       if constexpr (sizeof(T) == 1) {

@@ -689,6 +689,50 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
   });
 }
 
+// Column min / max of float16 and bfloat16 with special values in different runs of a lane's
+// rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
+// words, entering them into the states every 4096 of the lane's rows, and reads a run again
+// element by element when it holds the output's first NaN, or when no element beat -inf
+// (+inf for min) before the state has one: v3::cols_body's kPackedHalfExtremes). 70001 rows
+// of 16 columns; under ShapesNarrowColsWhole.cuda (col_blocks=1) three runs a lane. Per
+// column j % 8: a NaN only in a late run among +-1 / +-2; -inf everywhere but a NaN at row
+// 60000 and +inf at 65000; NaN everywhere but -inf at rows 50000 + j and 60000; -0 and +0
+// alone, mixed; NaN everywhere; +inf first met in a later run, -inf once; draws from the
+// specials at one in two; NaNs at rows 3 and 50000 with +inf between. Every output against
+// the element-by-element reference (first index; NaN propagated or left out), both axes.
+TEST_P(ShapesNarrow, ColumnHalfExtremesOfSpecialValuesAcrossRuns) {
+  if (t() != dtype::bfloat16 && t() != dtype::float16) GTEST_SKIP() << "float16 and bfloat16 only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (half_v<T>) {
+      const bool f16 = std::is_same_v<T, float16>;
+      auto h = [](unsigned b) { return S<T>{static_cast<std::uint16_t>(b)}; };
+      const S<T> nan = h(f16 ? 0x7e00 : 0x7fc0), nnan = h(f16 ? 0xfe01 : 0xffc1), inf = h(f16 ? 0x7c00 : 0x7f80),
+                 ninf = h(f16 ? 0xfc00 : 0xff80), nz = h(0x8000), pz = h(0);
+      const S<T> small[4] = {h(f16 ? 0x3c00 : 0x3f80), h(f16 ? 0xbc00 : 0xbf80), h(0x4000), h(0xc000)};  // (+-1, +-2)
+      const S<T> pool[8] = {nan, nnan, inf, ninf, nz, pz, h(1), h(0x8001)};
+      const std::int64_t r = 70001, c = 16;
+      std::mt19937_64 g(123);
+      std::vector<S<T>> m(static_cast<std::size_t>(r * c));
+      for (std::int64_t i = 0; i < r; ++i)
+        for (std::int64_t j = 0; j < c; ++j) {
+          S<T> v = small[g() % 4];
+          switch (j % 8) {
+            case 0: v = i == 40000 + j ? nan : v; break;
+            case 1: v = i == 60000 ? nan : i == 65000 ? inf : ninf; break;
+            case 2: v = (i == 50000 + j || i == 60000) ? ninf : nan; break;
+            case 3: v = (i * 7 + j) % 3 == 0 ? nz : pz; break;
+            case 4: v = j == 4 ? nan : nnan; break;
+            case 5: v = (i == 33000 + j || i == 45000 || i == 69999) ? inf : i == 20000 ? ninf : v; break;
+            case 6: v = g() % 2 == 0 ? pool[g() % 8] : v; break;
+            default: v = (i == 3 || i == 50000) ? nan : i == 40000 ? inf : v; break;
+          }
+          m[static_cast<std::size_t>(i * c + j)] = v;
+        }
+      check_matrix<T>(r, c, c, 1, 0, m);
+    }
+  });
+}
+
 // Exact bfloat16 sums and means take a 16-byte vector's 8 terms (rows, segments) or a column's
 // 16 rows as one exact float64 term when their exponents are at most 42 / 41 binades apart,
 // else one term at a time (src/cuda/shapes_narrow.cu, bf16_in::terms_exact; v3::cols_body's

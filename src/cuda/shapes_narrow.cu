@@ -44,9 +44,10 @@ using tally::shapes::kind;
 using tally::shapes::store;
 
 // ---- element readers: the stored type and its exact conversion --------------------------------
-// (min / max a vector at a time, narrow_op::float_extreme_of_vector: pairs of elements as
-// words, their max.NaN / min.NaN and equality masks (0xffff a half when equal: -0 equals +0,
-// a NaN nothing), and infinities of both halves)
+// (min / max a vector at a time, narrow_op::float_extreme_of_vector, and a row at a time in
+// columns, v3::cols_body: pairs of elements as words, their max.NaN / min.NaN, equality and
+// order masks (0xffff a half when equal or ordered: -0 equals +0, a NaN nothing), and
+// infinities of both halves)
 template <class H2> __device__ __forceinline__ H2 pair_of(unsigned u) {
   H2 h;
   __builtin_memcpy(&h, &u, 4);
@@ -65,6 +66,10 @@ template <class H2> struct pair_ops {  // (H2: __half2 or __nv_bfloat162)
     return word_of_pair(__hmin2_nan(pair_of<H2>(a), pair_of<H2>(b)));
   }
   static __device__ __forceinline__ unsigned pair_eq(unsigned a, unsigned b) { return __heq2_mask(pair_of<H2>(a), pair_of<H2>(b)); }
+  // (0xffff a half where a > b, a < b; false where either is a NaN: the column min / max,
+  // v3::cols_body's kPackedHalfExtremes)
+  static __device__ __forceinline__ unsigned pair_gt(unsigned a, unsigned b) { return __hgt2_mask(pair_of<H2>(a), pair_of<H2>(b)); }
+  static __device__ __forceinline__ unsigned pair_lt(unsigned a, unsigned b) { return __hlt2_mask(pair_of<H2>(a), pair_of<H2>(b)); }
 };
 struct f16_in : pair_ops<__half2> {  // IEEE binary16 bits -> float32 (cvt.f32.f16: exact, subnormals included)
   using src = std::uint16_t;

@@ -292,9 +292,55 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// its elements are signed.
   static constexpr bool column_short_extremes = is_int_extreme<W0>::value && sizeof(elem) == 2 && std::is_integral_v<elem>;
   static constexpr bool extreme_is_max = [] {
-    if constexpr (is_wide_int_extreme<W0>::value) return W0::R::is_max;
+    if constexpr (is_wide_int_extreme<W0>::value || is_float_extreme<W0>::value) return W0::R::is_max;
     else return false;
   }();
+  /// Column min / max of float16 and bfloat16 (v3::cols_body's kPackedHalfExtremes, four
+  /// outputs a lane as two pairs; forty-fifth session): whether this op takes them; which
+  /// halves of a row's pair beat the run's best (column_pair_better: strictly larger for max,
+  /// smaller for min, so the first of equal values stays, -0 and +0 tie, and a NaN never
+  /// does); the run's best before any row (both halves -inf for max, +inf for min); whether
+  /// NaNs must be found (not with SKIP: they are left out), and a pair's NaNs kept
+  /// (column_pair_nans: max.NaN, a NaN half stays one).
+  static constexpr bool column_half_extremes = [] {
+    if constexpr (is_float_extreme<W0>::value && sizeof(elem) == 2 && requires { In::pair_gt(0u, 0u); }) return true;
+    else return false;
+  }();
+  static constexpr bool column_finds_nans = [] {
+    if constexpr (is_float_extreme<W0>::value) return !W0::R::skip_nan;
+    else return false;
+  }();
+  static __device__ __forceinline__ unsigned column_pair_better(unsigned q, unsigned best)
+    requires column_half_extremes
+  {
+    return W0::R::is_max ? In::pair_gt(q, best) : In::pair_lt(q, best);
+  }
+  static constexpr unsigned column_worst_pair() {
+    if constexpr (column_half_extremes) return W0::R::is_max ? In::kNegInfPair : In::kInfPair;
+    else return 0u;
+  }
+  static __device__ __forceinline__ unsigned column_pair_nans(unsigned seen, unsigned q)
+    requires column_half_extremes
+  {
+    return In::pair_max_nan(seen, q);
+  }
+  /// A column run's result for one output (bits: its best element, first at index k;
+  /// nan_bits: the max.NaN of its elements, a NaN when one was among them) entered into the
+  /// state. False when the run must be taken element by element instead (W0::accumulate:
+  /// the first NaN's index, or the first element of a run none of whose elements beat the
+  /// worst value): only while the state holds no NaN, or no element, yet, so at most once
+  /// each an output and lane.
+  static __device__ __forceinline__ bool column_half_take(acc& a, unsigned bits, std::int64_t k, unsigned nan_bits)
+    requires column_half_extremes
+  {
+    if constexpr (!W0::R::skip_nan) {
+      const float n = In::read(static_cast<elem>(nan_bits));
+      if (n != n && a.nan_index == ops::kNoIndex) return false;
+    }
+    if (bits == (column_worst_pair() & 0xffffu)) return a.index != ops::kNoIndex;  // (an equal value's earlier index stays)
+    W0::accumulate(a, In::read(static_cast<elem>(bits)), k);
+    return true;
+  }
   /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
   /// values 0..255, and what each row's value is above the element's (In::byte_bias).
   static __device__ __forceinline__ unsigned column_bytes(unsigned w)

@@ -70,10 +70,11 @@ struct shapes_v3_plan {
   int bf16_terms = 1;                 // exact bfloat16 sums and means (the certified pass, src/cuda/shapes_narrow.cu): 1 a
                                       // vector's 8 terms (rows, segments) or a column's 8 rows as one exact float64 term
                                       // when their exponents allow (bf16_in::terms_exact), 0 every element one at a time
-  int half_extreme_vectors = 1;       // float16 / bfloat16 min / max along rows and segments (src/cuda/shapes_narrow.cu): 1 a
+  int half_extreme_vectors = 1;       // float16 / bfloat16 min / max (src/cuda/shapes_narrow.cu): 1 along rows and segments a
                                       // 16-byte vector's 8 elements at once (max.NaN on pairs, then the first element equal
-                                      // to the extreme only where it could win; forty-fourth session), 0 element by element;
-                                      // never the bits
+                                      // to the extreme only where it could win; forty-fourth session), along columns a row's
+                                      // pairs against a run's best pairs (v3::cols_body kPackedHalfExtremes, forty-fifth);
+                                      // 0 element by element; never the bits
   int few_col_bound = 1;              // the packed narrow column kernels (byte sums and means, exact float16 sums and
                                       // means): 1 held to 64 registers (4 blocks a SM), 0 no bound (80 registers, 3 blocks)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each

@@ -1079,6 +1079,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     if constexpr (requires { Op::column_short_extremes; }) return Op::column_short_extremes;
     else return false;
   }();
+  constexpr bool kPackedHalfExtremes = V == 4 && sizeof(T) == 2 && [] {
+    if constexpr (requires { Op::column_half_extremes; }) return Op::column_half_extremes;
+    else return false;
+  }();
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1352,6 +1356,55 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
             }
             k_run += static_cast<std::int64_t>(held) * kColWarps;
             row = kMax ? 0xffffu : 0u;
+          });
+    } else if constexpr (kPackedHalfExtremes) {
+      // (min / max of float16 / bfloat16 and their first rows, V = 4, forty-fifth session: a
+      // row's 8 bytes hold this lane's 4 outputs' elements as two pairs. A run's best pair and
+      // the run row that first held each half (`at`, 16-bit halves) follow the byte columns'
+      // rule: the halves a row beats strictly (Op::column_pair_better, one half-precision
+      // comparison a pair) replace best and at, so the first of equal values stays with its
+      // own bits (-0 and +0 tie). Without SKIP a max.NaN a pair keeps whether a NaN was met.
+      // Every 4096 rows each output's best enters its state with its row's index
+      // (Op::column_half_take); a run with the output's first NaN, or with no element better
+      // than the worst value before the state has one, is read again element by element
+      // (Op::accumulate): at most once each an output and lane. 4 instructions a pair (3
+      // with SKIP) where element by element each element took a conversion, a NaN test, a
+      // comparison of value and 64-bit index and three selections (float16 argmax columns at
+      // 0.51 of read, run 158). The same extreme, first index and first NaN, so the same bits.)
+      constexpr unsigned kWorst = Op::column_worst_pair();
+      unsigned best[2] = {kWorst, kWorst}, at[2] = {0u, 0u}, nans[2] = {0u, 0u};
+      unsigned row = 0u;      // (this row's run row, in both halves)
+      std::int64_t k_run = k;  // the run's first row
+      rows_of_pairs.template operator()<4096>(
+          [&](const uint2 q) {
+            const unsigned w2[2] = {q.x, q.y};
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              const unsigned gt = Op::column_pair_better(w2[i], best[i]);
+              best[i] = (w2[i] & gt) | (best[i] & ~gt);
+              at[i] = (row & gt) | (at[i] & ~gt);
+              if constexpr (Op::column_finds_nans) nans[i] = Op::column_pair_nans(nans[i], w2[i]);
+            }
+            row += 0x00010001u;
+          },
+          [&](int held) {
+            if (held == 0) return;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int sh = 16 * (e % 2);
+              const std::int64_t r_at = (at[e / 2] >> sh) & 0xffffu;
+              if (!Op::column_half_take(a[e], (best[e / 2] >> sh) & 0xffffu, k_run + r_at * kColWarps, (nans[e / 2] >> sh) & 0xffffu)) {
+#pragma unroll 1
+                for (int u = 0; u < held; ++u) {
+                  const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
+                  Op::accumulate(a[e], __ldg(p + kk * g.inner + e), kk);
+                }
+              }
+            }
+            best[0] = best[1] = kWorst;
+            at[0] = at[1] = nans[0] = nans[1] = 0u;
+            row = 0u;
+            k_run += static_cast<std::int64_t>(held) * kColWarps;
           });
     } else if constexpr (kPackedShorts) {
       // (integer sums and means of int16 / uint16, V = 4, forty-second session: a row's 8 bytes
