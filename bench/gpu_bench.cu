@@ -1115,6 +1115,31 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ac, gb / ac, NAN});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-async", n, as, gb / as, NAN});
       }
+      {
+        // the column max kernels held to 3 and to 4 blocks a SM (plan ext_col_blocks;
+        // the default lets the compiler choose its registers); "check": 1 when any value or
+        // index differs from the default's
+        namespace tn = tally::cuda::tuning;
+        const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
+        auto col_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, fast); };
+        auto got = [&]() {  // the values' and indices' bytes after one call
+          col_max(0);
+          std::vector<unsigned char> h(static_cast<std::size_t>(cols) * (sizeof(T) + 8));
+          CK(cudaMemcpy(h.data(), vals, static_cast<std::size_t>(cols) * sizeof(T), cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(h.data() + cols * sizeof(T), idx, static_cast<std::size_t>(cols) * 8, cudaMemcpyDeviceToHost));
+          return h;
+        };
+        const auto want = got();
+        for (const int b : {3, 4}) {
+          tn::shapes_v3_plan p = p0;
+          p.ext_col_blocks = b;
+          tn::set_shapes_v3_params(p);
+          const double check = got() == want ? 0.0 : 1.0;
+          const double tb = tm.per_call(col_max, 1, reps);
+          tn::set_shapes_v3_params(p0);
+          rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-b" + std::to_string(b), n, tb, gb / tb, check});
+        }
+      }
       if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) {
         // float16 / bfloat16 max element by element (plan half_extreme_vectors 0, the way before
         // the forty-fourth session for rows and segments, the forty-fifth for columns) beside the

@@ -94,6 +94,14 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes) {
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
+/// Whether Op is a narrow type's min / max (narrow_op::column_extremes: the packed columns of
+/// v3::cols_body's kPackedExtremes, kPackedShortExtremes, kPackedHalfExtremes, and uint32's and
+/// uint64's element by element).
+template <class Op> constexpr bool narrow_column_extremes() {
+  if constexpr (requires { Op::column_extremes; }) return Op::column_extremes;
+  else return false;
+}
+
 /// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
 /// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
 /// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
@@ -239,6 +247,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
       // 340 bytes, thirty-fifth session; unbounded, none)
       if (vec && plan.few_col_bound == 1) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    } else if constexpr (FEW && VV > 1 && narrow_column_extremes<Op>()) {
+      // (the narrow types' column min / max: registers as the compiler chooses (~128, 2 blocks
+      // a SM), or plan.ext_col_blocks 3 / 4 blocks a SM)
+      if (vec && plan.ext_col_blocks == 3) v3::cols_kernel_heavy<Op, VV, false, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      else if (vec && plan.ext_col_blocks == 4) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else {

@@ -291,6 +291,8 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// lane; forty-third session): whether this op takes them, whether it is max, and whether
   /// its elements are signed.
   static constexpr bool column_short_extremes = is_int_extreme<W0>::value && sizeof(elem) == 2 && std::is_integral_v<elem>;
+  /// Whether this op is a min / max (the column kernels' register bound, plan ext_col_blocks).
+  static constexpr bool column_extremes = is_wide_int_extreme<W0>::value || is_float_extreme<W0>::value;
   static constexpr bool extreme_is_max = [] {
     if constexpr (is_wide_int_extreme<W0>::value || is_float_extreme<W0>::value) return W0::R::is_max;
     else return false;
