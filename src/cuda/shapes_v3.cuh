@@ -1594,8 +1594,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         for (int e = 0; e < V; ++e) c[e] = Op::identity();
         unsigned y = w;
         // (partials loaded together: kCombineLoads rows of V; one row for 32-byte accumulators,
-        // whose V x kCombineLoads states would take 512 bytes of registers)
-        constexpr int CL = sizeof(A) >= 32 ? 1 : kCombineLoads;
+        // whose V x kCombineLoads states would take 512 bytes of registers, and where V states
+        // take more than 64 bytes: the narrow types' min / max (24 bytes, V = 4), whose 384
+        // bytes set the whole kernel's registers, 128: 2 blocks a SM; forty-fifth session)
+        constexpr int CL = sizeof(A) >= 32 || sizeof(A) * V > 64 ? 1 : kCombineLoads;
         for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
           A v[CL][V];
 #pragma unroll
