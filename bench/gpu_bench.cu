@@ -1142,8 +1142,9 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       }
       if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) {
         // float16 / bfloat16 max element by element (plan half_extreme_vectors 0, the way before
-        // the forty-fourth session for rows and segments, the forty-fifth for columns) beside the
-        // default's vectors and packed columns; "check": 1 when any value or index differs from
+        // the forty-fourth session) beside the default's vectors, and the columns a row's pairs
+        // at a time (plan half_extreme_cols 1, off by default until a device has run it: "packed",
+        // unbounded and held to 3 blocks a SM); "check": 1 when any value or index differs from
         // the default's
         namespace tn = tally::cuda::tuning;
         const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
@@ -1178,9 +1179,20 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         const double tr = tm.per_call(row_max, 1, reps);
         const double tc = tm.per_call(col_max, 1, reps);
         const double ts = tm.per_call(seg_max, 1, reps);
+        double pk[2], pkcheck[2];
+        for (int i = 0; i < 2; ++i) {
+          tn::shapes_v3_plan q = p0;
+          q.half_extreme_cols = 1;
+          q.ext_col_blocks = i == 0 ? 0 : 3;
+          tn::set_shapes_v3_params(q);
+          pkcheck[i] = both(col_max, cols) == cv && idx_bytes(idx, cols) == ci ? 0.0 : 1.0;
+          pk[i] = tm.per_call(col_max, 1, reps);
+        }
         tn::set_shapes_v3_params(p0);
         rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tr, gb / tr, rcheck});
         rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tc, gb / tc, ccheck});
+        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-packed", n, pk[0], gb / pk[0], pkcheck[0]});
+        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-packed-b3", n, pk[1], gb / pk[1], pkcheck[1]});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-perelem", n, ts, gb / ts, scheck});
       }
       if constexpr (sizeof(T) == 1) {

@@ -26,7 +26,7 @@ namespace {
 namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
-  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.few_col_bound == b.few_col_bound && a.ext_col_blocks == b.ext_col_blocks && a.bf16_terms == b.bf16_terms && a.half_extreme_vectors == b.half_extreme_vectors && a.block_row_len == b.block_row_len &&
+  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.few_col_bound == b.few_col_bound && a.ext_col_blocks == b.ext_col_blocks && a.bf16_terms == b.bf16_terms && a.half_extreme_vectors == b.half_extreme_vectors && a.half_extreme_cols == b.half_extreme_cols && a.block_row_len == b.block_row_len &&
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
@@ -56,6 +56,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"ext_col_blocks", [](tn::shapes_v3_plan& p) { p.ext_col_blocks = 2; }},
       {"bf16_terms", [](tn::shapes_v3_plan& p) { p.bf16_terms = 2; }},
       {"half_extreme_vectors", [](tn::shapes_v3_plan& p) { p.half_extreme_vectors = 2; }},
+      {"half_extreme_cols", [](tn::shapes_v3_plan& p) { p.half_extreme_cols = -1; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 65537; }},
@@ -182,6 +183,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(tn::parse_shapes_plan("ext_col_blocks=3").ext_col_blocks, 3);
+  EXPECT_EQ(tn::parse_shapes_plan("half_extreme_cols=1").half_extreme_cols, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").half_extreme_cols, 0);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").ext_col_blocks, 0);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
   const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0,gate_blocks=2");

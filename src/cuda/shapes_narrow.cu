@@ -357,8 +357,10 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
   if constexpr (std::is_same_v<W, float>) {
     if (r.what == kind::extreme) {
       const store as = tally::shapes::store_of(g.type);
-      // (plan half_extreme_vectors 0: element by element, through a reader without the pair ops)
-      const bool vectors = tuning::shapes_v3_params().half_extreme_vectors == 1;
+      // (plan half_extreme_vectors 0: element by element, through a reader without the pair ops;
+      // columns only with half_extreme_cols 1 too, v3::cols_body's kPackedHalfExtremes)
+      const auto& plan = tuning::shapes_v3_params();
+      const bool vectors = plan.half_extreme_vectors == 1 && (!column_mode || plan.half_extreme_cols == 1);
       auto mk_op = [&]<class Rd, class E>() {
         using Op = narrow_op<Rd, E>;
         run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {

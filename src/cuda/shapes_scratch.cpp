@@ -135,6 +135,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.ext_col_blocks must be 0 (registers as the compiler chooses), 3 or 4");
   if (p.half_extreme_vectors != 0 && p.half_extreme_vectors != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_extreme_vectors must be 0 or 1");
+  if (p.half_extreme_cols != 0 && p.half_extreme_cols != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_extreme_cols must be 0 or 1");
   if (p.bf16_terms != 0 && p.bf16_terms != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.bf16_terms must be 0 or 1");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
@@ -205,6 +207,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "ext_col_blocks") p.ext_col_blocks = small(v);
     else if (key == "bf16_terms") p.bf16_terms = small(v);
     else if (key == "half_extreme_vectors") p.half_extreme_vectors = small(v);
+    else if (key == "half_extreme_cols") p.half_extreme_cols = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "heavy_lane_len") p.heavy_lane_len = v;
     else if (key == "seg_block_len") p.seg_block_len = v;
