@@ -330,8 +330,9 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// nan_bits: the max.NaN of its elements, a NaN when one was among them) entered into the
   /// state. False when the run must be taken element by element instead (W0::accumulate:
   /// the first NaN's index, or the first element of a run none of whose elements beat the
-  /// worst value): only while the state holds no NaN, or no element, yet, so at most once
-  /// each an output and lane.
+  /// worst value): only while the state holds no NaN, or no element, yet, so once each an
+  /// output and lane, but for an output of NaNs alone under the omit policy (every run: its
+  /// elements read twice).
   static __device__ __forceinline__ bool column_half_take(acc& a, unsigned bits, std::int64_t k, unsigned nan_bits)
     requires column_half_extremes
   {

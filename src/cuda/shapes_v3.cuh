@@ -1367,7 +1367,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // Every 4096 rows each output's best enters its state with its row's index
       // (Op::column_half_take); a run with the output's first NaN, or with no element better
       // than the worst value before the state has one, is read again element by element
-      // (Op::accumulate): at most once each an output and lane. 4 instructions a pair (3
+      // (Op::accumulate): once each an output and lane, but every run of an output of NaNs
+      // alone under the omit policy (read twice). 4 instructions a pair (3
       // with SKIP) where element by element each element took a conversion, a NaN test, a
       // comparison of value and 64-bit index and three selections (float16 argmax columns at
       // 0.51 of read, run 158). The same extreme, first index and first NaN, so the same bits.)
