@@ -251,9 +251,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else if constexpr (FEW && VV > 1 && narrow_column_extremes<Op>()) {
       // (the narrow types' column min / max: registers as the compiler chooses (~128, 2 blocks
-      // a SM), or plan.ext_col_blocks 3 / 4 blocks a SM)
+      // a SM), or plan.ext_col_blocks 3 blocks a SM; 4 was dropped untried for compile time: 64
+      // registers spilled 80-104 bytes)
       if (vec && plan.ext_col_blocks == 3) v3::cols_kernel_heavy<Op, VV, false, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else if (vec && plan.ext_col_blocks == 4) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else {

@@ -131,8 +131,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_lanes must be 0 (from the mean length), 1, 2, 4 or 32");
   if (p.few_col_bound != 0 && p.few_col_bound != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_col_bound must be 0 or 1");
-  if (p.ext_col_blocks != 0 && p.ext_col_blocks != 3 && p.ext_col_blocks != 4)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.ext_col_blocks must be 0 (registers as the compiler chooses), 3 or 4");
+  if (p.ext_col_blocks != 0 && p.ext_col_blocks != 3)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.ext_col_blocks must be 0 (registers as the compiler chooses) or 3");
   if (p.half_extreme_vectors != 0 && p.half_extreme_vectors != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_extreme_vectors must be 0 or 1");
   if (p.half_extreme_cols != 0 && p.half_extreme_cols != 1)

@@ -81,8 +81,8 @@ struct shapes_v3_plan {
   int few_col_bound = 1;              // the packed narrow column kernels (byte sums and means, exact float16 sums and
                                       // means): 1 held to 64 registers (4 blocks a SM), 0 no bound (80 registers, 3 blocks)
   int ext_col_blocks = 0;             // the narrow types' column min / max kernels (src/cuda/shapes_narrow*.cu): 0
-                                      // registers as the compiler chooses (~128: 2 blocks a SM), 3 or 4 held to 3 or 4
-                                      // blocks a SM (85 or 64 registers); never the bits
+                                      // registers as the compiler chooses, 3 held to 3 blocks a SM (85 registers); never
+                                      // the bits
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   std::int64_t heavy_lane_len = 128;  // rows and segments through accumulators of 32 bytes or more (the certified
                                       // pass): the lanes per output chosen from the mean length so that each lane
@@ -172,7 +172,7 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, ext_col_blocks not 0, 3 or 4, few_col_bound, bf16_terms, half_extreme_vectors or half_extreme_cols not 0 or 1, block_row_len < 1,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, ext_col_blocks not 0 or 3, few_col_bound, bf16_terms, half_extreme_vectors or half_extreme_cols not 0 or 1, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
