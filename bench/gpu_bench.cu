@@ -16,7 +16,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 
-#include "cuda/shapes_tuning.hpp"  // the shapes v2 switch (private header; tally is a static library)
+#include "cuda/shapes_tuning.hpp"  // the shape layer's plan and switches (private header; tally is a static library)
 #include "cuda/tuning.hpp"          // the certified-pass switch (private header)
 #include "backends.hpp"              // tally::cuda::last_exact_was_certified
 #include <cublas_v2.h>
@@ -834,9 +834,7 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
   };
   double t_read = tm.per_call([&](int k) { read_kernel<T><<<132 * 8, 256, 0, P.s>>>(X(k), X(k), n, false, P.dres + 4); }, slots, reps);
   rows.push_back({"shapes-read", "float32", "read-kernel", n, t_read, gb / t_read, NAN});
-  // The default path (v3: one fused launch, spin wait) as "tally-fast"; v2 (two launches, a
-  // copy of the status words and a stream synchronisation) beside it as "-v2" rows.
-  auto v2_path = [](bool on) { tally::cuda::tuning::set_shapes_fused(!on); };
+  // The default path (v3: one fused launch, spin wait) as "tally-fast".
   for (std::int64_t cols : {std::int64_t(1) << 13, std::int64_t(1) << 10, std::int64_t(1) << 16}) {
     const std::int64_t r = n / cols;
     std::string shape = std::to_string(r) + "x" + std::to_string(cols);
@@ -863,29 +861,6 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
                          {out, cols, tally::dtype::float32, tally::memory::device}, exact);
     }, slots, reps);
-    // the same shapes through the v2 path (src/cuda/shapes_tuning.hpp); check = the largest
-    // relative difference of the row sums of X(0) from the default path's
-    auto row_sums = [&]() {
-      tally::reduce_axis(tally::reduce_op::sum, {X(0), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
-                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
-      std::vector<T> h(static_cast<std::size_t>(r));
-      CK(cudaMemcpy(h.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
-      return h;
-    };
-    std::vector<T> v3_sums = row_sums();
-    v2_path(true);
-    std::vector<T> v2_sums = row_sums();
-    double v2_diff = 0;
-    for (std::size_t i = 0; i < v3_sums.size(); ++i) v2_diff = std::max(v2_diff, rel(double(v2_sums[i]), double(v3_sums[i])));
-    double t_rows2 = tm.per_call([&](int k) {
-      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 1,
-                         {out, r, tally::dtype::float32, tally::memory::device}, fast);
-    }, slots, reps);
-    double t_cols2 = tm.per_call([&](int k) {
-      tally::reduce_axis(tally::reduce_op::sum, {X(k), r, cols, cols, 1, tally::dtype::float32, tally::memory::device}, 0,
-                         {out, cols, tally::dtype::float32, tally::memory::device}, fast);
-    }, slots, reps);
-    v2_path(false);
     // stream-ordered: rows and columns, fast and exact
     const tally::matrix_ref m{X(0), r, cols, cols, 1, tally::dtype::float32, tally::memory::device};
     auto axis_async = [&](int k, int axis, const tally::options& o) {
@@ -935,8 +910,6 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
     rows.push_back({"cols-" + shape, "float32", "tally-fast", n, t_cols, gb / t_cols, NAN});
     rows.push_back({"rows-" + shape, "float32", "tally-exact", n, t_rows_x, gb / t_rows_x, NAN});
     rows.push_back({"cols-" + shape, "float32", "tally-exact", n, t_cols_x, gb / t_cols_x, NAN});
-    rows.push_back({"rows-" + shape + "-v2", "float32", "tally-fast", n, t_rows2, gb / t_rows2, v2_diff});
-    rows.push_back({"cols-" + shape + "-v2", "float32", "tally-fast", n, t_cols2, gb / t_cols2, NAN});
   }
   // one huge segment among 10,000 tiny ones (lengths 0..3), in the middle
   {
@@ -953,12 +926,6 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
       tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                              {out, segs, tally::dtype::float32, tally::memory::device}, exact);
     }, slots, reps);
-    v2_path(true);
-    double t_seg2 = tm.per_call([&](int k) {
-      tally::reduce_segments(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
-                             {out, segs, tally::dtype::float32, tally::memory::device}, fast);
-    }, slots, reps);
-    v2_path(false);
     auto seg_async = [&](int k, const tally::options& o) {
       tally::reduce_segments_async(tally::reduce_op::sum, {X(k), n, tally::dtype::float32, tally::memory::device}, doff, segs,
                                    {out, segs, tally::dtype::float32, tally::memory::device}, dstatus, o);
@@ -994,7 +961,6 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
     rows.push_back({"segments-uneven", "float32", "tally-fast", n, t_seg, gb / t_seg, NAN});
     rows.push_back({"segments-uneven", "float32", "cub-segmented", n, t_cub, gb / t_cub, NAN});
     rows.push_back({"segments-uneven", "float32", "tally-exact", n, t_seg_x, gb / t_seg_x, NAN});
-    rows.push_back({"segments-uneven-v2", "float32", "tally-fast", n, t_seg2, gb / t_seg2, NAN});
   }
   if (ctemp) CK(cudaFree(ctemp));
   CK(cudaFree(doff));
@@ -1072,25 +1038,6 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         rows.push_back({"narrow-segments-200", name, alib, n, as, gb / as, NAN});
       }
     }
-    if constexpr (std::is_same_v<T, tally::bfloat16>) {
-      // the exact sums with every element added on its own (plan bf16_terms 0, the certified
-      // pass before the forty-third session) beside the default's exact runs of terms
-      namespace tn = tally::cuda::tuning;
-      const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
-      tn::shapes_v3_plan p = p0;
-      p.bf16_terms = 0;
-      tn::set_shapes_v3_params(p);
-      const tally::matrix_ref m{buf, r, cols, cols, 1, t, tally::memory::device};
-      double tr = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 1, {out, r, rt, tally::memory::device}, exact); }, 1, reps);
-      double tc = tm.per_call([&](int) { tally::reduce_axis(tally::reduce_op::sum, m, 0, {out, cols, rt, tally::memory::device}, exact); }, 1, reps);
-      double ts = tm.per_call([&](int) {
-        tally::reduce_segments(tally::reduce_op::sum, {buf, n, t, tally::memory::device}, doff, segs, {out, segs, rt, tally::memory::device}, exact);
-      }, 1, reps);
-      tn::set_shapes_v3_params(p0);
-      rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-exact-cert-perelem", n, tr, gb / tr, NAN});
-      rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-exact-cert-perelem", n, tc, gb / tc, NAN});
-      rows.push_back({"narrow-segments-200", name, "tally-exact-cert-perelem", n, ts, gb / ts, NAN});
-    }
     // max and its index along each axis and per segment (x's type out, int64 indices)
     {
       void* vals = out;
@@ -1114,86 +1061,6 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
         rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ar, gb / ar, NAN});
         rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-async", n, ac, gb / ac, NAN});
         rows.push_back({"narrow-segments-200", name, "tally-argmax-async", n, as, gb / as, NAN});
-      }
-      {
-        // the column max kernels held to 3 blocks a SM (plan ext_col_blocks;
-        // the default lets the compiler choose its registers); "check": 1 when any value or
-        // index differs from the default's
-        namespace tn = tally::cuda::tuning;
-        const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
-        auto col_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, fast); };
-        auto got = [&]() {  // the values' and indices' bytes after one call
-          col_max(0);
-          std::vector<unsigned char> h(static_cast<std::size_t>(cols) * (sizeof(T) + 8));
-          CK(cudaMemcpy(h.data(), vals, static_cast<std::size_t>(cols) * sizeof(T), cudaMemcpyDeviceToHost));
-          CK(cudaMemcpy(h.data() + cols * sizeof(T), idx, static_cast<std::size_t>(cols) * 8, cudaMemcpyDeviceToHost));
-          return h;
-        };
-        const auto want = got();
-        for (const int b : {3}) {
-          tn::shapes_v3_plan p = p0;
-          p.ext_col_blocks = b;
-          tn::set_shapes_v3_params(p);
-          const double check = got() == want ? 0.0 : 1.0;
-          const double tb = tm.per_call(col_max, 1, reps);
-          tn::set_shapes_v3_params(p0);
-          rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-b" + std::to_string(b), n, tb, gb / tb, check});
-        }
-      }
-      if constexpr (std::is_same_v<T, tally::float16> || std::is_same_v<T, tally::bfloat16>) {
-        // float16 / bfloat16 max element by element (plan half_extreme_vectors 0, the way before
-        // the forty-fourth session) beside the default's vectors, and the columns a row's pairs
-        // at a time (plan half_extreme_cols 1, off by default until a device has run it: "packed",
-        // unbounded and held to 3 blocks a SM); "check": 1 when any value or index differs from
-        // the default's
-        namespace tn = tally::cuda::tuning;
-        const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
-        tn::shapes_v3_plan p = p0;
-        p.half_extreme_vectors = 0;
-        auto both = [&](auto&& call, std::int64_t m) {  // the values' bytes after one call
-          call(0);
-          std::vector<unsigned char> h(static_cast<std::size_t>(m) * sizeof(T));
-          CK(cudaMemcpy(h.data(), vals, h.size(), cudaMemcpyDeviceToHost));
-          return h;
-        };
-        auto row_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 1, {vals, r, t, tally::memory::device}, {idx, r, tally::dtype::int64, tally::memory::device}, fast); };
-        auto col_max = [&](int) { tally::extreme_axis(tally::extreme_op::max, tally::nan_policy::propagate, m, 0, {vals, cols, t, tally::memory::device}, {idx, cols, tally::dtype::int64, tally::memory::device}, fast); };
-        auto seg_max = [&](int) {
-          tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, n, t, tally::memory::device}, doff, segs, {vals, segs, t, tally::memory::device}, {sidx, segs, tally::dtype::int64, tally::memory::device}, fast);
-        };
-        auto idx_bytes = [&](const std::int64_t* at, std::int64_t m) {
-          std::vector<std::int64_t> h(static_cast<std::size_t>(m));
-          CK(cudaMemcpy(h.data(), at, h.size() * 8, cudaMemcpyDeviceToHost));
-          return h;
-        };
-        const auto rv = both(row_max, r);
-        const auto ri = idx_bytes(idx, r);
-        const auto cv = both(col_max, cols);
-        const auto ci = idx_bytes(idx, cols);
-        const auto sv = both(seg_max, segs);
-        const auto si = idx_bytes(sidx, segs);
-        tn::set_shapes_v3_params(p);
-        const double rcheck = both(row_max, r) == rv && idx_bytes(idx, r) == ri ? 0.0 : 1.0;
-        const double ccheck = both(col_max, cols) == cv && idx_bytes(idx, cols) == ci ? 0.0 : 1.0;
-        const double scheck = both(seg_max, segs) == sv && idx_bytes(sidx, segs) == si ? 0.0 : 1.0;
-        const double tr = tm.per_call(row_max, 1, reps);
-        const double tc = tm.per_call(col_max, 1, reps);
-        const double ts = tm.per_call(seg_max, 1, reps);
-        double pk[2], pkcheck[2];
-        for (int i = 0; i < 2; ++i) {
-          tn::shapes_v3_plan q = p0;
-          q.half_extreme_cols = 1;
-          q.ext_col_blocks = i == 0 ? 0 : 3;
-          tn::set_shapes_v3_params(q);
-          pkcheck[i] = both(col_max, cols) == cv && idx_bytes(idx, cols) == ci ? 0.0 : 1.0;
-          pk[i] = tm.per_call(col_max, 1, reps);
-        }
-        tn::set_shapes_v3_params(p0);
-        rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tr, gb / tr, rcheck});
-        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-perelem", n, tc, gb / tc, ccheck});
-        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-packed", n, pk[0], gb / pk[0], pkcheck[0]});
-        rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, "tally-argmax-packed-b3", n, pk[1], gb / pk[1], pkcheck[1]});
-        rows.push_back({"narrow-segments-200", name, "tally-argmax-perelem", n, ts, gb / ts, scheck});
       }
       if constexpr (sizeof(T) == 1) {
         namespace tn = tally::cuda::tuning;
@@ -1393,8 +1260,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"interleave+split32k", with([](auto& p) { p.item_order = 2; p.seg_split = 32768; })},
       {"noprobe", with([](auto& p) { p.tile_probe = 0; })},
       {"noprobe+split32k", with([](auto& p) { p.tile_probe = 0; p.seg_split = 32768; })},
-      {"lanes-per-item", with([](auto& p) { p.seg_lanes = -1; })},
-      {"lanes-per-item+split32k", with([](auto& p) { p.seg_lanes = -1; p.seg_split = 32768; })},
       {"split24k", with([](auto& p) { p.seg_split = 24576; })},
       {"eager", with([](auto& p) { p.seg_lazy_tiles = 0; })},
       {"ahead1", with([](auto& p) { p.seg_claim_ahead = 1; })},  // lazy tiles claimed as before run 95

@@ -693,9 +693,8 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
 // rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
 // words, entering them into the states every 4096 of the lane's rows, and reads a run again
 // element by element when it holds the output's first NaN, or when no element beat -inf
-// (+inf for min) before the state has one: v3::cols_body's kPackedHalfExtremes, under plan
-// half_extreme_cols=1: ShapesNarrowHalfExtremeCols.cuda, and with col_blocks=1 (one row chunk,
-// three runs a lane) ShapesNarrowHalfExtremeCols3.cuda). 70001 rows of 16 columns. Per
+// (+inf for min) before the state has one: v3::cols_body's kPackedHalfExtremes; with
+// col_blocks=1, one row chunk and so three runs a lane, in ShapesNarrowColsWhole.cuda). 70001 rows of 16 columns. Per
 // column j % 8: a NaN only in a late run among +-1 / +-2; -inf everywhere but a NaN at row
 // 60000 and +inf at 65000; NaN everywhere but -inf at rows 50000 + j and 60000; -0 and +0
 // alone, mixed; NaN everywhere; +inf first met in a later run, -inf once; draws from the

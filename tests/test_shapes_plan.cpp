@@ -26,7 +26,7 @@ namespace {
 namespace tn = tally::cuda::tuning;
 
 bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
-  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.few_col_bound == b.few_col_bound && a.ext_col_blocks == b.ext_col_blocks && a.bf16_terms == b.bf16_terms && a.half_extreme_vectors == b.half_extreme_vectors && a.half_extreme_cols == b.half_extreme_cols && a.block_row_len == b.block_row_len &&
+  return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.block_row_len == b.block_row_len &&
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
@@ -52,11 +52,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
       {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = 8; }},
       {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = -1; }},
-      {"few_col_bound", [](tn::shapes_v3_plan& p) { p.few_col_bound = 2; }},
-      {"ext_col_blocks", [](tn::shapes_v3_plan& p) { p.ext_col_blocks = 2; }},
-      {"bf16_terms", [](tn::shapes_v3_plan& p) { p.bf16_terms = 2; }},
-      {"half_extreme_vectors", [](tn::shapes_v3_plan& p) { p.half_extreme_vectors = 2; }},
-      {"half_extreme_cols", [](tn::shapes_v3_plan& p) { p.half_extreme_cols = -1; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 65537; }},
@@ -79,7 +74,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = -1; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = 65; }},
-      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -2; }},
+      {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = -1; }},  // (removed in the forty-sixth session)
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = 2; }},
       {"cert_cols", [](tn::shapes_v3_plan& p) { p.cert_cols = -2; }},
       {"col_run", [](tn::shapes_v3_plan& p) { p.col_run = 2; }},
@@ -173,7 +168,7 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
 // fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
 TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0,seg_lazy_tiles=0");
-  EXPECT_EQ(tn::parse_shapes_plan("seg_lanes=-1").seg_lazy_tiles, 1);  // lazy tiles by default, with every seg_lanes
+  EXPECT_EQ(tn::parse_shapes_plan("seg_lanes=8").seg_lazy_tiles, 1);  // lazy tiles by default, with every seg_lanes
   EXPECT_EQ(p.tile, 1024);
   EXPECT_EQ(p.seg_lanes, 4);
   EXPECT_EQ(p.item_order, 2);
@@ -182,10 +177,6 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
-  EXPECT_EQ(tn::parse_shapes_plan("ext_col_blocks=3").ext_col_blocks, 3);
-  EXPECT_EQ(tn::parse_shapes_plan("half_extreme_cols=1").half_extreme_cols, 1);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").half_extreme_cols, 0);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").ext_col_blocks, 0);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
   const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0,gate_blocks=2");
   EXPECT_EQ(q.cert_cols, 1);
@@ -220,6 +211,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"seg_stage=1", "no field 'seg_stage'"},  // (measured slower, run 43, and removed)
       {"seg_lazy_tiles=3", "seg_lazy_tiles"},
       {"seg_lanes=6", "seg_lanes"},
+      {"seg_lanes=-1", "seg_lanes"},  // (lanes per item: removed, forty-sixth session)
       {"seg_flat_len=-5", "seg_flat_len"},
       {"cert_cols=3", "cert_cols"},
       {"col_run=-1", "col_run"},
@@ -229,6 +221,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"gate_blocks=17", "gate_blocks"},
       {"cert_col_waves=0", "cert_col_waves"},
       {"seg_warp_claim=65", "seg_warp_claim"},
+      {"half_extreme_cols=1", "no field 'half_extreme_cols'"},  // (forty-sixth session: the packed way always)
+      {"ext_col_blocks=3", "no field 'ext_col_blocks'"},        // (run 159: no gain, removed)
   };
   for (const auto& [text, why] : bad) {
     try {

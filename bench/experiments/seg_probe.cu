@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4
     probe_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile, std::int64_t split,
                  std::int64_t tiles, std::int64_t items, v3::finish f) {
   clock_marks::at(0);
-  v3::rows_body<Op, G, false, LAZY, clock_marks, AHEAD>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
+  v3::rows_body<Op, G, LAZY, clock_marks, AHEAD>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
   clock_marks::at(15);
 }
 

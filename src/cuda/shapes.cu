@@ -18,7 +18,6 @@
 #include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_scratch.hpp"
 #include "cuda/shapes_tuning.hpp"
-#include "cuda/shapes_v2.cuh"
 #include "cuda/shapes_v3.cuh"
 #include "cuda/workspace.hpp"
 #include "shapes_backend.hpp"
@@ -38,18 +37,18 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
   using A = typename Op::acc;
   const bool segmented = g.offsets != nullptr;
   const bool column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
-  if (tuning::shapes_vector_loads() && tuning::shapes_fused()) {
+  // v2 / v3 (tuning::shapes_vector_loads, default on): columns, and rows and segments whose
+  // elements are contiguous from an element-aligned base, by the fused v3 launch
+  // (shapes_launch.cuh); the rest, strided or misaligned rows, by the v1 kernels below, with
+  // the cached scratch. TALLY_SHAPES_V2=0: v1 for everything.
+  const bool v2 = tuning::shapes_vector_loads();
+  if (v2) {
     const bool contiguous_rows = !column_mode && (segmented || g.inner == 1) &&
                                  reinterpret_cast<std::uintptr_t>(g.x) % sizeof(typename Op::elem) == 0;
     if (column_mode || contiguous_rows) return launch_v3<Op>(g, r, st, stream, make, column_mode);
   }
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
-  // v2 (tuning::shapes_vector_loads, default on): cached scratch always; the v2 row / segment
-  // kernels where the outputs are contiguous and the base element-aligned.
-  const bool v2 = tuning::shapes_vector_loads();
-  const bool v2_rows = v2 && !column_mode && (segmented || g.inner == 1) &&
-                       reinterpret_cast<std::uintptr_t>(g.x) % sizeof(typename Op::elem) == 0;
-  const std::int64_t tile = v2_rows ? v2::kTile2 : kTile;
+  const std::int64_t tile = kTile;
 
   // Scratch: [bad, ovf] status words, the partials, and results bound for host memory.
   std::int64_t tiles = 0, chunks = 1, chunk = g.len;
@@ -85,22 +84,6 @@ void launch(const geometry& g, const request& r, outcome& st, cudaStream_t strea
       shapes_col_finish<Op><<<grid.x, kBlock, 0, stream>>>(d, op, static_cast<int>(chunks), partials);
       TALLY_CUDA(cudaGetLastError());
     }
-  } else if (v2_rows) {
-    if (tiles > 0) {
-      v2::tile_kernel<Op, v2::kTile2><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, partials, bad);
-      TALLY_CUDA(cudaGetLastError());
-    }
-    // lanes per output from the mean length (a group reads ~2 vectors per lane per step)
-    const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
-    auto go = [&]<int G>() {
-      unsigned blocks = static_cast<unsigned>((g.outputs + kBlock / G - 1) / (kBlock / G));
-      v2::group_kernel<Op, G, v2::kTile2><<<blocks, kBlock, 0, stream>>>(d, op, partials, bad);
-      TALLY_CUDA(cudaGetLastError());
-    };
-    if (mean_len >= 512) go.template operator()<32>();
-    else if (mean_len >= 256) go.template operator()<16>();
-    else if (mean_len >= 128) go.template operator()<8>();
-    else go.template operator()<4>();
   } else {
     if (tiles > 0) {
       shapes_tile_kernel<Op><<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(d, partials, bad);

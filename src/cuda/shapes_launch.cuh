@@ -94,14 +94,6 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes) {
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
-/// Whether Op is a narrow type's min / max (narrow_op::column_extremes: the packed columns of
-/// v3::cols_body's kPackedExtremes, kPackedShortExtremes, kPackedHalfExtremes, and uint32's and
-/// uint64's element by element).
-template <class Op> constexpr bool narrow_column_extremes() {
-  if constexpr (requires { Op::column_extremes; }) return Op::column_extremes;
-  else return false;
-}
-
 /// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
 /// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
 /// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
@@ -113,7 +105,7 @@ template <bool FEW, class T, class A> constexpr int few_col_vector() {
   return v;
 }
 
-/// v3 (tuning::shapes_fused): rows with unit element stride, CSR segments and column mode in
+/// v3 (the v2 path, tuning::shapes_vector_loads): rows with unit element stride, CSR segments and column mode in
 /// one launch (after the offsets check of a segmented call), blocking by a spin on the
 /// completion word in mapped host memory (or a copy and a synchronisation when the results
 /// are bound for host memory).
@@ -243,18 +235,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                                             requires(unsigned q) { Op::column_short_lo(q); })) {
       // (packed byte columns, 16-bit integer columns and float16 fixed-point columns: held to
       // 64 registers, 4 blocks a SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
-      // uint8 columns at 0.41 of read, run 120: 0.65 with the bound; plan.few_col_bound 0: none.
+      // uint8 columns at 0.41 of read, run 120: 0.65 with the bound (unbounded was plan
+      // few_col_bound 0, removed in the forty-sixth session).
       // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
-      // 340 bytes, thirty-fifth session; unbounded, none)
-      if (vec && plan.few_col_bound == 1) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-    } else if constexpr (FEW && VV > 1 && narrow_column_extremes<Op>()) {
-      // (the narrow types' column min / max: registers as the compiler chooses (~128, 2 blocks
-      // a SM), or plan.ext_col_blocks 3 blocks a SM; 4 was dropped untried for compile time: 64
-      // registers spilled 80-104 bytes)
-      if (vec && plan.ext_col_blocks == 3) v3::cols_kernel_heavy<Op, VV, false, 3><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+      // 340 bytes, thirty-fifth session; unbounded, none. Nor held to 3 blocks a SM (plan
+      // ext_col_blocks 3, forty-fifth session: run 159, H200, the byte and 16-bit column max
+      // within 2% of these, float16 / bfloat16 9% slower; removed)
+      if (vec) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else {
       if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
@@ -276,13 +263,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                                    : heavy                         ? mean_len * 16 / plan.heavy_lane_len
                                    : segmented                     ? mean_len / 4
                                                                    : mean_len;
-    auto go = [&]<int G, bool ADAPT = false, bool LAZY = false>() {
+    auto go = [&]<int G, bool LAZY = false>() {
       constexpr std::int64_t per = G == 0 ? v3::kFlatItem : kBlock / (G == 0 ? 1 : G);  // outputs per group item
       const std::int64_t groups = (g.outputs + per - 1) / per;
       const std::int64_t items = tiles + groups;
       // (32-byte accumulators, the certified pass's: 3 blocks a SM, 80 registers; run 65 measured
       // 4 blocks, 64 registers with 44-128 bytes spilled, 3-4% slower on rows of 1024 and 8192)
-      constexpr auto kernel = v3::rows_kernel<Op, G, ADAPT, LAZY>;
+      constexpr auto kernel = v3::rows_kernel<Op, G, LAZY>;
       // (the certified pass over float32, plan.row_stages: its vectors staged through shared
       // memory, v3::row_stages_of)
       constexpr std::size_t stage_bytes = v3::row_smem_bytes<Op>();
@@ -302,12 +289,12 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       fk.wait_checks = grid <= std::int64_t(fit) * sms ? 1 : 0;  // (lazy tiles: the blocks can all be resident)
       fk.claim_ahead = plan.seg_claim_ahead;
       fk.check_late = plan.seg_check_late;
-      fk.warp_claim = G >= 1 && G <= 32 && !ADAPT && LAZY && segmented ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
+      fk.warp_claim = G >= 1 && G <= 32 && LAZY && segmented ? plan.seg_warp_claim : 0;  // (the group items of one lane count)
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };
     auto lanes = [&]<int G>() {
-      if (lazy) go.template operator()<G, false, true>();
+      if (lazy) go.template operator()<G, true>();
       else go.template operator()<G>();
     };
     // (accumulators of 32 bytes or more, the certified pass's: a block per row only from rows of
@@ -336,21 +323,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                                : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
                                                                                           : 4;
       const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;
-      if (few == 32) go.template operator()<32, false, true>();
+      if (few == 32) go.template operator()<32, true>();
       else if constexpr (masked) {
-        if (few == 4) go.template operator()<4, false, true>();
-        else if (few == 1) go.template operator()<1, false, true>();
-        else go.template operator()<2, false, true>();
-      } else go.template operator()<4, false, true>();
+        if (few == 4) go.template operator()<4, true>();
+        else if (few == 1) go.template operator()<1, true>();
+        else go.template operator()<2, true>();
+      } else go.template operator()<4, true>();
     }
     else if (!segmented && g.len >= block_row_len && g.len <= tile) go.template operator()<kBlock>();
     else if (seg_block) lanes.template operator()<kBlock>();
-    else if (segmented && plan.seg_lanes < 0) {  // lanes per item
-      if (lazy) go.template operator()<4, true, true>();
-      else go.template operator()<4, true>();
-    }
     else if (flat) {
-      if constexpr (is_fast_sum<Op>::value) go.template operator()<0, false, true>();
+      if constexpr (is_fast_sum<Op>::value) go.template operator()<0, true>();
     }
     else if (lanes_len >= 512) lanes.template operator()<32>();
     else if (lanes_len >= 256) lanes.template operator()<16>();

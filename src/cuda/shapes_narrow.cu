@@ -77,14 +77,6 @@ struct f16_in : pair_ops<__half2> {  // IEEE binary16 bits -> float32 (cvt.f32.f
   static __device__ __forceinline__ float read(src b) { return __half2float(__ushort_as_half(b)); }
   static constexpr unsigned kInfPair = 0x7c007c00u, kNegInfPair = 0xfc00fc00u;
 };
-/// A reader's element type and conversion alone, every element on its own: plan
-/// half_extreme_vectors 0 (the float16 / bfloat16 min / max without In's pair operations) and
-/// bf16_terms 0 (the exact bfloat16 sums without bf16_in's exact vector terms).
-template <class In> struct elementwise_in {
-  using src = typename In::src;
-  using wide = typename In::wide;
-  static __device__ __forceinline__ wide read(src b) { return In::read(b); }
-};
 struct bf16_in : pair_ops<__nv_bfloat162> {  // bfloat16 bits -> float32 (the upper half of its bits)
   using src = std::uint16_t;
   using wide = float;
@@ -357,21 +349,17 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
   if constexpr (std::is_same_v<W, float>) {
     if (r.what == kind::extreme) {
       const store as = tally::shapes::store_of(g.type);
-      // (plan half_extreme_vectors 0: element by element, through a reader without the pair ops;
-      // columns only with half_extreme_cols 1 too, v3::cols_body's kPackedHalfExtremes)
-      const auto& plan = tuning::shapes_v3_params();
-      const bool vectors = plan.half_extreme_vectors == 1 && (!column_mode || plan.half_extreme_cols == 1);
-      auto mk_op = [&]<class Rd, class E>() {
-        using Op = narrow_op<Rd, E>;
+      // (float16 / bfloat16 a vector at a time through In's pair operations: along rows and
+      // segments the vector extreme, along columns v3::cols_body's kPackedHalfExtremes. Element
+      // by element, the way before, was plan half_extreme_vectors / half_extreme_cols 0, removed
+      // in the forty-sixth session after run 159: docs/performance.md)
+      auto mk = [&]<class E>() {
+        using Op = narrow_op<In, E>;
         run.template operator()<Op>([as](void* out, std::int64_t* idx, long long*) {
           Op op;
           op.w0 = E{static_cast<float*>(out), idx, as};
           return op;
         }, st);
-      };
-      auto mk = [&]<class E>() {
-        if (vectors) mk_op.template operator()<In, E>();
-        else mk_op.template operator()<elementwise_in<In>, E>();
       };
       const bool mx = r.eop == extreme_op::max, skip = r.nans == nan_policy::omit;
       if (mx && skip) mk.template operator()<extreme<float, true, true>>();
@@ -415,13 +403,9 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
           return op;
         }, c);
       };
-      // (bfloat16: its terms a vector or a run at a time, or with plan bf16_terms 0 one at a time)
-      if constexpr (std::is_same_v<In, bf16_in>) {
-        if (tuning::shapes_v3_params().bf16_terms == 0) certified.template operator()<elementwise_in<bf16_in>>();
-        else certified.template operator()<In>();
-      } else {
-        certified.template operator()<In>();
-      }
+      // (bfloat16: its terms a vector or a run at a time, bf16_in's exact vector terms; one at a
+      // time was plan bf16_terms 0, removed in the forty-sixth session)
+      certified.template operator()<In>();
       if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or every output proved
         st.bad_offset_at = c.bad_offset_at;
         return true;

@@ -80,7 +80,7 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// ...>; forty-third session): a 16-byte vector's 8 terms enter the state as one exact float64
   /// term when their exponents allow (In::terms_exact), else one at a time (W0::accumulate), so
   /// the state's exact value is the same either way. One state update a vector where there were
-  /// 8. Measured (run 155, H100, against plan bf16_terms 0 in the same run): columns +9% (their
+  /// 8. Measured (run 155, H100, against element by element, then plan bf16_terms 0): columns +9% (their
   /// runs of 8 rows, v3::cols_body kBf16Runs); rows and segments the same speed, bound by
   /// latency at the 32-byte state's occupancy rather than by these additions (ncu, run 154).
   static constexpr bool certified_terms = std::is_same_v<acc, ops::certified::state> && requires(const uint4& w, double& t) {
@@ -291,8 +291,6 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// lane; forty-third session): whether this op takes them, whether it is max, and whether
   /// its elements are signed.
   static constexpr bool column_short_extremes = is_int_extreme<W0>::value && sizeof(elem) == 2 && std::is_integral_v<elem>;
-  /// Whether this op is a min / max (the column kernels' register bound, plan ext_col_blocks).
-  static constexpr bool column_extremes = is_wide_int_extreme<W0>::value || is_float_extreme<W0>::value;
   static constexpr bool extreme_is_max = [] {
     if constexpr (is_wide_int_extreme<W0>::value || is_float_extreme<W0>::value) return W0::R::is_max;
     else return false;

@@ -31,7 +31,7 @@ inline bool reads_in_place(const geometry& g, std::size_t elem_bytes, bool& colu
   column_mode = !segmented && g.outputs > 1 && std::llabs(g.outer) < std::llabs(g.inner);
   const bool contiguous_rows =
       !column_mode && (segmented || g.inner == 1) && reinterpret_cast<std::uintptr_t>(g.x) % elem_bytes == 0;
-  return tuning::shapes_vector_loads() && tuning::shapes_fused() && (column_mode || contiguous_rows);
+  return tuning::shapes_vector_loads() && (column_mode || contiguous_rows);
 }
 
 /// g's request (integer sums, means, min / max and their first index) over In's elements by the

@@ -109,7 +109,6 @@ scratch_lease::~scratch_lease() {
 namespace tuning {
 namespace {
 std::atomic<int> v2_state{-1};
-std::atomic<int> v3_state{-1};
 std::atomic<int> certified_state{-1};
 std::mutex plan_mutex;
 shapes_v3_plan plan;  // guarded by plan_mutex
@@ -124,21 +123,10 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_split must lie in [1024, 2^30]");
   if (p.seg_tile > 64 * p.seg_split)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
-  if (p.seg_lanes != -1 && p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be -1 (from each item's mean length), 0 (from the "
-                                        "mean length), 4, 8, 16 or 32");
+  if (p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be 0 (from the mean length), 4, 8, 16 or 32");
   if (p.few_lanes != 0 && p.few_lanes != 1 && p.few_lanes != 2 && p.few_lanes != 4 && p.few_lanes != 32)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_lanes must be 0 (from the mean length), 1, 2, 4 or 32");
-  if (p.few_col_bound != 0 && p.few_col_bound != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_col_bound must be 0 or 1");
-  if (p.ext_col_blocks != 0 && p.ext_col_blocks != 3)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.ext_col_blocks must be 0 (registers as the compiler chooses) or 3");
-  if (p.half_extreme_vectors != 0 && p.half_extreme_vectors != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_extreme_vectors must be 0 or 1");
-  if (p.half_extreme_cols != 0 && p.half_extreme_cols != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_extreme_cols must be 0 or 1");
-  if (p.bf16_terms != 0 && p.bf16_terms != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.bf16_terms must be 0 or 1");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.heavy_lane_len < 1 || p.heavy_lane_len > 65536)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.heavy_lane_len must lie in [1, 65536]");
@@ -203,11 +191,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_split") p.seg_split = v;
     else if (key == "seg_lanes") p.seg_lanes = small(v);
     else if (key == "few_lanes") p.few_lanes = small(v);
-    else if (key == "few_col_bound") p.few_col_bound = small(v);
-    else if (key == "ext_col_blocks") p.ext_col_blocks = small(v);
-    else if (key == "bf16_terms") p.bf16_terms = small(v);
-    else if (key == "half_extreme_vectors") p.half_extreme_vectors = small(v);
-    else if (key == "half_extreme_cols") p.half_extreme_cols = small(v);
     else if (key == "block_row_len") p.block_row_len = v;
     else if (key == "heavy_lane_len") p.heavy_lane_len = v;
     else if (key == "seg_block_len") p.seg_block_len = v;
@@ -236,8 +219,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
 
 bool shapes_vector_loads() noexcept { return env_switch(v2_state, "TALLY_SHAPES_V2"); }
 void set_shapes_vector_loads(bool on) noexcept { v2_state.store(on ? 1 : 0, std::memory_order_relaxed); }
-bool shapes_fused() noexcept { return env_switch(v3_state, "TALLY_SHAPES_V3"); }
-void set_shapes_fused(bool on) noexcept { v3_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 bool shapes_certified() noexcept { return env_switch(certified_state, "TALLY_SHAPES_CERTIFIED"); }
 void set_shapes_certified(bool on) noexcept { certified_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 

@@ -28,13 +28,10 @@ bool shapes_vector_loads() noexcept;
 /// Switches v2 on or off for later calls (calls in flight keep their path). Thread-safe.
 void set_shapes_vector_loads(bool on) noexcept;
 
-/// Whether the shape layer's fast paths use v3 (src/cuda/shapes_v3.cuh: one fused launch per
-/// call, blocking by a spin on mapped host memory, column tiles of 16-byte vectors); on by
-/// default, off with TALLY_SHAPES_V3=0 (read once). v3 needs v2 on. Thread-safe.
-bool shapes_fused() noexcept;
-
-/// Switches v3 on or off for later calls. Thread-safe.
-void set_shapes_fused(bool on) noexcept;
+// v3 (src/cuda/shapes_v3.cuh: one fused launch per call, blocking by a spin on mapped host
+// memory, column tiles of 16-byte vectors) is the v2 path's kernel set; the switch that turned
+// it off (TALLY_SHAPES_V3=0, shapes_fused) went with v2's own kernels in the forty-sixth
+// session.
 
 /// Whether exact floating sums and means of the shape layer (rows, segments and, since the
 /// eighteenth session, column mode; blocking forms, and stream-ordered ones with a status word) try the certified first
@@ -56,8 +53,9 @@ struct shapes_v3_plan {
   std::int64_t tile = 65536;          // rows: flat elements per tile item; rows longer than this are split
   std::int64_t seg_tile = 65536;      // CSR segments: flat elements per tile item
   std::int64_t seg_split = 16384;     // CSR segments longer than this go to the tile items (shorter: 4..32 lanes each)
-  int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, -1 the same rule
-                                      // applied to each group item's own segments (on the device), else 4, 8, 16 or 32
+  int seg_lanes = 0;                  // lanes per short segment: 0 from a quarter of the mean length n / segments, else 4,
+                                      // 8, 16 or 32 (-1, the rule applied to each group item's own segments on the device,
+                                      // never made the default, runs 43-65: removed in the forty-sixth session)
                                       // (1 and 2, fifteenth session, read equal segments of 200 31% and 13% slower: removed)
   int few_lanes = 0;                  // the narrow types' rows and segments (src/cuda/shapes_narrow*.cu): 0 from the mean
                                       // length: the ops exact in any order whose partial vectors are read masked (sums and
@@ -67,22 +65,9 @@ struct shapes_v3_plan {
                                       // quarter of the mean length in bytes 256; the certified pass in heavy_lane_len
                                       // terms), else 4;
                                       // 1 or 2 (the masked ops; the others 4), 4 or 32 for every call
-  int bf16_terms = 1;                 // exact bfloat16 sums and means (the certified pass, src/cuda/shapes_narrow.cu): 1 a
-                                      // vector's 8 terms (rows, segments) or a column's 8 rows as one exact float64 term
-                                      // when their exponents allow (bf16_in::terms_exact), 0 every element one at a time
-  int half_extreme_vectors = 1;       // float16 / bfloat16 min / max (src/cuda/shapes_narrow.cu): 1 along rows and segments a
-                                      // 16-byte vector's 8 elements at once (max.NaN on pairs, then the first element equal
-                                      // to the extreme only where it could win; forty-fourth session), along columns a row's
-                                      // pairs against a run's best pairs (v3::cols_body kPackedHalfExtremes, forty-fifth)
-                                      // when half_extreme_cols is 1 too; 0 element by element; never the bits
-  int half_extreme_cols = 0;          // 1: float16 / bfloat16 column min / max a row's pairs at a time (above); 0 (the
-                                      // default until a device has run it: written in the forty-fifth session, when no
-                                      // device could be had) element by element
-  int few_col_bound = 1;              // the packed narrow column kernels (byte sums and means, exact float16 sums and
-                                      // means): 1 held to 64 registers (4 blocks a SM), 0 no bound (80 registers, 3 blocks)
-  int ext_col_blocks = 0;             // the narrow types' column min / max kernels (src/cuda/shapes_narrow*.cu): 0
-                                      // registers as the compiler chooses, 3 held to 3 blocks a SM (85 registers); never
-                                      // the bits
+                                      // (the forty-sixth session removed plan fields whose other values lost on a device:
+                                      // bf16_terms, half_extreme_vectors, half_extreme_cols, few_col_bound and
+                                      // ext_col_blocks; docs/performance.md, run 159)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   std::int64_t heavy_lane_len = 128;  // rows and segments through accumulators of 32 bytes or more (the certified
                                       // pass): the lanes per output chosen from the mean length so that each lane
@@ -172,7 +157,7 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not -1, 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, ext_col_blocks not 0 or 3, few_col_bound, bf16_terms, half_extreme_vectors or half_extreme_cols not 0 or 1, block_row_len < 1,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or

@@ -1,7 +1,8 @@
-// v2 kernels of the shape layer's row / segment path (switched by tuning::shapes_vector_loads,
-// src/cuda/shapes_tuning.hpp; default on). Same ops and geometry as src/cuda/shapes.cuh; only
-// for outputs whose elements are contiguous (CSR segments, or rows with unit element stride)
-// and an element-aligned base.
+// v2 of the shape layer's row / segment reads (tuning::shapes_vector_loads,
+// src/cuda/shapes_tuning.hpp; default on): the vector folds that the v3 kernels
+// (src/cuda/shapes_v3.cuh) read contiguous outputs with. Same ops and geometry as
+// src/cuda/shapes.cuh; only for outputs whose elements are contiguous (CSR segments, or rows
+// with unit element stride) and an element-aligned base.
 //
 //  - fold_contig: elements [k0, k1) of one contiguous output, read from its first 16-byte
 //    boundary in 16-byte vectors (uint4: 4 float/int32 or 2 double/int64 elements), lanes
@@ -9,12 +10,9 @@
 //    too: one predicated round, not one load at a time); the head before the boundary and
 //    the tail after the last whole vector are read scalarly. Each lane meets its elements in
 //    increasing index order (as in v1), so the first-index rules of min/max/arg hold.
-//  - tile_kernel<TILE>: as shapes_tile_kernel (outputs longer than TILE, two partial slots per
-//    tile), with fold_contig.
-//  - group_kernel<G, TILE>: G lanes (4, 8, 16 or 32) per output, kBlock / G outputs per block;
-//    outputs of at most TILE elements read directly, longer ones combine their tile partials in
-//    tile order; a butterfly of width G. Deterministic: the order depends only on the shape,
-//    G and the base address.
+//  (v2's own kernels, tile_kernel and group_kernel, two launches a call, replaced by the fused v3
+//  launch and reached only with TALLY_SHAPES_V3=0, were removed in the
+//  forty-sixth session to shorten the build: docs/performance.md.)
 #pragma once
 
 #include <cstdint>
@@ -23,7 +21,6 @@
 
 namespace tally::cuda::shapes_k::v2 {
 
-inline constexpr std::int64_t kTile2 = 16384;
 inline constexpr int kUnroll2 = 2;
 
 /// Shuffle down within groups of `width` lanes, of an accumulator made of 32-bit words.
@@ -288,60 +285,6 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
     }
   }
   fold_contig<Op, U, STAGES>(a, x + at, 0, len, first, step, stage);
-}
-
-/// Partials of outputs longer than TILE: tiles of TILE flat elements, two slots each.
-template <class Op, std::int64_t TILE>
-__global__ void __launch_bounds__(kBlock) tile_kernel(geo g, typename Op::acc* partials, const long long* bad) {
-  using A = typename Op::acc;
-  using T = typename Op::elem;
-  using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-  __shared__ typename block_reduce::TempStorage temp;
-  if (bad && *bad != kNone) return;
-  const std::int64_t t = blockIdx.x;
-  const std::int64_t f0 = t * TILE, f1 = f0 + TILE < g.n ? f0 + TILE : g.n;
-  const std::int64_t sa = g.output_of(f0), sb = g.output_of(f1 - 1);
-  const T* x = static_cast<const T*>(g.x);
-  for (int slot = 0; slot < 2; ++slot) {
-    std::int64_t s = slot == 0 ? sa : sb;
-    if (slot == 1 && sb == sa) break;
-    std::int64_t b = g.begin(s), len = g.length(s);
-    if (len <= TILE) continue;
-    std::int64_t lo = (b > f0 ? b : f0) - b, hi = (b + len < f1 ? b + len : f1) - b;
-    A a = Op::identity();
-    fold_contig<Op>(a, x + (g.off ? b : s * g.outer), lo, hi, threadIdx.x, kBlock);
-    A total = block_reduce(temp).Reduce(a, combine_op<Op>{});
-    if (threadIdx.x == 0) partials[2 * t + slot] = total;
-    __syncthreads();  // temp is reused
-  }
-}
-
-/// G lanes per output: direct for outputs of at most TILE elements, tile partials for longer.
-template <class Op, int G, std::int64_t TILE>
-__global__ void __launch_bounds__(kBlock) group_kernel(geo g, Op op, const typename Op::acc* partials,
-                                                       const long long* bad) {
-  using A = typename Op::acc;
-  using T = typename Op::elem;
-  static_assert(G >= 1 && G <= 32 && (32 % G) == 0);
-  if (bad && *bad != kNone) return;
-  const int lane = threadIdx.x % G;
-  const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
-  const bool live = o < g.outputs;  // every lane stays for the shuffles
-  const std::int64_t len = live ? g.length(o) : 0;
-  A a = Op::identity();
-  if (live && len <= TILE) {
-    const T* x = static_cast<const T*>(g.x);
-    fold_contig<Op>(a, x + (g.off ? g.off[o] : o * g.outer), 0, len, lane, G);
-  } else if (live) {
-    const std::int64_t b = g.begin(o), t0 = b / TILE, t1 = (b + len - 1) / TILE;
-    for (std::int64_t t = t0 + lane; t <= t1; t += G) {
-      int slot = (t == t0 && b > t0 * TILE) ? 1 : 0;
-      a = Op::combine(a, partials[2 * t + slot]);
-    }
-  }
-#pragma unroll
-  for (int d = G / 2; d >= 1; d /= 2) a = Op::combine(a, shfl_down_w(a, d, G));
-  if (live && lane == 0) op.write(o, a, len);
 }
 
 }  // namespace tally::cuda::shapes_k::v2

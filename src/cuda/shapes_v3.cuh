@@ -1,4 +1,4 @@
-// v3 kernels of the shape layer (tuning::shapes_fused, src/cuda/shapes_tuning.hpp; default on):
+// v3 kernels of the shape layer (the v2 path, tuning::shapes_vector_loads, src/cuda/shapes_tuning.hpp; default on):
 // one launch per call, blocking by a spin on mapped host memory instead of a copy and a stream
 // synchronisation. Same ops and geometry as src/cuda/shapes.cuh.
 //
@@ -344,8 +344,7 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// computes does not depend on the block that takes it, so the bits do not depend on the
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
-/// points first. Segments only: ADAPT (plan seg_lanes = -1, G = 4) chooses the lanes per
-/// segment per item; LAZY (plan seg_lazy_tiles, the default for segments; every launch of the
+/// points first. LAZY (plan seg_lazy_tiles, the default for segments; every launch of the
 /// narrow types' ops, rows too, whose tile items are then all needed): the tile items
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
@@ -374,7 +373,7 @@ struct no_marks {
   static __device__ __forceinline__ void at(int) {}
 };
 
-template <class Op, int G, bool ADAPT = false, bool LAZY = false, class Marks = no_marks, int AHEAD = -1>
+template <class Op, int G, bool LAZY = false, class Marks = no_marks, int AHEAD = -1>
 __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile,
                                           std::int64_t split, std::int64_t tiles, std::int64_t items, int order, int probe,
                                           finish f) {
@@ -382,7 +381,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   using T = typename Op::elem;
   using block_reduce = cub::BlockReduce<A, kBlock, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
   allow_dependents();
-  static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY && !ADAPT));
+  static_assert(G == kBlock || (G >= 1 && G <= 32 && (32 % (G == 0 ? 1 : G)) == 0) || (G == 0 && LAZY));
   __shared__ typename block_reduce::TempStorage temp;
   __shared__ bool last;
   __shared__ std::int64_t probe_at[kProbePoints];  // tile items: the output holding each point, or -1
@@ -400,7 +399,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   constexpr bool kGroupsFirst = !kTrim;
   // plan seg_warp_claim (warp_phase): the certified pass's group items of 1..32 lanes, sums
   // (its mean's kernels spill 40 bytes already, and 116 with warp_phase: ptxas here)
-  constexpr bool kWarpClaims = !kGroupsFirst && G >= 1 && G <= 32 && !ADAPT && !is_mean_op<Op>::value;
+  constexpr bool kWarpClaims = !kGroupsFirst && G >= 1 && G <= 32 && !is_mean_op<Op>::value;
   // a block's accumulator to thread 0: block_tree for the certified pass's states, else CUB's
   // (the callers' barriers after each use cover both: temp's bytes hold block_tree's states)
   static_assert(sizeof(typename block_reduce::TempStorage) >= kBlock / 32 * sizeof(A));
@@ -733,30 +732,6 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       }
     } else if constexpr (G == 0) {
       flat_item(it, taken);
-    } else if constexpr (ADAPT) {
-      // (segments, plan.seg_lanes = -1; launched with G = 4) The lanes per segment from this
-      // item's own mean length, by the rule launch_v3 applies to a whole call's mean: so one
-      // huge segment no longer gives 32 lanes to every tiny one. An item is kBlock / G
-      // segments, taken kBlock / lanes at a time. Each output gets the bits it would get from
-      // the kernel of that many lanes.
-      const std::int64_t o_first = (it - tiles) * (kBlock / G);
-      const std::int64_t o_end = o_first + kBlock / G < g.outputs ? o_first + kBlock / G : g.outputs;
-      std::int64_t F0, F1, at0;
-      span_from(g, __ldg(g.off + o_first), __ldg(g.off + o_end), F0, F1, at0);
-      const std::int64_t lanes_len = (F1 - F0) / (o_end - o_first) / 4;  // (the same in every thread)
-      const int gl = lanes_len >= 512 ? 32 : lanes_len >= 256 ? 16 : lanes_len >= 128 ? 8 : 4;
-      const int lane = static_cast<int>(threadIdx.x) % gl, per = kBlock / gl;
-      for (int r = 0; r < gl / G; ++r) {
-        const std::int64_t o = o_first + static_cast<std::int64_t>(r) * per + threadIdx.x / gl;
-        const bool live = o < o_end;  // every lane stays for the shuffles
-        std::int64_t b = 0, e = 0, at = 0;
-        if (live) span_of(g, o, b, e, at);
-        const std::int64_t len = e - b;
-        A a = Op::identity();
-        if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, gl, stage);
-        a = group_reduce<Op, kTrim>(a, gl, live && len <= split ? lanes_used<T>(len, gl) : 0);
-        if (live && lane == 0 && len <= split) op.write(o, a, len);
-      }
     } else {
       const int lane = threadIdx.x % G;
       const std::int64_t o = (it - tiles) * (kBlock / G) + threadIdx.x / G;
@@ -855,7 +830,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     // and the group items' offsets loaded ahead are then never live together, and the order
     // is fixed at compile time (a run-time order spilled 14 bytes in the fast kernels, whose
     // one huge segment among 10,000 tiny ones then read 3112 GB/s against run 77's 3526).
-    if constexpr (kGroupsFirst && G >= 1 && G <= 32 && !ADAPT) {
+    if constexpr (kGroupsFirst && G >= 1 && G <= 32) {
       // the block's first group item's offsets (taken = blockIdx.x), loaded before the check so
       // that their round trip overlaps its loads (group_item then reads them as loaded ahead)
       const std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * (kBlock / G) + threadIdx.x / G;
@@ -1016,11 +991,11 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
 
 /// The rows kernel (rows_body), 3 blocks a SM for accumulators of 32 bytes or more (the
 /// certified pass's), else 4.
-template <class Op, int G, bool ADAPT = false, bool LAZY = false>
+template <class Op, int G, bool LAZY = false>
 __global__ void __launch_bounds__(kBlock, sizeof(typename Op::acc) >= 32 ? 3 : 4) rows_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets,
                                                       std::int64_t tile, std::int64_t split, std::int64_t tiles,
                                                       std::int64_t items, int order, int probe, finish f) {
-  rows_body<Op, G, ADAPT, LAZY>(g, op, partials, tickets, tile, split, tiles, items, order, probe, f);
+  rows_body<Op, G, LAZY>(g, op, partials, tickets, tile, split, tiles, items, order, probe, f);
 }
 
 /// The vector type of a column step's load: V elements of T in Bytes (16, 8, 4 or 2).
