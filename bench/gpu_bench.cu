@@ -1261,7 +1261,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"noprobe", with([](auto& p) { p.tile_probe = 0; })},
       {"noprobe+split32k", with([](auto& p) { p.tile_probe = 0; p.seg_split = 32768; })},
       {"split24k", with([](auto& p) { p.seg_split = 24576; })},
-      {"eager", with([](auto& p) { p.seg_lazy_tiles = 0; })},
       {"ahead1", with([](auto& p) { p.seg_claim_ahead = 1; })},  // lazy tiles claimed as before run 95
       {"ahead2", with([](auto& p) { p.seg_claim_ahead = 2; })},  // ... once the current tile's first part is read
       {"checklate", with([](auto& p) { p.seg_check_late = 1; })},  // the offsets checked after the group items
@@ -1272,7 +1271,6 @@ void bench_shapes_tune(pools& P, std::int64_t n, int reps) {
       {"warp2", with([](auto& p) { p.seg_warp_claim = 2; })},
       {"warp4", with([](auto& p) { p.seg_warp_claim = 4; })},
       {"warp8", with([](auto& p) { p.seg_warp_claim = 8; })},
-      {"eager+split32k", with([](auto& p) { p.seg_lazy_tiles = 0; p.seg_split = 32768; })},
       {"seg16k", with([](auto& p) { p.seg_tile = 16384; })},
       {"split1g", with([](auto& p) { p.seg_split = std::int64_t(1) << 30; p.seg_tile = std::int64_t(1) << 30; })},  // ~no tile items
       {"segblock-never", with([](auto& p) { p.seg_block_len = 0; })},  // fourteenth session: lanes per segment at every mean

@@ -30,7 +30,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
          a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
-         a.seg_lazy_tiles == b.seg_lazy_tiles && a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
+         a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
          a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim;
@@ -65,8 +65,6 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
-      {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = 2; }},
-      {"seg_lazy_tiles", [](tn::shapes_v3_plan& p) { p.seg_lazy_tiles = -1; }},
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = 3; }},
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = -1; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = 2; }},
@@ -115,7 +113,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.col_blocks = 1;
   p.item_order = 2;
   p.tile_probe = 0;
-  p.seg_lazy_tiles = 0;
+  p.seg_claim_ahead = 2;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
   tn::set_shapes_v3_params(before);
@@ -167,13 +165,11 @@ TEST(ShapesPlan, ItemOrdersTakeEveryItemOnceAndInterleavedSpreadsTheTiles) {
 // TALLY_SHAPES_PLAN's form (tests run the GPU shape suite under other plans with it): named
 // fields parsed, the rest left at their defaults; a bad item refused by what is wrong with it.
 TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
-  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0,seg_lazy_tiles=0");
-  EXPECT_EQ(tn::parse_shapes_plan("seg_lanes=8").seg_lazy_tiles, 1);  // lazy tiles by default, with every seg_lanes
+  const tn::shapes_v3_plan p = tn::parse_shapes_plan("tile=1024,seg_lanes=4,item_order=2,tile_probe=0");
   EXPECT_EQ(p.tile, 1024);
   EXPECT_EQ(p.seg_lanes, 4);
   EXPECT_EQ(p.item_order, 2);
   EXPECT_EQ(p.tile_probe, 0);
-  EXPECT_EQ(p.seg_lazy_tiles, 0);
   EXPECT_EQ(p.seg_tile, tn::shapes_v3_plan{}.seg_tile);
   EXPECT_EQ(tn::parse_shapes_plan("seg_flat_len=4096").seg_flat_len, 4096);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
@@ -209,7 +205,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"item_order=3", "item_order"},
       {"tile_probe=2", "tile_probe"},
       {"seg_stage=1", "no field 'seg_stage'"},  // (measured slower, run 43, and removed)
-      {"seg_lazy_tiles=3", "seg_lazy_tiles"},
+      {"seg_lazy_tiles=0", "no field 'seg_lazy_tiles'"},  // (forty-sixth session: lazy tiles always)
       {"seg_lanes=6", "seg_lanes"},
       {"seg_lanes=-1", "seg_lanes"},  // (lanes per item: removed, forty-sixth session)
       {"seg_flat_len=-5", "seg_flat_len"},
@@ -236,7 +232,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
 }
 
 // The fields that only change who takes which item and how it is read (item_order,
-// tile_probe, seg_lazy_tiles, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
+// tile_probe, seg_claim_ahead, seg_check_late, done_fence, blocks_per_sm) give the same bits as the default plan: fast float32
 // and float64 segment sums and argmax (value and index), over equal, uneven and random
 // segments with empty ones, from an element-aligned base and from one element past a 16-byte
 // boundary (so the vector loads start mid-segment).
@@ -250,19 +246,17 @@ TEST(ShapesPlanGpu, FieldsThatKeepTheBitsKeepThem) {
     change(p);
     plans.emplace_back(name, p);
   };
-  // (item_order only orders the items of eager tiles, seg_lazy_tiles = 0: lazy tiles take the
-  // group items first and then claim the tiles)
-  with("eager tiles", [](auto& p) { p.seg_lazy_tiles = 0; });
-  with("eager tiles, groups first", [](auto& p) { p.seg_lazy_tiles = 0; p.item_order = 1; });
-  with("eager tiles, interleaved", [](auto& p) { p.seg_lazy_tiles = 0; p.item_order = 2; });
+  // (every launch with tiles takes them lazily: the group items first, then the tiles
+  // claimed; item_order only orders the items of the rows read a block each, which have no
+  // tiles, and is kept here as a field that must not change the bits)
+  with("groups first", [](auto& p) { p.item_order = 1; });
+  with("interleaved", [](auto& p) { p.item_order = 2; });
   with("no probe", [](auto& p) { p.tile_probe = 0; });
-  with("eager tiles, no probe", [](auto& p) { p.seg_lazy_tiles = 0; p.tile_probe = 0; });
-  with("eager tiles, a block per SM, interleaved, no probe",
-       [](auto& p) { p.seg_lazy_tiles = 0; p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
-  with("lazy tiles, a block per SM", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = 1; });
-  with("lazy tiles, a block per item, no probe", [](auto& p) { p.seg_lazy_tiles = 1; p.blocks_per_sm = -1; p.tile_probe = 0; });
-  with("lazy tiles claimed once a tile's first part is read", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 2; });
-  with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_lazy_tiles = 1; p.seg_claim_ahead = 1; });
+  with("a block per SM, interleaved, no probe", [](auto& p) { p.blocks_per_sm = 1; p.item_order = 2; p.tile_probe = 0; });
+  with("lazy tiles, a block per SM", [](auto& p) { p.blocks_per_sm = 1; });
+  with("lazy tiles, a block per item, no probe", [](auto& p) { p.blocks_per_sm = -1; p.tile_probe = 0; });
+  with("lazy tiles claimed once a tile's first part is read", [](auto& p) { p.seg_claim_ahead = 2; });
+  with("lazy tiles claimed a tile ahead", [](auto& p) { p.seg_claim_ahead = 1; });
   with("every thread fenced before the block counts itself done", [](auto& p) { p.done_fence = 1; });
   with("the offsets checked after the group items", [](auto& p) { p.seg_check_late = 1; });
   with("warp claims (the certified pass's only: none here)", [](auto& p) { p.seg_warp_claim = 3; p.blocks_per_sm = 1; });

@@ -113,7 +113,7 @@ template <bool FEW, class T, class A> constexpr int few_col_vector() {
 /// down: rows and segments get 32 or 4 lanes an output (from the mean length in float32
 /// vectors' terms; rows longer than a tile are also split into tiles), tiles claimed after
 /// the group items (lazy: segments' only when one is longer than split, rows' always); the
-/// plan's lanes, adaptive lanes, eager order, flat items and block-per-segment are not used. Columns read vectors of up to 16 bytes (few_col_vector).
+/// plan's lanes, flat items and block-per-segment are not used. Columns read vectors of up to 16 bytes (few_col_vector).
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -122,16 +122,15 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   geo d{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
   const tuning::shapes_v3_plan plan = tuning::shapes_v3_params();
   const std::int64_t tile = segmented ? plan.seg_tile : plan.tile;
-  // segments under plan.seg_lazy_tiles (the default): the rows kernel that runs the tile
-  // items only when a segment is longer than split, claimed after the group items (rows,
-  // and segments with seg_lazy_tiles = 0, run every tile item)
-  // (the claim counter is 32-bit and ends at most tiles + grid <= 2 tiles + segments: past
-  // that, the eager order; n would be over 2^41 elements)
-  const std::int64_t seg_tiles = segmented && g.n > 0 ? (g.n + tile - 1) / tile : 0;
-  // FEW: every rows / segments launch lazy, rows included (one kernel a lane count: the eager
-  // order's tile items cost the narrow segments 14-21% of their instructions for nothing, ncu
-  // run 125); the claim counter then ends at most at tiles + grid, tiles < 2^31 below
-  const bool lazy = FEW ? true : segmented && plan.seg_lazy_tiles != 0 && 2 * seg_tiles + g.outputs < 0xffffffffLL;
+  // Lazy tiles (every launch but rows of [block_row_len, tile] elements, a block each): the
+  // rows kernel runs the tile items only when an output is longer than split (segments: the
+  // blocks look while checking the offsets; rows: always, when a row passes a tile), claimed
+  // one at a time after the group items. The eager order (plan seg_lazy_tiles 0: every tile
+  // item run, first; run 46: lazy 10-13% faster on equal segments, which need no tile), and
+  // eager rows below block_row_len, went in the forty-sixth session with their kernels (a
+  // quarter of shapes.cu's) to shorten the build; the narrow types' rows had run lazy since
+  // run 125. The claim counter is 32-bit and ends at most at tiles + grid: tiles < 2^31 (checked
+  // below: n at most 2^41) and grid < 2^31 (clamped).
   // a block per segment (plan.seg_block_len; not with lanes chosen in the plan): segments of
   // up to a tile are then read whole by one block, as rows are
   const std::int64_t mean_len = g.outputs > 0 ? g.n / g.outputs : 0;
@@ -139,7 +138,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
   // plan; sixteenth session, measured slower in run 57, off by default): a warp reads 8 consecutive short segments
   // as one range
-  const bool flat = is_fast_sum<Op>::value && lazy && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
+  const bool flat = is_fast_sum<Op>::value && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
                     mean_len <= plan.seg_flat_len;
   // longer outputs go to the tile items
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
@@ -181,7 +180,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
     // (2^31 tiles of at least 1024 elements: 2^41 elements, past any device's memory)
-    if (FEW && tiles >= (std::int64_t(1) << 31))
+    if (tiles >= (std::int64_t(1) << 31))
       throw error(errc::invalid_argument, "tally: a shape reduction of more than 2^41 elements is not supported");
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
@@ -293,10 +292,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       kernel<<<static_cast<unsigned>(grid), kBlock, dyn, stream>>>(d, op, partials, ps.tickets, tile, split, tiles, items,
                                                                  plan.item_order, plan.tile_probe, fk);
     };
-    auto lanes = [&]<int G>() {
-      if (lazy) go.template operator()<G, true>();
-      else go.template operator()<G>();
-    };
+    auto lanes = [&]<int G>() { go.template operator()<G, true>(); };
     // (accumulators of 32 bytes or more, the certified pass's: a block per row only from rows of
     // 256 plan.heavy_lane_len elements; shorter rows read by fewer lanes each, since a block's
     // merges of such states cost more than its lanes save: run 59, rows of 8192 through the

@@ -149,8 +149,6 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.gate_blocks < 0 || p.gate_blocks > 16)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.gate_blocks must lie in [0, 16] (0: the defaults)");
   if (p.pdl != 0 && p.pdl != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.pdl must be 0 or 1");
-  if (p.seg_lazy_tiles != 0 && p.seg_lazy_tiles != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lazy_tiles must be 0 or 1");
   if (p.seg_claim_ahead < 0 || p.seg_claim_ahead > 2)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_claim_ahead must be 0, 1 or 2");
   if (p.seg_check_late != 0 && p.seg_check_late != 1)
@@ -199,7 +197,6 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "col_blocks") p.col_blocks = v;
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
-    else if (key == "seg_lazy_tiles") p.seg_lazy_tiles = small(v);
     else if (key == "seg_claim_ahead") p.seg_claim_ahead = small(v);
     else if (key == "done_fence") p.done_fence = small(v);
     else if (key == "seg_check_late") p.seg_check_late = small(v);

@@ -17,9 +17,9 @@ struct shapes_persistent {
   long long* status;      // [2]: first bad offset index, first overflowing output; "none" = 0x7f bytes
   unsigned* blocks_done;  // 0
   unsigned* tickets;      // [capacity]: 0
-  unsigned* tile_next;    // 0: plan seg_lazy_tiles, the next tile item to claim
-  unsigned* long_seen;    // 0: plan seg_lazy_tiles, 1 once a block has seen a segment longer than seg_split
-  unsigned* checked;      // 0: plan seg_lazy_tiles, the blocks done with their share of the offsets check
+  unsigned* tile_next;    // 0: lazy tiles, the next tile item to claim
+  unsigned* long_seen;    // 0: lazy tiles, 1 once a block has seen a segment longer than seg_split
+  unsigned* checked;      // 0: lazy tiles, the blocks done with their share of the offsets check
   unsigned* group_next;         // 0: plan seg_warp_claim, the group items' warp claims handed out
 };
 

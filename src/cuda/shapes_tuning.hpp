@@ -78,8 +78,8 @@ struct shapes_v3_plan {
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
-                                      // evenly among the group items (never the bits; rows, and segments
-                                      // with seg_lazy_tiles = 0)
+                                      // evenly among the group items (never the bits; since the forty-sixth
+                                      // session only the rows read a block each, whose launches have no tiles)
   int tile_probe = 1;                 // segments: 1 probes the offsets for all of a tile's search points at once
                                       // (a warp each, where they would sit were the segments equal) before the
                                       // searches, 0 searches point by point (never the bits)
@@ -116,10 +116,8 @@ struct shapes_v3_plan {
                                       // defaults, 8 (rows, segments) and 4 (columns); never the bits (exact integer merges).
                                       // Run 79: 1 a SM gains 0.5-1% with the gate closed, but an open gate's exact kernels
                                       // would then run with an eighth of the blocks
-  int seg_lazy_tiles = 1;             // segments: 1 runs the tile items only when some segment is longer than
-                                      // seg_split (the blocks look while checking the offsets, first), claimed one
-                                      // at a time after the group items; 0 runs them always, first (never the
-                                      // bits; run 46: 1 is 10-13% faster on equal segments, which need no tile)
+                                      // (seg_lazy_tiles, 0 for the eager order, went in the forty-sixth session: lazy
+                                      // tiles always; docs/performance.md)
   int seg_claim_ahead = 0;            // lazy tiles: when a block claims its next tile: 0 when the block is free, 1 when
                                       // the current one is claimed (before run 95), 2 once the current tile's first part
                                       // is read; never the bits. Run 96 (one binary, the three interleaved, GB/s): exact
@@ -159,7 +157,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe, seg_lazy_tiles,
+/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);

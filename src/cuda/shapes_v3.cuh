@@ -344,8 +344,8 @@ __device__ __forceinline__ void span_of(const geo& g, std::int64_t o, std::int64
 /// computes does not depend on the block that takes it, so the bits do not depend on the
 /// grid. order (shapes_items.hpp item_at): tiles first, group items first, or the tiles spread
 /// evenly among the group items. probe (plan tile_probe): the tile items probe their search
-/// points first. LAZY (plan seg_lazy_tiles, the default for segments; every launch of the
-/// narrow types' ops, rows too, whose tile items are then all needed): the tile items
+/// points first. LAZY (every launch but that of rows read a block each, which have no tiles;
+/// rows too, whose tile items are then all needed): the tile items
 /// run only if a segment is longer than split, claimed after the group items (the same
 /// bits; run 46: +10-13% on equal segments, where no tile is needed). Registers for 4 blocks per SM (64; a 5-block cap at 48 measured slower,
 /// run 19; 3 blocks with 8 vectors in flight, run 44, no faster).
@@ -416,13 +416,13 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   // block checks a balanced share of the offsets (sizes differ by at most one, so every block
   // has one when there are at least as many offsets as blocks; run 48). The reads of the
   // items are safe with any offsets (span_of clamps them into x).
-  //  - Lazy tiles (plan seg_lazy_tiles, the default for segments): first, also looking for
+  //  - Lazy tiles (every segments launch): first, also looking for
   //    segments longer than split; a block that sees one sets f.long_seen, and every block
   //    then counts itself in f.checked. (Run 52 checked the offsets inside the group items
   //    instead, already loaded there: no faster on equal segments of 200, and 2% slower on
   //    one huge among tiny ones, where the blocks then learnt of the tiles only after every
   //    block's group items.)
-  //  - Eager (seg_lazy_tiles = 0): after its items, its loads overlapping the other blocks'
+  //  - Eager (before the forty-sixth session, plan seg_lazy_tiles = 0): after its items, its loads overlapping the other blocks'
   //    reads (run 44: +2% on the uneven case).
   auto check_offsets = [&](bool find_long) {
     const std::int64_t entries = g.outputs + 1, per = entries / gridDim.x, rem = entries % gridDim.x;
@@ -460,7 +460,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     }
   };
   __shared__ unsigned claimed;  // lazy tiles: the tile item thread 0 claimed
-  // (LAZY, plan seg_lazy_tiles: the order is at the end of the kernel)
+  // (LAZY: the order is at the end of the kernel)
   std::int64_t known = -1, known_b = 0, known_e = 0;  // the last output found and its flat range (same in every thread)
   bool have_next = false;  // group items of segments: this thread's offsets for the block's next item, loaded
   std::int64_t next_lo = 0, next_hi = 0;
@@ -1572,8 +1572,12 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         // (partials loaded together: kCombineLoads rows of V; one row for 32-byte accumulators,
         // whose V x kCombineLoads states would take 512 bytes of registers, and where V states
         // take more than 64 bytes: the narrow types' min / max (24 bytes, V = 4), whose 384
-        // bytes set the whole kernel's registers, 128: 2 blocks a SM; forty-fifth session)
-        constexpr int CL = sizeof(A) >= 32 || sizeof(A) * V > 64 ? 1 : kCombineLoads;
+        // bytes set the whole kernel's registers, 128: 2 blocks a SM; forty-fifth session).
+        // But not the byte and 16-bit integer column min / max (kPackedExtremes,
+        // kPackedShortExtremes): with one row they took 80 registers and read 5-6% slower
+        // (run 161 against run 158, H100, stream-ordered: int8 1657 -> 1550 GB/s, int16 2294
+        // -> 2162), while uint32 gained 14% and the packed half columns are new: kept at one)
+        constexpr int CL = (sizeof(A) >= 32 || sizeof(A) * V > 64) && !kPackedExtremes && !kPackedShortExtremes ? 1 : kCombineLoads;
         for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
           A v[CL][V];
 #pragma unroll
