@@ -138,7 +138,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // flat group items (plan.seg_flat_len; fast float sums, lazy tiles, lanes not chosen in the
   // plan; sixteenth session, measured slower in run 57, off by default): a warp reads 8 consecutive short segments
   // as one range
-  const bool flat = is_fast_sum<Op>::value && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
+  const bool flat = is_fast_sum<Op>::value && segmented && !seg_block && plan.seg_lanes == 0 && plan.seg_flat_len > 0 &&
                     mean_len <= plan.seg_flat_len;
   // longer outputs go to the tile items
   const std::int64_t split = !segmented ? plan.tile : seg_block ? std::max(plan.seg_split, plan.seg_tile) : plan.seg_split;
