@@ -845,6 +845,60 @@ TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfAVector) {
   });
 }
 
+// The GPU folds a lane's byte vectors in flight (4 a round, 16 x lanes bytes apart) into one
+// best key with its position (src/cuda/shapes_narrow_op.cuh, accumulate_keys_round_at): rows
+// of 2053 and 4099 bytes (with 0 and 5 of padding), the maximum first at a position that
+// moves with the row, tied 16, 48, 64, 128 and 512 elements later (the same lane's next
+// vectors for 1 to 32 lanes a row) and 1 and 15 later (the same vector); the minimum likewise
+// from another position; fill values 2..5 (ties everywhere below the extremes); a row of the
+// lowest value alone and one of the highest alone (every key 0 or every key the best); for
+// float16 and bfloat16 also a row whose max is -0 met before +0, and one with two NaNs past
+// its extremes; the same data as segments at shifted bases. Every other type runs the same
+// patterns.
+TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfARound) {
+  with_small_type(t(), [&]<class T>() {
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 4 ? 1 : 0);
+      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
+    };
+    const std::int64_t rows = 40;
+    for (std::int64_t len : {2053, 4099}) {
+      for (std::int64_t pad : {0, 5}) {
+        const std::int64_t ld = len + pad;
+        std::vector<S<T>> x(static_cast<std::size_t>(rows * ld));
+        for (std::int64_t r = 0; r < rows; ++r) {
+          auto at = [&](std::int64_t k) -> S<T>& { return x[static_cast<std::size_t>(r * ld + k % len)]; };
+          for (std::int64_t k = 0; k < ld; ++k) x[static_cast<std::size_t>(r * ld + k)] = of(2 + static_cast<int>((k * 7 + r) % 4));
+          if (r == rows - 2 || r == rows - 1) {
+            for (std::int64_t k = 0; k < len; ++k) at(k) = of(r == rows - 2 ? -9 : 9);
+            continue;
+          }
+          const std::int64_t p = (r * 97 + r * r) % (len - 600), q = (p + 601 + 13 * r) % len;
+          if constexpr (half_v<T>) {
+            if (r == rows - 4) {  // (the max a zero: -0 first, +0 64 later; the rest -1)
+              for (std::int64_t k = 0; k < len; ++k) at(k) = of(-1);
+              at(p) = from_bits<T>(0x8000);
+              at(p + 64) = of(0);
+              continue;
+            }
+            if (r == rows - 3) {  // (NaNs past the extremes, in later rounds)
+              at(p + 700) = at(p + 900) = from_bits<T>(std::is_same_v<T, float16> ? 0x7e00 : 0x7fc0);
+            }
+          }
+          for (std::int64_t d : {0, 1, 15, 16, 48, 64, 128, 512}) at(p + d) = of(9);
+          for (std::int64_t d : {0, 2, 14, 32, 64, 256}) at(q + d) = of(-9);
+        }
+        check_matrix<T>(rows, len, ld, 1, 0, x);
+        std::vector<std::int64_t> off;
+        for (std::int64_t r = 0; r <= rows; ++r) off.push_back(r * ld);
+        for (std::size_t shift : {std::size_t(0), std::size_t(5)}) check_segments<T>(x, off, shift);
+      }
+    }
+  });
+}
+
 // uint64 past 2^63 (the bias of the widened copy), uint32 and uint8 sums past their type, and
 // bool bytes other than 0 and 1: on both backends.
 class ShapesNarrowEdges : public Backend {};

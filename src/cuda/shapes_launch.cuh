@@ -114,6 +114,28 @@ template <bool FEW, class T, class A> constexpr int few_col_vector() {
 /// vectors' terms; rows longer than a tile are also split into tiles), tiles claimed after
 /// the group items (lazy: segments' only when one is longer than split, rows' always); the
 /// plan's lanes, flat items and block-per-segment are not used. Columns read vectors of up to 16 bytes (few_col_vector).
+/// Whether Op's results depend on how the rows are split into chunks: the fast float sums
+/// (fast_sum, and the float16 / bfloat16 ones, narrow_op over fast_sum), whose combination
+/// order the chunks fix. Every other op's are exact or correctly rounded.
+template <class Op> constexpr bool chunks_fix_bits() {
+  if constexpr (requires(Op o) { o.w0; }) return is_fast_sum<std::remove_cvref_t<decltype(std::declval<Op>().w0)>>::value;
+  else return is_fast_sum<Op>::value;
+}
+
+/// The narrow types' column kernels that launch_v3 launches (vec: rows read V elements a
+/// lane): the packed byte and 16-bit sums and float16 fixed-point sums held to 4 blocks a SM,
+/// the others unbounded.
+template <class Op, int VV> constexpr bool few_cols_bounded() {
+  return VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; } ||
+                     requires(unsigned q) { Op::column_short_lo(q); });
+}
+/// Resident blocks a SM of that kernel.
+template <class Op, int VV> int few_cols_fit(bool vec) {
+  if constexpr (few_cols_bounded<Op, VV>())
+    return vec ? fit_blocks<v3::cols_kernel_heavy<Op, VV, false, 4>>() : fit_blocks<v3::cols_kernel<Op, 1>>();
+  else return vec ? fit_blocks<v3::cols_kernel<Op, VV>>() : fit_blocks<v3::cols_kernel<Op, 1>>();
+}
+
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -175,7 +197,34 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       row_chunks(g.len, want, 16, chunks, chunk);
     } else {
-      row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
+      std::int64_t want = (plan.col_blocks + gx - 1) / gx;
+      if constexpr (FEW && !chunks_fix_bits<Op>()) {
+        // (plan.col_wave: of at most col_blocks' chunks, the most whose grid fills its waves
+        // of the kernel's resident blocks to 95% (else the best filled), so that no wave runs
+        // mostly empty: col_blocks' 512 blocks were 1.3 waves of the kernels of 3 blocks a SM,
+        // the uint32 / uint64 max with index and uint32 sums; run 166, H100, 8192 x 8192: 384
+        // blocks, uint32 max 0.82 -> 0.91 of read stream-ordered, uint64 0.90 -> 0.98. The byte
+        // kernels (4 a SM) and the 16-bit max (2 a SM) keep their 8 chunks there: 1 and 2 waves)
+        if (plan.col_wave == 1) {
+          const std::int64_t slots = static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec)) * sm_count();
+          std::int64_t pick = want;
+          double best = 0;
+          for (std::int64_t c = want; c >= 1; --c) {
+            const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
+            const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
+            if (use >= 0.95) {
+              pick = c;
+              break;
+            }
+            if (use > best + 0.01) {
+              best = use;
+              pick = c;
+            }
+          }
+          want = pick;
+        }
+      }
+      row_chunks(g.len, want, 64, chunks, chunk);
     }
   } else if (g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
@@ -230,14 +279,14 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         if (vec) v3::cols_kernel_heavy<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
         else v3::cols_kernel_heavy<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       }
-    } else if constexpr (FEW && VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; } ||
-                                            requires(unsigned q) { Op::column_short_lo(q); })) {
+    } else if constexpr (FEW && few_cols_bounded<Op, VV>()) {
       // (packed byte columns, 16-bit integer columns and float16 fixed-point columns: held to
       // 64 registers, 4 blocks a SM; unbounded, the uint8 and bool sums took 80 registers and 3 blocks a SM, run 119:
       // uint8 columns at 0.41 of read, run 120: 0.65 with the bound (unbounded was plan
       // few_col_bound 0, removed in the forty-sixth session).
       // Not the byte extremes' packed columns: at 64 registers their 24-byte states spilled
-      // 340 bytes, thirty-fifth session; unbounded, none. Nor held to 3 blocks a SM (plan
+      // 340 bytes, thirty-fifth session; unbounded, none (80 registers since the forty-seventh
+      // session, 3 blocks a SM). Nor held to 3 blocks a SM (plan
       // ext_col_blocks 3, forty-fifth session: run 159, H200, the byte and 16-bit column max
       // within 2% of these, float16 / bfloat16 9% slower; removed)
       if (vec) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);

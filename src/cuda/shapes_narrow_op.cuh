@@ -145,6 +145,55 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
                                column_extreme_keys(w.w));
     accumulate_keys_at(a, v2::keep_elements<1>(k, from, to, 0u), kb, from);
   }
+  /// A vector's 16 keys (column_extreme_keys).
+  static __device__ __forceinline__ uint4 vector_keys(const uint4& w)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    return make_uint4(column_extreme_keys(w.x), column_extreme_keys(w.y), column_extreme_keys(w.z), column_extreme_keys(w.w));
+  }
+  /// Min / max of bytes and the first index over a lane's U vectors in flight together
+  /// (v2::fold_vectors, v2::fold_span's rounds of whole vectors; forty-seventh session):
+  /// vector u's keys (keys(u), column_extreme_keys) at indices kb + u stride, kb + u stride +
+  /// 1, ... Each byte becomes a 16-bit key, the byte above and 255 - (16 u + its position)
+  /// below, by one byte permutation for the even and one for the odd bytes of a word (the
+  /// positions' bytes from kPos), and max.u16x2 (three-way) keeps the best key and, of equal
+  /// keys, the first element: ~18 instructions a vector and one state update a round, where
+  /// accumulate_keys_at's vector by vector took ~26 and an update each. The extreme and its
+  /// first index, so the bits of accumulate.
+  template <int U, class Keys>
+  static __device__ __forceinline__ void accumulate_keys_round_at(acc& a, Keys&& keys, std::int64_t kb, std::int64_t stride) {
+    static_assert(U >= 1 && U <= 16);
+    constexpr unsigned kPos[4] = {0x0c0d0e0fu, 0x08090a0bu, 0x04050607u, 0x00010203u};  // (byte b of [i]: 15 - (4 i + b))
+    unsigned best = 0;  // (0: below or equal to every key)
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint4 kv = keys(u);  // (vector u's keys, made here: a round's keys are never all held)
+      const unsigned k[4] = {kv.x, kv.y, kv.z, kv.w};
+      unsigned m = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        m = __vmaxu2(m, __byte_perm(k[i], kPos[i], 0x2604u));  // (bytes 0 and 2, positions' bytes 0 and 2 below)
+        m = __vmaxu2(m, __byte_perm(k[i], kPos[i], 0x3715u));  // (bytes 1 and 3)
+      }
+      best = __vmaxu2(best, m | (static_cast<unsigned>(15 - u) << 4) * 0x00010001u);
+    }
+    const unsigned key = max(best & 0xffffu, best >> 16);
+    const unsigned at = 255u - (key & 0xffu);  // (16 u + position)
+    const std::int64_t i = kb + static_cast<std::int64_t>(at >> 4) * stride + static_cast<std::int64_t>(at & 15u);
+    const std::int32_t m = column_extreme_value(key >> 8);
+    if (W0::R::better(m, i, a.value, a.index)) {
+      a.value = m;
+      a.index = i;
+    }
+  }
+  /// U whole vectors as loaded (v2::fold_vectors), vector u's elements at kb + u stride on.
+  template <int U>
+  static __device__ __forceinline__ void accumulate_words_round_at(acc& a, const uint4 (&w)[U], std::int64_t kb,
+                                                                   std::int64_t stride)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    accumulate_keys_round_at<U>(a, [&](int u) { return vector_keys(w[u]); }, kb, stride);
+  }
   /// A vector's 16 keys (column_extreme_keys; 0 for bytes left out, all before `from` or at
   /// or past the elements kept) into the state: the best key by max.u16x2 over the even and
   /// the odd bytes, then, only when that value could beat the state, its first byte at or
@@ -276,8 +325,8 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   }
   /// Column min / max of bytes (v3::cols_body, four outputs a lane): a word's bytes as keys
   /// 0..255 in the op's order, a larger key better (In::byte_values, complemented for min), so
-  /// that one unsigned byte comparison (__vcmpgtu4) finds which of the four a row improves; a
-  /// key's element value back; and an element (value and index) entered into a state.
+  /// that max.u16x2 over keys with the run row below them finds each output's best and first
+  /// row; a key's element value back; and an element (value and index) entered into a state.
   static __device__ __forceinline__ unsigned column_extreme_keys(unsigned w)
     requires(is_int_extreme<W0>::value && requires { In::byte_values(w); })
   {

@@ -67,7 +67,8 @@ struct shapes_v3_plan {
                                       // 1 or 2 (the masked ops; the others 4), 4 or 32 for every call
                                       // (the forty-sixth session removed plan fields whose other values lost on a device:
                                       // bf16_terms, half_extreme_vectors, half_extreme_cols, few_col_bound and
-                                      // ext_col_blocks; docs/performance.md, run 159)
+                                      // ext_col_blocks; docs/performance.md, run 159; the forty-seventh session's trial
+                                      // ext_col_lean won and became the byte min / max columns' only form, run 167)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   std::int64_t heavy_lane_len = 128;  // rows and segments through accumulators of 32 bytes or more (the certified
                                       // pass): the lanes per output chosen from the mean length so that each lane
@@ -76,6 +77,14 @@ struct shapes_v3_plan {
                                       // those results are correctly rounded; run 61: 128 best on rows, by 2-3%)
   int blocks_per_sm = 0;              // rows grid: 0 every resident block (persistent), > 0 that many per SM, < 0 a block per item
   std::int64_t col_blocks = 512;      // column mode: about this many blocks (row chunks from the shape alone)
+  int col_wave = 1;                   // column mode, the narrow types' ops whose results do not depend on the row
+                                      // chunks (all but the float16 / bfloat16 fast sums): 1 of at most col_blocks'
+                                      // row chunks, the most whose grid fills its waves of the column kernel's resident
+                                      // blocks (cudaOccupancyMaxActiveBlocksPerMultiprocessor) to 95%; 0 col_blocks'
+                                      // as the others. Never the bits. (Forty-seventh session, run 166, H100, 8192 x
+                                      // 8192: 384 blocks (one wave of 3 a SM) against col_blocks' 512 read the uint32 /
+                                      // uint64 max with index at 0.91 / 0.98 of read stream-ordered against 0.82 / 0.90;
+                                      // 768, 1024 or 2048 blocks lost for every narrow type)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
@@ -157,7 +166,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
+/// col_blocks outside [1, 2^20], col_wave not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);

@@ -95,6 +95,13 @@ template <int N> __device__ __forceinline__ void copy_async_wait() {
 #endif
 }
 
+/// Whether Op takes a lane's U vectors in flight at once, with their elements' indices
+/// (accumulate_words_round_at, accumulate_keys_round_at: the byte min / max, one state update
+/// a round of U vectors).
+template <class Op, int U> __host__ __device__ constexpr bool takes_rounds_at() {
+  return requires(typename Op::acc& a, const uint4 (&w)[U]) { Op::template accumulate_words_round_at<U>(a, w, std::int64_t(0), std::int64_t(0)); };
+}
+
 /// Folds U whole 16-byte vectors w[u] = pv[j + u step] (elements kb + (j + u step) V on) into
 /// a: by the op's accumulate_vectors where it has one (the certified pass: the U V float32
 /// elements as one exact term when their exponents allow, one state update instead of U; when
@@ -117,6 +124,8 @@ __device__ __forceinline__ void fold_vectors(typename Op::acc& a, const uint4 (&
       __builtin_memcpy(e, &r, 16);
       fold_vector<Op>(a, e, kb + (j + static_cast<std::int64_t>(u) * step) * V);
     }
+  } else if constexpr (takes_rounds_at<Op, U>()) {
+    Op::template accumulate_words_round_at<U>(a, w, kb + j * V, static_cast<std::int64_t>(step) * V);
   } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) fold_words<Op>(a, w[u], kb + (j + static_cast<std::int64_t>(u) * step) * V);
@@ -277,6 +286,14 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
       walk_vectors<U>(
           pv, nv, first, step,
           [&](const uint4(&w)[U], std::int64_t jr) {
+            if constexpr (takes_rounds_at<Op, U>()) {
+              // (a round of whole vectors: one state update; one that holds the span's first
+              // or last vector, vector by vector, masked)
+              if (jr != 0 && jr + static_cast<std::int64_t>(U - 1) * step < nv - 1) {
+                Op::template accumulate_words_round_at<U>(a, w, jr * V - from0, static_cast<std::int64_t>(step) * V);
+                return;
+              }
+            }
 #pragma unroll
             for (int u = 0; u < U; ++u) fold_at(w[u], jr + static_cast<std::int64_t>(u) * step);
           },

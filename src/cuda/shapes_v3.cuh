@@ -1148,42 +1148,52 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       if (held > 0) update(k);
     } else if constexpr (kPackedExtremes) {
       // (min / max of bytes and their first rows, V = 4: a row's word holds this lane's 4
-      // outputs' bytes, as keys (Op::column_extreme_keys) where a larger key is better. `best`
-      // holds the best key of each output met in the run, `at` the run row (a byte: runs of 256
-      // of this lane's rows) that first held it: a row replaces the bytes whose key it beats
-      // strictly (__vcmpgtu4), so the first of equal keys stays. Every 256 rows each output's
-      // best enters its state with its row's index, ~10 instructions a row for 4 outputs where
-      // element by element each byte took a comparison of value and 64-bit index and two
-      // selections (byte argmax columns at 0.27 of read, run 133). The same extreme and first
-      // index, so the same bits.)
-      unsigned best = 0, at = 0, row = 0;  // (row: this row's run row in each byte)
-      std::int64_t k_run = k;              // the run's first row
-      int held = 0;                        // rows in the run
-      // (best = 0, at = 0 hold for the run's first row: a key of 0 there is the run's best
-      // until beaten, and the first row holding it)
+      // outputs' bytes, as keys (Op::column_extreme_keys) where a larger key is better. Each
+      // byte becomes a 16-bit key, the byte above and 255 - its run row below (a run: 256 of
+      // this lane's rows), bytes 0 and 2 in `even`, 1 and 3 in `odd`, so that max.u16x2 keeps
+      // the best key and, of equal keys, the first row: one byte permutation for each half and
+      // a three-way max.u16x2 for two rows' halves, ~4 instructions a row for 4 outputs.
+      // Within a block of kU = 16 rows the low byte holds 15 - u (the permutation's second
+      // word, kRowBytes, a byte a row), and the block's best enters the run's with its block's
+      // 15 - j above that (an OR). Every 256 rows each output's best enters its state with its
+      // row's index. The forty-fourth session's form (one unsigned byte comparison a row and
+      // two selections, ~10 instructions) read at 0.62-0.66 of read (run 162, stream-ordered);
+      // element by element, 0.27 (run 133). The same extreme and first index, so the same bits.)
+      unsigned even = 0, odd = 0;  // (0: below or equal to every key, and a run has a row)
+      std::int64_t k_run = k;      // the run's first row
+      int held = 0;                // rows in the run
       auto flush = [&]() {
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          Op::accumulate_value(a[e], Op::column_extreme_value(best >> (8 * e)),
-                               k_run + static_cast<std::int64_t>((at >> (8 * e)) & 0xffu) * kColWarps);
-        best = at = row = 0;
+        for (int e = 0; e < 4; ++e) {
+          const unsigned key = ((e & 1) ? odd : even) >> (16 * (e >> 1)) & 0xffffu;
+          Op::accumulate_value(a[e], Op::column_extreme_value(key >> 8),
+                               k_run + static_cast<std::int64_t>(255u - (key & 0xffu)) * kColWarps);
+        }
+        even = odd = 0;
         held = 0;
       };
-      auto take = [&](const unsigned word) {
-        const unsigned key = Op::column_extreme_keys(word);
-        const unsigned gt = __vcmpgtu4(key, best);  // 0xff in the bytes where key > best
-        best = (key & gt) | (best & ~gt);
-        at = (row & gt) | (at & ~gt);
-        row += 0x01010101u;
+      // byte_perm selectors: [low byte from the second word's byte b, the key's byte 0 (even)
+      // or 1 (odd); the same for the high half with the key's byte 2 or 3]
+      constexpr auto sel = [](int b, int odd_half) {
+        return static_cast<unsigned>((4 + b) | (odd_half << 4) | ((4 + b) << 8) | ((2 + odd_half) << 12));
       };
       constexpr int kU = kPackedByteRows;
-      static_assert(256 % kU == 0);
+      static_assert(kU == 16 && 256 % kU == 0);
+      constexpr unsigned kRowBytes[4] = {0x0c0d0e0fu, 0x08090a0bu, 0x04050607u, 0x00010203u};  // (byte b of [q]: 15 - (4q + b))
       for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
         unsigned r[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) r[u] = __ldg(reinterpret_cast<const unsigned*>(p + (k + u * kColWarps) * g.inner));
+        unsigned be = 0, bo = 0;  // (this block's best keys, 15 - u below)
 #pragma unroll
-        for (int u = 0; u < kU; ++u) take(r[u]);
+        for (int u = 0; u < kU; ++u) {
+          const unsigned key = Op::column_extreme_keys(r[u]);
+          be = __vmaxu2(be, __byte_perm(key, kRowBytes[u / 4], sel(u % 4, 0)));
+          bo = __vmaxu2(bo, __byte_perm(key, kRowBytes[u / 4], sel(u % 4, 1)));
+        }
+        const unsigned block = ((255u - static_cast<unsigned>(held)) & 0xf0u) * 0x00010001u;  // (15 - j above 15 - u)
+        even = __vmaxu2(even, be | block);
+        odd = __vmaxu2(odd, bo | block);
         held += kU;
         if (held == 256) {
           flush();
@@ -1191,7 +1201,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         }
       }
       for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under 256)
-        take(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
+        const unsigned key = Op::column_extreme_keys(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
+        const unsigned low = 255u - static_cast<unsigned>(held);
+        even = __vmaxu2(even, __byte_perm(key, low, sel(0, 0)));
+        odd = __vmaxu2(odd, __byte_perm(key, low, sel(0, 1)));
         ++held;
       }
       if (held > 0) flush();
@@ -1577,7 +1590,11 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         // kPackedShortExtremes): with one row they took 80 registers and read 5-6% slower
         // (run 161 against run 158, H100, stream-ordered: int8 1657 -> 1550 GB/s, int16 2294
         // -> 2162), while uint32 gained 14% and the packed half columns are new: kept at one)
-        constexpr int CL = (sizeof(A) >= 32 || sizeof(A) * V > 64) && !kPackedExtremes && !kPackedShortExtremes ? 1 : kCombineLoads;
+        // The byte min / max (kPackedExtremes) load one row again since the forty-seventh
+        // session: their loop now takes ~4 instructions a row, so the 3 blocks a SM of 80
+        // registers beat the 2 of 126 (plan ext_col_lean, run 167, H100, stream-ordered:
+        // int8 / uint8 column max 1817 / 1814 -> 1901 / 1905 GB/s).
+        constexpr int CL = (sizeof(A) >= 32 || sizeof(A) * V > 64) && !kPackedShortExtremes ? 1 : kCombineLoads;
         for (; y + (CL - 1) * kColWarps < gridDim.y; y += CL * kColWarps) {  // loads in flight together
           A v[CL][V];
 #pragma unroll
