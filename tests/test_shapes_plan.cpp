@@ -226,6 +226,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
       {"ext_col_blocks=3", "no field 'ext_col_blocks'"},        // (run 159: no gain, removed)
       {"ext_col_lean=1", "no field 'ext_col_lean'"},            // (run 167: won, the only form now)
       {"col_wave=2", "col_wave"},
+      {"short_col_lean=1", "no field 'short_col_lean'"},        // (run 170: won, the only form now)
   };
   for (const auto& [text, why] : bad) {
     try {

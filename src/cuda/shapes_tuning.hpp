@@ -68,7 +68,8 @@ struct shapes_v3_plan {
                                       // (the forty-sixth session removed plan fields whose other values lost on a device:
                                       // bf16_terms, half_extreme_vectors, half_extreme_cols, few_col_bound and
                                       // ext_col_blocks; docs/performance.md, run 159; the forty-seventh session's trial
-                                      // ext_col_lean won and became the byte min / max columns' only form, run 167)
+                                      // ext_col_lean and short_col_lean won and became the byte and 16-bit min / max
+                                      // columns' only form, runs 167 and 170)
   std::int64_t block_row_len = 4096;  // rows (not segments) of [block_row_len, tile] elements: a block each
   std::int64_t heavy_lane_len = 128;  // rows and segments through accumulators of 32 bytes or more (the certified
                                       // pass): the lanes per output chosen from the mean length so that each lane
