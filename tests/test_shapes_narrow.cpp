@@ -549,6 +549,54 @@ TEST_P(ShapesNarrow, SegmentsOfOneRepeatedExtremeValueAtEveryAlignment) {
   });
 }
 
+// Byte min / max over segments of 1 to 1,100 bytes (the GPU reads a segment's aligned 16-byte
+// vectors, 1, 2 or 4 lanes a segment by its mean length, 4 vectors of a lane a round with one
+// state update; a round holding the segment's first or last vector, or running past its end,
+// keys the bytes outside the segment as the worst value and raises the index found to the
+// segment's first element: forty-eighth session), over bases shifted 0, 1, 3, 7 and 15
+// elements: segments of the worst value only (for max the lowest, for min the highest: each op
+// meets both), of the best value only, the best at the first element, at the last, at both, at
+// the first element of a vector or the last of one, and values near both ends, tied, with the
+// best values at a moving position. Every output against the element-by-element reference.
+TEST_P(ShapesNarrow, ByteSegmentExtremesAtTheirEdgesAtEveryAlignment) {
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (sizeof(S<T>) == 1) {
+      constexpr bool kBool = std::is_same_v<T, bool>;
+      using L = std::numeric_limits<S<T>>;
+      const S<T> lo = kBool ? S<T>(0) : L::lowest(), hi = kBool ? S<T>(1) : L::max();
+      const S<T> lo1 = kBool ? lo : S<T>(lo + 1), hi1 = kBool ? hi : S<T>(hi - 1);
+      const std::int64_t lens[] = {1, 2, 15, 16, 17, 31, 33, 63, 64, 65, 199, 200, 255, 256, 257, 300, 1000, 1030, 1100};
+      // (short segments only, then long ones among them, then longer ones: 1 and 4 lanes a
+      // segment, from the mean length: few_masked_lanes; ShapesNarrowLanes* run every lane count)
+      for (std::int64_t mean_band : {0, 1, 2}) {
+        std::vector<std::int64_t> off{0};
+        std::vector<S<T>> x;
+        std::mt19937_64 g(77 + static_cast<unsigned>(mean_band));
+        for (int s = 0; s < 8 * 19; ++s) {
+          std::int64_t len = lens[s % 19];
+          if (mean_band == 0) len = len % 257 + 1;
+          if (mean_band == 2) len = 4 * len + 1;
+          const int kind = (s / 19) % 8;
+          std::vector<S<T>> seg(static_cast<std::size_t>(len));
+          for (std::int64_t k = 0; k < len; ++k) {
+            const auto r = g() % 4;
+            seg[static_cast<std::size_t>(k)] = kind == 0 ? lo : kind == 1 ? hi : kind == 7 ? (r == 0 ? lo : r == 1 ? lo1 : r == 2 ? hi1 : hi)
+                                                                                 : (r % 2 ? lo1 : hi1);
+          }
+          auto put_at = [&](std::int64_t k, S<T> v) { seg[static_cast<std::size_t>(std::clamp<std::int64_t>(k, 0, len - 1))] = v; };
+          if (kind == 2 || kind == 4) put_at(0, hi), put_at(len / 2, lo);
+          if (kind == 3 || kind == 4) put_at(len - 1, hi), put_at(len - 1 - len / 3, lo);
+          if (kind == 5) put_at(16 - static_cast<std::int64_t>(s % 16), hi), put_at(15 - static_cast<std::int64_t>(s % 16), lo);
+          if (kind == 6) put_at(len - 16 + static_cast<std::int64_t>(s % 16), hi), put_at(len - 17 + static_cast<std::int64_t>(s % 16), lo);
+          x.insert(x.end(), seg.begin(), seg.end());
+          off.push_back(off.back() + len);
+        }
+        for (std::size_t shift : {0, 1, 3, 7, 15}) check_segments<T>(x, off, shift);
+      }
+    }
+  });
+}
+
 // Column min / max and their first rows (the GPU keeps a lane's four byte columns' best bytes
 // and their rows packed in two words, entering them into the states every 256 of the lane's
 // rows, 2048 rows of a column block; the other types go element by element): per column

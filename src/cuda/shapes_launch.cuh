@@ -89,7 +89,14 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 ///     200 B 1475 / 1607 / 1514 / 399; 600 B 1391 / 1598 / 1661 / 975;
 ///     1000 B 1377 / 1630 / 1690 / 1416; 2000 B 1253 / 1530 / 1695 / 1702;
 ///     8192 B 570 / 1031 / 1505 / 1715.
-inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes) {
+/// The byte min / max (`rounds`: v2::takes_rounds_at, every round of a segment's vectors one
+/// state update, masked at the segment's ends, from the forty-eighth session) 1, 4 or 32:
+/// measured (run 173, H100, the same binary, GB/s with 1 / 2 / 4 lanes):
+///   16 B 595 / 330 / 174; 64 B 1513 / 1100 / 630; 200 B 1480 / 1496 / 1517;
+///   600 B 1361 / 1558 / 1639; 1000 B 1344 / 1624 / 1646; 2000 B 1256 / 1599 / 1757;
+///   8192 B 563 / 1010 / 1485 (32 lanes: 1705, and 1777 as the rule's).
+inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds = false) {
+  if (rounds) return mean_bytes < 128 ? 1 : mean_bytes < 4096 ? 4 : 32;
   if (extremes) return mean_bytes <= 256 ? 1 : mean_bytes <= 1024 ? 2 : mean_bytes < 4096 ? 4 : 32;
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
@@ -364,7 +371,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // run 152, uint32 argmax segments of 200 (800 bytes) read 9% slower with its 2 lanes than
       // run 150 with 4)
       constexpr bool masked = v2::takes_masked<Op>() || v2::takes_masked_at<Op>();
-      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>())
+      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>(),
+                                                                                v2::takes_rounds_at<Op, v3::kGroupUnroll>())
                                : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
                                                                                           : 4;
       const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;

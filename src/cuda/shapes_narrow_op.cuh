@@ -160,7 +160,13 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   /// keys, the first element: ~18 instructions a vector and one state update a round, where
   /// accumulate_keys_at's vector by vector took ~26 and an update each. The extreme and its
   /// first index, so the bits of accumulate.
-  template <int U, class Keys>
+  /// kClamp (v2::fold_span's rounds that hold a segment's first vector, forty-eighth session):
+  /// the index found is raised to 0, the span's first element (kb the span's index of element 0
+  /// of vector 0; masked keys, 0, come from accumulate_words_round_span_at). A masked byte
+  /// before the span wins only when every kept byte of the round has key 0 too (the op's worst
+  /// value), and then the first of them is the span's first element, index 0: the kept bytes
+  /// of vector 0 come first. Masked bytes after the span's last element lose every tie to it.
+  template <int U, bool kClamp = false, class Keys>
   static __device__ __forceinline__ void accumulate_keys_round_at(acc& a, Keys&& keys, std::int64_t kb, std::int64_t stride) {
     static_assert(U >= 1 && U <= 16);
     constexpr unsigned kPos[4] = {0x0c0d0e0fu, 0x08090a0bu, 0x04050607u, 0x00010203u};  // (byte b of [i]: 15 - (4 i + b))
@@ -179,7 +185,8 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     }
     const unsigned key = max(best & 0xffffu, best >> 16);
     const unsigned at = 255u - (key & 0xffu);  // (16 u + position)
-    const std::int64_t i = kb + static_cast<std::int64_t>(at >> 4) * stride + static_cast<std::int64_t>(at & 15u);
+    std::int64_t i = kb + static_cast<std::int64_t>(at >> 4) * stride + static_cast<std::int64_t>(at & 15u);
+    if constexpr (kClamp) i = max(i, std::int64_t(0));
     const std::int32_t m = column_extreme_value(key >> 8);
     if (W0::R::better(m, i, a.value, a.index)) {
       a.value = m;
@@ -193,6 +200,38 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
   {
     accumulate_keys_round_at<U>(a, [&](int u) { return vector_keys(w[u]); }, kb, stride);
+  }
+  /// A round of a span's vectors that holds its first or its last vector or runs past its end
+  /// (v2::fold_span; forty-eighth session): vector u is the span's vector j + u step of nv, its
+  /// elements at (j + u step) 16 - from0 on in the span; the first vector's bytes before from0,
+  /// the last one's from to_last on and the vectors from nv on (w[u] not loaded) get key 0, and
+  /// the index found is raised to the span's first element (accumulate_keys_round_at's kClamp).
+  /// Only u = 0 of the round at j = 0 can be the first vector; a word's kept bytes are those
+  /// below a bit count, by a clamped funnel shift (SHF: the keys below 8 n bits of the vector,
+  /// n = 16, to_last or 0), ~3 instructions a word. One state update a round where each such
+  /// vector took one (accumulate_keys_at) and a branch on whether it could beat the state. The
+  /// extreme and its first index, so the bits of accumulate.
+  template <int U>
+  static __device__ __forceinline__ void accumulate_words_round_span_at(acc& a, const uint4 (&w)[U], int j, int step,
+                                                                        int nv, int from0, int to_last)
+    requires(is_int_extreme<W0>::value && sizeof(elem) == 1 && requires { In::byte_values(0u); })
+  {
+    const int rest = nv - 1 - j;  // (vector u is the span's last when u step == rest, past its end when greater)
+    accumulate_keys_round_at<U, true>(
+        a,
+        [&](int u) {
+          const int d = u * step;
+          const int bits = d < rest ? 128 : d == rest ? 8 * to_last : 0;  // (the vector's kept bytes, from its start)
+          const uint4 kv = vector_keys(w[u]);
+          unsigned k[4] = {kv.x, kv.y, kv.z, kv.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            k[i] &= __funnelshift_lc(~0u, 0u, static_cast<unsigned>(max(bits - 32 * i, 0)));  // (the word's bytes below `bits`)
+            if (u == 0) k[i] &= ~__funnelshift_lc(~0u, 0u, static_cast<unsigned>(max((j == 0 ? 8 * from0 : 0) - 32 * i, 0)));
+          }
+          return make_uint4(k[0], k[1], k[2], k[3]);
+        },
+        static_cast<std::int64_t>(j) * 16 - from0, static_cast<std::int64_t>(step) * 16);
   }
   /// A vector's 16 keys (column_extreme_keys; 0 for bytes left out, all before `from` or at
   /// or past the elements kept) into the state: the best key by max.u16x2 over the even and

@@ -283,21 +283,35 @@ __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op
           else Op::accumulate_words(a, w);
         }
       };
-      walk_vectors<U>(
-          pv, nv, first, step,
-          [&](const uint4(&w)[U], std::int64_t jr) {
-            if constexpr (takes_rounds_at<Op, U>()) {
-              // (a round of whole vectors: one state update; one that holds the span's first
-              // or last vector, vector by vector, masked)
-              if (jr != 0 && jr + static_cast<std::int64_t>(U - 1) * step < nv - 1) {
-                Op::template accumulate_words_round_at<U>(a, w, jr * V - from0, static_cast<std::int64_t>(step) * V);
-                return;
-              }
-            }
+      if constexpr (takes_rounds_at<Op, U>()) {
+        // (the byte min / max: every round of U vectors one state update, whole
+        // vectors as loaded; a round that holds the span's first or last vector or runs past
+        // its end with those vectors' bytes outside the span masked: forty-eighth session,
+        // where such rounds went vector by vector, as the 1-lane segments of 200 bytes
+        // did with 5-6 of their 13-14 vectors. 32-bit vector counts: a span here is at most
+        // the plan's seg_split, 2^30 elements)
+        const int nvi = static_cast<int>(nv);
+        for (int jr = first; jr < nvi; jr += U * step) {
+          uint4 w[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) fold_at(w[u], jr + static_cast<std::int64_t>(u) * step);
-          },
-          fold_at);
+          for (int u = 0; u < U; ++u) {
+            const int ju = jr + u * step;
+            w[u] = ju < nvi ? __ldg(pv + ju) : make_uint4(0, 0, 0, 0);
+          }
+          if (jr != 0 && jr + (U - 1) * step < nvi - 1)
+            Op::template accumulate_words_round_at<U>(a, w, static_cast<std::int64_t>(jr) * V - from0, static_cast<std::int64_t>(step) * V);
+          else
+            Op::template accumulate_words_round_span_at<U>(a, w, jr, step, nvi, from0, to_last);
+        }
+      } else {
+        walk_vectors<U>(
+            pv, nv, first, step,
+            [&](const uint4(&w)[U], std::int64_t jr) {
+#pragma unroll
+              for (int u = 0; u < U; ++u) fold_at(w[u], jr + static_cast<std::int64_t>(u) * step);
+            },
+            fold_at);
+      }
       return;
     }
   }
