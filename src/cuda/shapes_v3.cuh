@@ -68,7 +68,11 @@ inline constexpr int kGroupUnroll = 4;   // vectors in flight per lane: groups o
 // min/max, and equal segments of 200 and 1024 2% slower)
 inline constexpr int kColWarps = kBlock / 32;  // row lanes of a column block
 inline constexpr int kColUnroll = 4;
-inline constexpr int kPackedByteRows = 16;  // rows a lane has in flight in the packed byte columns (cols_body)
+inline constexpr int kPackedByteRows = 32;  // rows a lane has in flight in the packed byte columns' sums (cols_body)
+// rows a lane has in flight in the packed byte columns' min / max (cols_body kPackedExtremes;
+// forty-eighth session, run 177: 32 where 16 were, the same 79 registers and 3 blocks a SM,
+// column max +4% stream-ordered)
+inline constexpr int kPackedExtremeRows = 32;
 inline constexpr int kBf16RunRows = 8;  // certified bfloat16 columns (cols_body): rows a run (16 in flight)
 inline constexpr int kRunRows = 16;  // certified columns (cols_body RUN): rows a state update
 inline constexpr int kRowStages = 4;  // certified rows and segments under plan row_stages: groups of vectors staged a thread
@@ -1153,9 +1157,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // this lane's rows), bytes 0 and 2 in `even`, 1 and 3 in `odd`, so that max.u16x2 keeps
       // the best key and, of equal keys, the first row: one byte permutation for each half and
       // a three-way max.u16x2 for two rows' halves, ~4 instructions a row for 4 outputs.
-      // Within a block of kU = 16 rows the low byte holds 15 - u (the permutation's second
-      // word, kRowBytes, a byte a row), and the block's best enters the run's with its block's
-      // 15 - j above that (an OR). Every 256 rows each output's best enters its state with its
+      // Within a block of kU = kPackedExtremeRows rows (32, loaded together) the low byte
+      // holds kU - 1 - u (the permutation's second word, kRowBytes, a byte a row), and the
+      // block's best enters the run's with the upper bits of 255 - its first row in the run
+      // above that (an OR). Every 256 rows each output's best enters its state with its
       // row's index. The forty-fourth session's form (one unsigned byte comparison a row and
       // two selections, ~10 instructions) read at 0.62-0.66 of read (run 162, stream-ordered);
       // element by element, 0.27 (run 133). The same extreme and first index, so the same bits.)
@@ -1177,9 +1182,15 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       constexpr auto sel = [](int b, int odd_half) {
         return static_cast<unsigned>((4 + b) | (odd_half << 4) | ((4 + b) << 8) | ((2 + odd_half) << 12));
       };
-      constexpr int kU = kPackedByteRows;
-      static_assert(kU == 16 && 256 % kU == 0);
-      constexpr unsigned kRowBytes[4] = {0x0c0d0e0fu, 0x08090a0bu, 0x04050607u, 0x00010203u};  // (byte b of [q]: 15 - (4q + b))
+      constexpr int kU = kPackedExtremeRows;
+      static_assert(kU >= 4 && kU <= 256 && 256 % kU == 0);
+      struct row_bytes { unsigned t[kU / 4]; };
+      constexpr row_bytes kRowBytes = [] {  // (byte b of t[q]: kU - 1 - (4q + b))
+        row_bytes r{};
+        for (int q = 0; q < kU / 4; ++q)
+          for (int b = 0; b < 4; ++b) r.t[q] |= static_cast<unsigned>(kU - 1 - (4 * q + b)) << (8 * b);
+        return r;
+      }();
       for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
         unsigned r[kU];
 #pragma unroll
@@ -1188,10 +1199,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
           const unsigned key = Op::column_extreme_keys(r[u]);
-          be = __vmaxu2(be, __byte_perm(key, kRowBytes[u / 4], sel(u % 4, 0)));
-          bo = __vmaxu2(bo, __byte_perm(key, kRowBytes[u / 4], sel(u % 4, 1)));
+          be = __vmaxu2(be, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 0)));
+          bo = __vmaxu2(bo, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 1)));
         }
-        const unsigned block = ((255u - static_cast<unsigned>(held)) & 0xf0u) * 0x00010001u;  // (15 - j above 15 - u)
+        const unsigned block = ((255u - static_cast<unsigned>(held)) & (256u - kU)) * 0x00010001u;  // (255 - held's upper bits above kU - 1 - u)
         even = __vmaxu2(even, be | block);
         odd = __vmaxu2(odd, bo | block);
         held += kU;
