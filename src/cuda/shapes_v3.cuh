@@ -1243,7 +1243,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       };
       // (kU rows a step: a row is only 4 bytes a lane, and kColUnroll's 4 left 16 KiB in
       // flight a SM at 4 blocks, where ~36 KiB keep the read bandwidth: the byte columns read
-      // at 0.61-0.66 of the read kernel asynchronously in run 128)
+      // at 0.61-0.66 of the read kernel asynchronously in run 128. 32 rows since the
+      // forty-eighth session, in the same 64 registers: run 178, +1-2%, within the spread)
       constexpr int kU = kPackedByteRows;
       static_assert(256 % kU == 0);
       for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
