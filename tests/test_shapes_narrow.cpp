@@ -37,6 +37,16 @@ template <class T> inline constexpr bool unsigned_v = std::is_unsigned_v<T> && !
 // How the tests hold elements of T: bool as its byte.
 template <class T> using S = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
 
+// A small integer v as an element of T, for the tests' value patterns: the halves' exact
+// float value, the integers' v (unsigned ones v + 9, so that -9..9 stay ordered), bool's 1
+// above `bool_above` and 0 at or below it.
+template <class T> S<T> small_value(int v, int bool_above) {
+  if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > bool_above ? 1 : 0);
+  else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
+}
+
 template <class T> long double val(S<T> v) {
   if constexpr (half_v<T>) return tally::to_float(v);
   else if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1 : 0;
@@ -685,12 +695,7 @@ TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
   with_small_type(t(), [&]<class T>() {
     // one long segment and one long column with ties past piece / tile / chunk bounds
     const std::int64_t n = 300007;
-    auto of = [](int v) -> S<T> {
-      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 1 ? 1 : 0);
-      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
-    };
+    auto of = [](int v) { return small_value<T>(v, 1); };
     std::vector<S<T>> x(static_cast<std::size_t>(n), of(1));
     for (std::int64_t i : {299999, 200000, 65537, 40000, 8192 * 3 + 1}) x[static_cast<std::size_t>(i)] = of(9);
     for (std::int64_t i : {123457, 32768, 32769}) x[static_cast<std::size_t>(i)] = of(-9);
@@ -868,12 +873,7 @@ TEST_P(ShapesNarrow, HalfExactSumsOfCloseAndOutlyingTerms) {
 // the same data as segments at shifted bases. Every other type runs the same patterns.
 TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfAVector) {
   with_small_type(t(), [&]<class T>() {
-    auto of = [](int v) -> S<T> {
-      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 1 ? 1 : 0);
-      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
-    };
+    auto of = [](int v) { return small_value<T>(v, 1); };
     const std::int64_t len = 48;
     for (std::int64_t pad : {0, 1, 7}) {
       const std::int64_t ld = len + pad;
@@ -907,12 +907,7 @@ TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfAVector) {
 // patterns.
 TEST_P(ShapesNarrow, ExtremesAtEveryPositionOfARound) {
   with_small_type(t(), [&]<class T>() {
-    auto of = [](int v) -> S<T> {
-      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 4 ? 1 : 0);
-      else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
-    };
+    auto of = [](int v) { return small_value<T>(v, 4); };
     const std::int64_t rows = 40;
     for (std::int64_t len : {2053, 4099}) {
       for (std::int64_t pad : {0, 5}) {
