@@ -744,6 +744,53 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
   });
 }
 
+// Column min / max and sums with the extremes tied at the distances the GPU column kernels'
+// rows take (a block's warp w reads every 8th row from w, 32 of them in flight, in runs of
+// 256): per column, the maximum and the minimum twice each, the second 1, 8, 16, 24, 32, 256
+// or 2056 rows after the first (another warp's row; the same warp's 1st to 4th next rows; its
+// next block of 32 rows in flight; 257 of its rows on, past a run);
+// a column of one value (every row ties: the first), and one of the type's largest value (a
+// byte column's packed 16-bit sums at their most, 255 x 256). Column counts multiples of 16
+// (a block's 128 byte columns, and 144: one block and 16 columns of another) for every type.
+// Under ShapesNarrowColsWhole.cuda (col_blocks=1) the 70001 rows are one row chunk: a warp's
+// 8750 rows pass 34 runs. (Written in the forty-ninth session for two column layouts tried
+// and removed: docs/performance.md.)
+TEST_P(ShapesNarrow, ColumnExtremesTiedAtEveryRowDistance) {
+  with_small_type(t(), [&]<class T>() {
+    constexpr bool shorts = std::is_integral_v<S<T>> && sizeof(S<T>) == 2;
+    const int lo = shorts ? (std::is_unsigned_v<S<T>> ? 0 : -32768) : std::is_unsigned_v<S<T>> ? 0 : -128;
+    const int span = shorts ? 65535 : 255;
+    auto of = [](int v) -> S<T> {
+      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > lo + span / 2 ? 1 : 0);
+      else return static_cast<S<T>>(v);
+    };
+    const std::int64_t gaps[] = {1, 8, 16, 24, 32, 256, 2056};
+    struct Sh { std::int64_t r, c; };
+    for (Sh sh : {Sh{70001, 16}, Sh{2113, 144}, Sh{33, 48}, Sh{1, 32}, Sh{31, 16}, Sh{300, 128}}) {
+      const std::int64_t r = sh.r, c = sh.c;
+      std::vector<S<T>> m(static_cast<std::size_t>(r * c));
+      for (std::int64_t i = 0; i < r; ++i)
+        for (std::int64_t j = 0; j < c; ++j)
+          m[static_cast<std::size_t>(i * c + j)] = of(lo + 1 + static_cast<int>((i * 7 + j * 3) % (span - 1)));
+      for (std::int64_t j = 0; j < c; ++j) {
+        auto at = [&](std::int64_t i) -> S<T>& { return m[static_cast<std::size_t>(i * c + j)]; };
+        if (j % 16 == 5 || j % 16 == 9) {  // one value: every row ties; the type's largest value
+          for (std::int64_t i = 0; i < r; ++i) at(i) = of(j % 16 == 5 ? lo + span / 2 : lo + span);
+          continue;
+        }
+        const std::int64_t a = (j * 977 + 13) % r, b = (j * 613 + 101) % r;
+        at(a) = of(lo + span);
+        if (a + gaps[j % 7] < r) at(a + gaps[j % 7]) = of(lo + span);
+        at(b) = of(lo);
+        if (b + gaps[(j + 3) % 7] < r) at(b + gaps[(j + 3) % 7]) = of(lo);
+      }
+      check_matrix<T>(r, c, c, 1, 0, m);
+    }
+  });
+}
+
 // Column min / max of float16 and bfloat16 with special values in different runs of a lane's
 // rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
 // words, entering them into the states every 4096 of the lane's rows, and reads a run again
