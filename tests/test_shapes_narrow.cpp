@@ -47,6 +47,21 @@ template <class T> S<T> small_value(int v, int bool_above) {
   else return static_cast<T>(std::is_unsigned_v<T> ? v + 9 : v);
 }
 
+// The values the column extreme tests span: int16 / uint16 their whole range, the other types
+// a byte's, lo..lo + span (-128..127, or 0..255 unsigned; float16 and bfloat16 hold them
+// exactly). of(v, bool_above): v as an element of T, bool 1 above bool_above.
+template <class T> struct column_range {
+  static constexpr bool shorts = std::is_integral_v<S<T>> && sizeof(S<T>) == 2;
+  static constexpr int lo = shorts ? (std::is_unsigned_v<S<T>> ? 0 : -32768) : std::is_unsigned_v<S<T>> ? 0 : -128;
+  static constexpr int span = shorts ? 65535 : 255;
+  static S<T> of(int v, int bool_above) {
+    if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
+    else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
+    else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > bool_above ? 1 : 0);
+    else return static_cast<S<T>>(v);
+  }
+};
+
 template <class T> long double val(S<T> v) {
   if constexpr (half_v<T>) return tally::to_float(v);
   else if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1 : 0;
@@ -721,15 +736,9 @@ TEST_P(ShapesNarrow, TiesAcrossBlockBoundariesAndNanRules) {
 // ShapesNarrowColsWhole.cuda (col_blocks=1) one chunk, 8750 rows a lane, three runs of 4096.
 TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
   with_small_type(t(), [&]<class T>() {
-    constexpr bool shorts = std::is_integral_v<S<T>> && sizeof(S<T>) == 2;
-    const int lo = shorts ? (std::is_unsigned_v<S<T>> ? 0 : -32768) : std::is_unsigned_v<S<T>> ? 0 : -128;
-    const int span = shorts ? 65535 : 255;
-    auto of = [](int v) -> S<T> {
-      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > 0 ? 1 : 0);
-      else return static_cast<S<T>>(v);
-    };
+    using R = column_range<T>;
+    constexpr int lo = R::lo, span = R::span;
+    auto of = [](int v) { return R::of(v, 0); };
     const std::int64_t r = 70001, c = 8;
     std::vector<S<T>> m(static_cast<std::size_t>(r * c));
     for (std::int64_t i = 0; i < r; ++i)
@@ -757,15 +766,9 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAcrossLongRuns) {
 // and removed: docs/performance.md.)
 TEST_P(ShapesNarrow, ColumnExtremesTiedAtEveryRowDistance) {
   with_small_type(t(), [&]<class T>() {
-    constexpr bool shorts = std::is_integral_v<S<T>> && sizeof(S<T>) == 2;
-    const int lo = shorts ? (std::is_unsigned_v<S<T>> ? 0 : -32768) : std::is_unsigned_v<S<T>> ? 0 : -128;
-    const int span = shorts ? 65535 : 255;
-    auto of = [](int v) -> S<T> {
-      if constexpr (std::is_same_v<T, float16>) return tally::to_float16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bfloat16>) return tally::to_bfloat16(static_cast<float>(v));
-      else if constexpr (std::is_same_v<T, bool>) return static_cast<std::uint8_t>(v > lo + span / 2 ? 1 : 0);
-      else return static_cast<S<T>>(v);
-    };
+    using R = column_range<T>;
+    constexpr int lo = R::lo, span = R::span;
+    auto of = [](int v) { return R::of(v, lo + span / 2); };
     const std::int64_t gaps[] = {1, 8, 16, 24, 32, 256, 2056};
     struct Sh { std::int64_t r, c; };
     for (Sh sh : {Sh{70001, 16}, Sh{2113, 144}, Sh{33, 48}, Sh{1, 32}, Sh{31, 16}, Sh{300, 128}}) {
