@@ -794,6 +794,35 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAtEveryRowDistance) {
   });
 }
 
+// Byte column sums, means and min / max where every row is whole 16-byte vectors (column
+// counts multiples of 16, row strides multiples of 16 bytes): the GPU reads these 16 columns a
+// lane, 512 of a block, and merges the row chunks with 64-bit atomics (v3::cols_bytes_wide,
+// fiftieth session; ShapesNarrowColsNarrowLanes.cuda runs the other column tests without it).
+// Shapes with a last column tile of 16 columns (528), three tiles (1040), tall matrices whose
+// lanes pass many runs of 256 rows, padded row strides (48 columns in rows of 64 bytes, 16 in
+// 48), one row, and rows of random bytes, of the type's largest value (bool: 1; the sums at
+// their most) and of its lowest (int8: -128, the bias's whole reach). Every output against the
+// element-by-element reference, both axes.
+TEST_P(ShapesNarrow, ByteColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
+  if (t() != dtype::int8 && t() != dtype::uint8 && t() != dtype::bool_) GTEST_SKIP() << "int8, uint8 and bool only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (sizeof(S<T>) == 1) {
+      using L = std::numeric_limits<S<T>>;
+      constexpr bool kBool = std::is_same_v<T, bool>;
+      struct Sh { std::int64_t r, c, rs; };
+      for (Sh sh : {Sh{4099, 528, 528}, Sh{70001, 32, 32}, Sh{600, 1040, 1040}, Sh{300, 48, 64}, Sh{257, 16, 16},
+                    Sh{1, 512, 512}, Sh{9000, 16, 48}})
+        check_matrix<T>(sh.r, sh.c, sh.rs, 1, 17 + static_cast<std::uint64_t>(sh.c));
+      for (const S<T> v : {kBool ? S<T>(1) : L::max(), kBool ? S<T>(0) : L::lowest()}) {
+        const std::int64_t r = 70001, c = 32;
+        std::vector<S<T>> m(static_cast<std::size_t>(r * c), v);
+        m[static_cast<std::size_t>(12345 * c + 7)] = kBool ? S<T>(1 - v) : S<T>(v == L::max() ? v - 1 : v + 1);  // (one other value)
+        check_matrix<T>(r, c, c, 1, 0, m);
+      }
+    }
+  });
+}
+
 // Column min / max of float16 and bfloat16 with special values in different runs of a lane's
 // rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
 // words, entering them into the states every 4096 of the lane's rows, and reads a run again

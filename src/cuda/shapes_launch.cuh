@@ -15,6 +15,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/shapes.cuh"
+#include "cuda/shapes_cols_wide.cuh"
 #include "cuda/shapes_scratch.hpp"
 #include "cuda/shapes_tuning.hpp"
 #include "cuda/shapes_v2.cuh"
@@ -143,6 +144,24 @@ template <class Op, int VV> int few_cols_fit(bool vec) {
   else return vec ? fit_blocks<v3::cols_kernel<Op, VV>>() : fit_blocks<v3::cols_kernel<Op, 1>>();
 }
 
+/// Column mode's row chunks for whole waves (plan col_wave): of at most `want` chunks of gx
+/// column tiles, the most whose grid fills its waves of `slots` resident blocks to 95%, else
+/// the best filled.
+inline std::int64_t fill_waves(std::int64_t gx, std::int64_t want, std::int64_t slots) {
+  std::int64_t pick = want;
+  double best = 0;
+  for (std::int64_t c = want; c >= 1; --c) {
+    const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
+    const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
+    if (use >= 0.95) return c;
+    if (use > best + 0.01) {
+      best = use;
+      pick = c;
+    }
+  }
+  return pick;
+}
+
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -174,7 +193,22 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   std::int64_t tiles = 0, chunks = 1, chunk = g.len, gx = 1;
   bool vec = false;
   constexpr int VV = few_col_vector<FEW, T, A>();
-  if (column_mode) {
+  // (the byte sums, means and min / max with rows of whole 16-byte vectors: 16 columns a lane,
+  // v3::cols_bytes_wide, plan byte_col_wide; row chunks of whole waves, at most kWideChunk rows)
+  bool wide = false;
+  if constexpr (FEW && v3::wide_bytes<Op>()) {
+    wide = column_mode && plan.byte_col_wide == 1 && g.outer == 1 && g.inner > 0 && g.inner % v3::kWideCols == 0 &&
+           g.outputs % v3::kWideCols == 0 && g.len > 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    if (wide) {
+      gx = (g.outputs + v3::kWideTile - 1) / v3::kWideTile;
+      std::int64_t want = (plan.col_blocks + gx - 1) / gx;
+      if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(fit_blocks<v3::cols_bytes_wide<Op>>()) * sm_count());
+      want = std::max(want, (g.len + v3::kWideChunk - 1) / v3::kWideChunk);
+      row_chunks(g.len, want, 64, chunks, chunk);
+      wide = chunk <= v3::kWideChunk;  // (always: 65535 chunks of 2^24 rows of 16 bytes pass any memory)
+    }
+  }
+  if (column_mode && !wide) {
     // 32 lanes x V outputs per block; row chunks from the shape alone (about plan.col_blocks blocks)
     vec = VV > 1 && g.outer == 1 && g.inner > 0 && g.inner % VV == 0 &&
           reinterpret_cast<std::uintptr_t>(g.x) % (VV * sizeof(T)) == 0;
@@ -212,24 +246,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         // the uint32 / uint64 max with index and uint32 sums; run 166, H100, 8192 x 8192: 384
         // blocks, uint32 max 0.82 -> 0.91 of read stream-ordered, uint64 0.90 -> 0.98. The byte
         // kernels (4 a SM) and the 16-bit max (2 a SM) keep their 8 chunks there: 1 and 2 waves)
-        if (plan.col_wave == 1) {
-          const std::int64_t slots = static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec)) * sm_count();
-          std::int64_t pick = want;
-          double best = 0;
-          for (std::int64_t c = want; c >= 1; --c) {
-            const std::int64_t blocks = gx * c, waves = (blocks + slots - 1) / slots;
-            const double use = static_cast<double>(blocks) / static_cast<double>(waves * slots);  // (of the waves' slots)
-            if (use >= 0.95) {
-              pick = c;
-              break;
-            }
-            if (use > best + 0.01) {
-              best = use;
-              pick = c;
-            }
-          }
-          want = pick;
-        }
+        if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec)) * sm_count());
       }
       row_chunks(g.len, want, 64, chunks, chunk);
     }
@@ -241,7 +258,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
-  const std::size_t part_count = column_mode ? (chunks > 1 ? chunks * g.outputs : 0) : 2 * tiles;
+  const std::size_t part_count = column_mode ? (chunks > 1 && !wide ? chunks * g.outputs : 0) : 2 * tiles;
   const std::size_t s_out = round_up(part_count * sizeof(A));
   const std::size_t s_idx = s_out + round_up(out_bytes);
   const std::size_t total = std::max<std::size_t>(256, s_idx + round_up(idx_bytes));
@@ -274,7 +291,14 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if constexpr (sizeof(A) >= 32) {
+    if constexpr (FEW && v3::wide_bytes<Op>()) {
+      if (wide) {
+        auto* words = chunks > 1 ? static_cast<unsigned long long*>(lease.zeroed(sizeof(unsigned long long) * g.outputs)) : nullptr;
+        v3::cols_bytes_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+      }
+    }
+    if (wide) {  // (launched above)
+    } else if constexpr (sizeof(A) >= 32) {
       // (float32 vectors, plan.col_run: 1 a running sum per output, one state update per 16
       // rows, the next rows loaded ahead, 2 blocks a SM; 0 four rows a term, 3 blocks a SM)
       bool running = false;
