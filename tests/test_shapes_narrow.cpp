@@ -797,7 +797,8 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAtEveryRowDistance) {
 // Byte column sums, means and min / max where every row is whole 16-byte vectors (column
 // counts multiples of 16, row strides multiples of 16 bytes): the GPU reads these 16 columns a
 // lane, 512 of a block, and merges the row chunks with 64-bit atomics (v3::cols_bytes_wide,
-// fiftieth session; ShapesNarrowColsNarrowLanes.cuda runs the other column tests without it).
+// plan byte_col_wide; fiftieth session, off by default until measured on a device: the
+// ShapesNarrowColsWide.cuda entry runs this test and the other byte column tests with it on).
 // Shapes with a last column tile of 16 columns (528), three tiles (1040), tall matrices whose
 // lanes pass many runs of 256 rows, padded row strides (48 columns in rows of 64 bytes, 16 in
 // 48), one row, and rows of random bytes, of the type's largest value (bool: 1; the sums at

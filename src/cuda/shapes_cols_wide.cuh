@@ -24,6 +24,11 @@
 //    chunks arrive in: the same bits on every run and GPU, and the same as cols_body's (the
 //    exact sum; the extreme with its first index). The column tile's last chunk block (a
 //    ticket) takes the words back with atomicExch(0), leaving them zero, and writes the outputs.
+//
+// Status (fiftieth session): built for sm_90 without spills (but 16 bytes in the bool mean's
+// form, at the 64 registers of 4 blocks a SM), never yet run on a GPU: the session's device
+// calls got no machine. Off by default (plan byte_col_wide 0) until a device run passes
+// ShapesNarrowColsWide.cuda and the narrow bench measures it against cols_body.
 #pragma once
 
 #include <cstdint>

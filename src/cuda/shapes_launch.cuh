@@ -250,7 +250,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       row_chunks(g.len, want, 64, chunks, chunk);
     }
-  } else if (g.n > 0 && (segmented || g.len > tile)) {
+  } else if (!column_mode && g.n > 0 && (segmented || g.len > tile)) {
     tiles = (g.n + tile - 1) / tile;
     // (2^31 tiles of at least 1024 elements: 2^41 elements, past any device's memory)
     if (tiles >= (std::int64_t(1) << 31))

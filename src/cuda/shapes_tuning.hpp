@@ -90,7 +90,10 @@ struct shapes_v3_plan {
                                       // matrices whose rows are whole 16-byte vectors (outputs a multiple of 16, base and row
                                       // stride 16-byte aligned): 1 16 columns a lane, a warp reading 512 bytes of a row, the
                                       // row chunks merged by 64-bit atomics (src/cuda/shapes_cols_wide.cuh, fiftieth
-                                      // session); 0 cols_body's 4 columns a lane. Never the bits (exact results)
+                                      // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). 0 by
+                                      // default: written and built in the fiftieth session, whose 13 calls for a device
+                                      // got no machine, so neither measured nor run on a GPU yet (tests: the ctest entry
+                                      // ShapesNarrowColsWide.cuda; docs/performance.md "Fiftieth session")
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
