@@ -25,14 +25,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "probe_common.cuh"  // (CK)
 
 constexpr int kBlock = 256, kWarps = 8;
 constexpr std::int64_t kCols = 8192;

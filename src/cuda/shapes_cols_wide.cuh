@@ -63,7 +63,6 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
   constexpr unsigned long long kRowMask = (1ull << 56) - 1;
   using word_t = std::conditional_t<KEYS, unsigned long long, unsigned>;
   __shared__ word_t sh[kColWarps][kWideTile];  // (warps, tile columns)
-  __shared__ bool last;
   allow_dependents();
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
   const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kWideTile;
@@ -128,20 +127,9 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
       ++run;
       held = 0;
     };
-    // byte_perm selectors: [low byte from the second word's byte b, the key's byte 0 (even)
-    // or 1 (odd); the same for the high half with the key's byte 2 or 3] (as cols_body's)
-    constexpr auto sel = [](int b, int odd_half) {
-      return static_cast<unsigned>((4 + b) | (odd_half << 4) | ((4 + b) << 8) | ((2 + odd_half) << 12));
-    };
     constexpr int kU = kWideRows;
     static_assert(kU % 4 == 0 && 256 % kU == 0);
-    struct row_bytes { unsigned t[kU / 4]; };
-    constexpr row_bytes kRowBytes = [] {  // (byte b of t[q]: kU - 1 - (4q + b))
-      row_bytes r{};
-      for (int q = 0; q < kU / 4; ++q)
-        for (int b = 0; b < 4; ++b) r.t[q] |= static_cast<unsigned>(kU - 1 - (4 * q + b)) << (8 * b);
-      return r;
-    }();
+    constexpr auto kRowBytes = key_row_bytes<kU>::make();
     if (c0 < g.outputs) {
       for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
         uint4 r[kU];
@@ -154,8 +142,8 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
 #pragma unroll
           for (int u = 0; u < kU; ++u) {
             const unsigned key = Op::column_extreme_keys(j == 0 ? r[u].x : j == 1 ? r[u].y : j == 2 ? r[u].z : r[u].w);
-            be = __vmaxu2(be, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 0)));
-            bo = __vmaxu2(bo, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 1)));
+            be = __vmaxu2(be, __byte_perm(key, kRowBytes.t[u / 4], key_row_sel(u % 4, 0)));
+            bo = __vmaxu2(bo, __byte_perm(key, kRowBytes.t[u / 4], key_row_sel(u % 4, 1)));
           }
           even[j] = __vmaxu2(even[j], be | blk);
           odd[j] = __vmaxu2(odd[j], bo | blk);
@@ -169,8 +157,8 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const unsigned key = Op::column_extreme_keys(j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w);
-          even[j] = __vmaxu2(even[j], __byte_perm(key, low, sel(0, 0)));
-          odd[j] = __vmaxu2(odd[j], __byte_perm(key, low, sel(0, 1)));
+          even[j] = __vmaxu2(even[j], __byte_perm(key, low, key_row_sel(0, 0)));
+          odd[j] = __vmaxu2(odd[j], __byte_perm(key, low, key_row_sel(0, 1)));
         }
         ++held;
       }
@@ -212,16 +200,7 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
     else atomicAdd(words + col, v);
   }
   if (gridDim.y > 1) {
-    __syncthreads();  // the block's words are added
-    if (threadIdx.x == 0) {
-      __threadfence();  // (one fence a block: cumulative over the barrier, as in block_done)
-      const unsigned t = atomicAdd(&tickets[blockIdx.x], 1u);
-      last = t == gridDim.y - 1;
-      if (last) tickets[blockIdx.x] = 0;
-    }
-    __syncthreads();
-    if (last) {
-      __threadfence();
+    if (last_chunk(tickets, f)) {
       for (int c = threadIdx.x; c < kWideTile; c += kBlock) {
         const std::int64_t col = t0 + c;
         if (col >= g.outputs) break;

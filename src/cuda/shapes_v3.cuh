@@ -223,6 +223,25 @@ __device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, cons
   return atomicOr(long_seen, 0u) != 0;
 }
 
+/// Column mode, called by every thread of a block of row chunk blockIdx.y once its part of the
+/// column tile blockIdx.x is written (partials, or atomics): whether it is the tile's last
+/// chunk block to finish (a ticket a tile, which that block resets), in which case every
+/// chunk's writes are visible to it. The fences as block_done's (f.fence_each: plan done_fence).
+__device__ __forceinline__ bool last_chunk(unsigned* tickets, const finish& f) {
+  __shared__ bool last;
+  if (f.fence_each) __threadfence();
+  __syncthreads();  // the block's writes are done
+  if (threadIdx.x == 0) {
+    __threadfence();  // (one fence a block: cumulative over the barrier, as in block_done)
+    const unsigned k = atomicAdd(&tickets[blockIdx.x], 1u);
+    last = k == gridDim.y - 1;
+    if (last) tickets[blockIdx.x] = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 /// Called by every thread of every block once its work is done.
 __device__ __forceinline__ void block_done(const finish& f) {
   __shared__ bool last_block;
@@ -1015,6 +1034,24 @@ template <std::size_t Bytes> using col_vec_t = typename col_vec<Bytes>::type;
 /// but for launch_v3's FEW ops; needs outer == 1, inner > 0 a multiple of V, a base aligned to
 /// the vector). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
+/// The packed byte min / max along columns (cols_body kPackedExtremes, cols_bytes_wide): a
+/// byte_perm selector taking the key's byte 0 (even) or 1 (odd) with the second word's byte b
+/// below it as one 16-bit key, and the key's byte 2 or 3 with byte b again as the other.
+constexpr unsigned key_row_sel(int b, int odd_half) {
+  return static_cast<unsigned>((4 + b) | (odd_half << 4) | ((4 + b) << 8) | ((2 + odd_half) << 12));
+}
+/// kU rows loaded together: byte b of t[q] holds kU - 1 - (4q + b), the place that goes below
+/// row 4q + b's key (a larger key wins, so of equal keys the first row).
+template <int kU> struct key_row_bytes {
+  unsigned t[kU / 4];
+  static constexpr key_row_bytes make() {
+    key_row_bytes r{};
+    for (int q = 0; q < kU / 4; ++q)
+      for (int b = 0; b < 4; ++b) r.t[q] |= static_cast<unsigned>(kU - 1 - (4 * q + b)) << (8 * b);
+    return r;
+  }
+};
+
 template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
@@ -1038,7 +1075,6 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     for (int i = 0; i < kWords; ++i) q[i] = sh_words[((i * V + e_) * kColWarps + w_) * 32 + lane_];
     return from_words<A>(q);
   };
-  __shared__ bool last;
   allow_dependents();
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
   const std::int64_t c0 = (static_cast<std::int64_t>(blockIdx.x) * 32 + lane) * V;  // first output of this lane
@@ -1177,20 +1213,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         even = odd = 0;
         held = 0;
       };
-      // byte_perm selectors: [low byte from the second word's byte b, the key's byte 0 (even)
-      // or 1 (odd); the same for the high half with the key's byte 2 or 3]
-      constexpr auto sel = [](int b, int odd_half) {
-        return static_cast<unsigned>((4 + b) | (odd_half << 4) | ((4 + b) << 8) | ((2 + odd_half) << 12));
-      };
       constexpr int kU = kPackedExtremeRows;
       static_assert(kU >= 4 && kU <= 256 && 256 % kU == 0);
-      struct row_bytes { unsigned t[kU / 4]; };
-      constexpr row_bytes kRowBytes = [] {  // (byte b of t[q]: kU - 1 - (4q + b))
-        row_bytes r{};
-        for (int q = 0; q < kU / 4; ++q)
-          for (int b = 0; b < 4; ++b) r.t[q] |= static_cast<unsigned>(kU - 1 - (4 * q + b)) << (8 * b);
-        return r;
-      }();
+      constexpr auto kRowBytes = key_row_bytes<kU>::make();
       for (; k + (kU - 1) * kColWarps < k1; k += kU * kColWarps) {
         unsigned r[kU];
 #pragma unroll
@@ -1199,8 +1224,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
           const unsigned key = Op::column_extreme_keys(r[u]);
-          be = __vmaxu2(be, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 0)));
-          bo = __vmaxu2(bo, __byte_perm(key, kRowBytes.t[u / 4], sel(u % 4, 1)));
+          be = __vmaxu2(be, __byte_perm(key, kRowBytes.t[u / 4], key_row_sel(u % 4, 0)));
+          bo = __vmaxu2(bo, __byte_perm(key, kRowBytes.t[u / 4], key_row_sel(u % 4, 1)));
         }
         const unsigned block = ((255u - static_cast<unsigned>(held)) & (256u - kU)) * 0x00010001u;  // (255 - held's upper bits above kU - 1 - u)
         even = __vmaxu2(even, be | block);
@@ -1214,8 +1239,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under 256)
         const unsigned key = Op::column_extreme_keys(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
         const unsigned low = 255u - static_cast<unsigned>(held);
-        even = __vmaxu2(even, __byte_perm(key, low, sel(0, 0)));
-        odd = __vmaxu2(odd, __byte_perm(key, low, sel(0, 1)));
+        even = __vmaxu2(even, __byte_perm(key, low, key_row_sel(0, 0)));
+        odd = __vmaxu2(odd, __byte_perm(key, low, key_row_sel(0, 1)));
         ++held;
       }
       if (held > 0) flush();
@@ -1558,17 +1583,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
   }
   if (gridDim.y > 1) {
-    if (f.fence_each) __threadfence();  // (plan done_fence = 1)
-    __syncthreads();  // the partials are written
-    if (threadIdx.x == 0) {
-      __threadfence();  // (one fence a block: cumulative over the barrier, as in block_done)
-      const unsigned k = atomicAdd(&tickets[blockIdx.x], 1u);
-      last = k == gridDim.y - 1;
-      if (last) tickets[blockIdx.x] = 0;
-    }
-    __syncthreads();
-    if (last) {
-      __threadfence();
+    if (last_chunk(tickets, f)) {
       auto part = [&](unsigned y, int e) { return partials + static_cast<std::int64_t>(y) * g.outputs + c0 + e; };
       if constexpr (SPREAD) {
         // every chunk of this column tile is in: thread (w, lane) merges chunks hs, hs + kParts,
