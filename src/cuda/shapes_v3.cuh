@@ -1030,10 +1030,6 @@ template <> struct col_vec<2> { using type = unsigned short; };
 template <> struct col_vec<1> { using type = unsigned char; };  // (V = 1: the path is not taken)
 template <std::size_t Bytes> using col_vec_t = typename col_vec<Bytes>::type;
 
-/// Column mode, V adjacent outputs per lane (V > 1: one vector of V elements per row, 16 bytes
-/// but for launch_v3's FEW ops; needs outer == 1, inner > 0 a multiple of V, a base aligned to
-/// the vector). Block (bx, by): outputs
-/// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
 /// The packed byte min / max along columns (cols_body kPackedExtremes, cols_bytes_wide): a
 /// byte_perm selector taking the key's byte 0 (even) or 1 (odd) with the second word's byte b
 /// below it as one 16-bit key, and the key's byte 2 or 3 with byte b again as the other.
@@ -1052,6 +1048,10 @@ template <int kU> struct key_row_bytes {
   }
 };
 
+/// Column mode, V adjacent outputs per lane (V > 1: one vector of V elements per row, 16 bytes
+/// but for launch_v3's FEW ops; needs outer == 1, inner > 0 a multiple of V, a base aligned to
+/// the vector). Block (bx, by): outputs
+/// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
 template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
