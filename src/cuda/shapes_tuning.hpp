@@ -91,7 +91,7 @@ struct shapes_v3_plan {
                                       // stride 16-byte aligned): 1 16 columns a lane, a warp reading 512 bytes of a row, the
                                       // row chunks merged by 64-bit atomics (src/cuda/shapes_cols_wide.cuh, fiftieth
                                       // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). 0 by
-                                      // default: written and built in the fiftieth session, whose 13 calls for a device
+                                      // default: written and built in the fiftieth session, whose 16 calls for a device
                                       // got no machine, so neither measured nor run on a GPU yet (tests: the ctest entry
                                       // ShapesNarrowColsWide.cuda; docs/performance.md "Fiftieth session")
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
