@@ -15,6 +15,7 @@
 //         adds the chunks in chunk order (the library's way)
 //   atom: each block adds its sums into 64-bit words with atomicAdd; the tile's last block
 //         reads and clears them (atomicExch)
+// The u16 variants read the same bytes as 4096 uint16 columns (cols_sum16): 8- or 16-byte lanes.
 // Prints, per matrix and variant, the median over 7 batches of 20 back-to-back launches (CUDA
 // events) as GB/s and as a fraction of a grid-stride 16-byte read kernel over the same bytes.
 #include <cuda_runtime.h>
@@ -275,11 +276,74 @@ __global__ void __launch_bounds__(kBlock, 3) cols_max(const unsigned char* __res
   }
 }
 
+// Column sums of the same bytes read as a row-major R x 4096 uint16 matrix (a row 8192 bytes),
+// lane j owning VB / 2 adjacent columns as one VB-byte load a row (the library's 16-bit
+// columns: VB = 8, 256 contiguous bytes a warp; VB = 16: 512), each 16-bit value added into its
+// 32-bit sum a row (the chunks here stay under 65537 rows a lane). Chunk merge: 64-bit atomics.
+template <int VB, int U>
+__global__ void __launch_bounds__(kBlock, 4) cols_sum16(const unsigned char* __restrict__ x, std::int64_t rows, std::int64_t chunk,
+                                                        unsigned*, unsigned long long* sums, unsigned* tickets,
+                                                        unsigned long long* out) {
+  using V = typename vec<VB>::type;
+  constexpr int W = VB / 4, E = VB / 2;  // words, columns a lane
+  constexpr int TILE = 32 * E;           // columns a block
+  constexpr std::int64_t kCols16 = kCols / 2;
+  __shared__ unsigned sh[kWarps][TILE];
+  __shared__ bool last;
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t k0 = std::int64_t(blockIdx.y) * chunk, k1 = min(k0 + chunk, rows);
+  const unsigned char* p = x + (std::int64_t(blockIdx.x) * TILE + lane * E) * 2;
+  unsigned acc[E] = {};
+  auto add = [&](const V& r) {
+    unsigned q[W];
+    __builtin_memcpy(q, &r, sizeof(V));
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      acc[2 * j] += q[j] & 0xffffu;
+      acc[2 * j + 1] += q[j] >> 16;
+    }
+  };
+  std::int64_t k = k0 + w;
+  for (; k + (U - 1) * kWarps < k1; k += U * kWarps) {
+    V r[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * kCols));
+#pragma unroll
+    for (int u = 0; u < U; ++u) add(r[u]);
+  }
+  for (; k < k1; k += kWarps) add(__ldg(reinterpret_cast<const V*>(p + k * kCols)));
+#pragma unroll
+  for (int e = 0; e < E; ++e) sh[w][lane * E + e] = acc[e];
+  __syncthreads();
+  for (int c = threadIdx.x; c < TILE; c += kBlock) {
+    unsigned long long s = 0;
+#pragma unroll
+    for (int i = 0; i < kWarps; ++i) s += sh[i][c];
+    atomicAdd(sums + std::int64_t(blockIdx.x) * TILE + c, s);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned t = atomicAdd(&tickets[blockIdx.x], 1u);
+    last = t == gridDim.y - 1;
+    if (last) tickets[blockIdx.x] = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int c = threadIdx.x; c < TILE; c += kBlock) {
+    const std::int64_t col = std::int64_t(blockIdx.x) * TILE + c;
+    out[col] = atomicExch(sums + col, 0ull);
+  }
+  (void)kCols16;
+}
+
 struct variant {
   const char* name;
   void (*kernel)(const unsigned char*, std::int64_t, std::int64_t, unsigned*, unsigned long long*, unsigned*, unsigned long long*);
   int vb, u;
   bool max;
+  bool u16 = false;  // (rows, 4096) uint16: tiles of 16 VB columns
 };
 
 int main(int argc, char** argv) {
@@ -294,6 +358,8 @@ int main(int argc, char** argv) {
       {"max-v4-u32-part", cols_max<4, 32, false>, 4, 32, true},  {"max-v4-u32-atom", cols_max<4, 32, true>, 4, 32, true},
       {"max-v8-u16-atom", cols_max<8, 16, true>, 8, 16, true},   {"max-v16-u8-part", cols_max<16, 8, false>, 16, 8, true},
       {"max-v16-u8-atom", cols_max<16, 8, true>, 16, 8, true},   {"max-v16-u4-atom", cols_max<16, 4, true>, 16, 4, true},
+      {"u16-v8-u8-atom", cols_sum16<8, 8>, 8, 8, false, true},   {"u16-v8-u16-atom", cols_sum16<8, 16>, 8, 16, false, true},
+      {"u16-v16-u8-atom", cols_sum16<16, 8>, 16, 8, false, true}, {"u16-v16-u4-atom", cols_sum16<16, 4>, 16, 4, false, true},
   };
   std::vector<std::int64_t> row_counts = {8192, 32768};
   if (argc > 1) row_counts = {std::atoll(argv[1])};
@@ -338,21 +404,24 @@ int main(int argc, char** argv) {
   for (const std::int64_t rows : row_counts) {
     const double bytes = double(rows) * kCols;
     std::vector<unsigned long long> ref(kCols, 0), ref_max(kCols, 0);  // (sums; max keys, byte << 56 | 2^56 - 1 - first row)
+    std::vector<unsigned long long> ref16(kCols / 2, 0);                 // (the uint16 view's sums)
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < kCols; ++c) {
         const unsigned char b = h[std::size_t(r * kCols + c)];
         ref[c] += b;
+        ref16[c / 2] += static_cast<unsigned long long>(b) << (8 * (c % 2));
         ref_max[c] = std::max(ref_max[c], (static_cast<unsigned long long>(b) << 56) | ((1ull << 56) - 1 - static_cast<unsigned long long>(r)));
       }
     const std::int64_t nv = rows * kCols / 16;
     const double t_read = time_it([&] { read_kernel<<<prop.multiProcessorCount * 8, 256>>>(reinterpret_cast<const int4*>(x), nv, sink); });
     std::printf("\n%lld x %lld uint8 (%.0f MiB): read kernel %.2f us, %.0f GB/s\n", (long long)rows, (long long)kCols,
                 bytes / (1 << 20), t_read, bytes / t_read / 1e3);
-    std::printf("%-12s %6s %6s %8s %9s %9s %6s %s\n", "variant", "tiles", "chunks", "blocks/SM", "us", "GB/s", "of read", "check");
+    std::printf("%-16s %6s %6s %8s %9s %9s %6s %s\n", "variant", "tiles", "chunks", "blocks/SM", "us", "GB/s", "of read", "check");
     for (const variant& v : vs) {
       int per_sm = 0;
       CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.kernel, kBlock, 0));
-      const std::int64_t tiles = kCols / (32 * v.vb);
+      const std::int64_t ncols = v.u16 ? kCols / 2 : kCols;
+      const std::int64_t tiles = ncols / (32 * (v.u16 ? v.vb / 2 : v.vb));
       // one wave: the most chunks whose grid fits the resident blocks, each a multiple of 8 U rows
       const std::int64_t step = 8 * v.u;
       std::int64_t chunks = std::max<std::int64_t>(1, std::int64_t(per_sm) * prop.multiProcessorCount / tiles);
@@ -365,10 +434,11 @@ int main(int argc, char** argv) {
       std::vector<unsigned long long> got(kCols);
       CK(cudaMemcpy(got.data(), out, 8 * kCols, cudaMemcpyDeviceToHost));
       int bad = 0;
-      for (std::int64_t c = 0; c < kCols; ++c) bad += got[c] != (v.max ? ref_max : ref)[c];
-      std::printf("%-12s %6lld %6lld %8d %9.2f %9.0f %6.3f %s\n", v.name, (long long)tiles, (long long)chunks, per_sm, t,
+      const auto& want = v.u16 ? ref16 : v.max ? ref_max : ref;
+      for (std::int64_t c = 0; c < ncols; ++c) bad += got[c] != want[c];
+      std::printf("%-16s %6lld %6lld %8d %9.2f %9.0f %6.3f %s\n", v.name, (long long)tiles, (long long)chunks, per_sm, t,
                   bytes / t / 1e3, t_read / t, bad ? "WRONG" : "ok");
-      if (bad) std::printf("  %d columns differ (column 0: %llu against %llu)\n", bad, got[0], (v.max ? ref_max : ref)[0]);
+      if (bad) std::printf("  %d columns differ (column 0: %llu against %llu)\n", bad, got[0], want[0]);
     }
   }
   return 0;
