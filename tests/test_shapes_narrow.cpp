@@ -824,6 +824,33 @@ TEST_P(ShapesNarrow, ByteColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
   });
 }
 
+// The same for int16 and uint16 (v3::cols_shorts_wide, plan short_col_wide; fifty-first
+// session, off by default until measured: ShapesNarrowColsWide.cuda runs this test and the
+// other 16-bit column tests with it on, ShapesNarrowColsWideWhole.cuda with one row chunk, so
+// that a lane's rows pass the 4096-row runs of the extremes and the 8192-row runs of the sums).
+// 8 columns a lane, 256 a block: a last tile of 8 columns (264), three tiles (520), tall
+// matrices, padded row strides (24 columns in rows of 32 elements, 8 in 24), one row; random
+// values, and columns of the type's largest value (sums past 2^31) and of its lowest.
+TEST_P(ShapesNarrow, ShortColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
+  if (t() != dtype::int16 && t() != dtype::uint16) GTEST_SKIP() << "int16 and uint16 only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (sizeof(S<T>) == 2 && std::is_integral_v<S<T>>) {
+      using L = std::numeric_limits<S<T>>;
+      struct Sh { std::int64_t r, c, rs; };
+      for (Sh sh : {Sh{4099, 264, 264}, Sh{70001, 16, 16}, Sh{600, 520, 520}, Sh{300, 24, 32}, Sh{257, 8, 8},
+                    Sh{1, 256, 256}, Sh{9000, 8, 24}})
+        check_matrix<T>(sh.r, sh.c, sh.rs, 1, 29 + static_cast<std::uint64_t>(sh.c));
+      for (const S<T> v : {L::max(), L::lowest()}) {
+        const std::int64_t r = 70001, c = 16;
+        std::vector<S<T>> m(static_cast<std::size_t>(r * c), v);
+        m[static_cast<std::size_t>(54321 * c + 5)] = S<T>(v == L::max() ? v - 1 : v + 1);  // (one other value)
+        m[static_cast<std::size_t>(69000 * c + 9)] = S<T>(v == L::max() ? v - 1 : v + 1);
+        check_matrix<T>(r, c, c, 1, 0, m);
+      }
+    }
+  });
+}
+
 // Column min / max of float16 and bfloat16 with special values in different runs of a lane's
 // rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
 // words, entering them into the states every 4096 of the lane's rows, and reads a run again

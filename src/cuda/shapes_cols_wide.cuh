@@ -32,6 +32,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "cuda/shapes_v3.cuh"
 
@@ -202,6 +204,196 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
   if (gridDim.y > 1) {
     if (last_chunk(tickets, f)) {
       for (int c = threadIdx.x; c < kWideTile; c += kBlock) {
+        const std::int64_t col = t0 + c;
+        if (col >= g.outputs) break;
+        write(col, atomicExch(words + col, 0ull));  // (read, and zero for the next call)
+      }
+    }
+  }
+  block_done(f);
+}
+
+
+// 16-bit integer columns a 16-byte vector a lane (fifty-first session): the column sums and
+// means of int16 and uint16 (narrow_op::column_short_lo / hi) and their min / max with the
+// first row (narrow_op::column_short_extremes), for row-major matrices whose rows are whole
+// 16-byte vectors (launch_v3 checks: outer 1, row stride and base 16-byte aligned, outputs a
+// multiple of 8, row chunks of at most kWideChunk rows).
+//
+// cols_body reads these 8 bytes a lane (kPackedShorts, kPackedShortExtremes), a warp taking
+// 256 contiguous bytes of a row: int16 column sums read at 0.90 and max at 0.83 of the read
+// kernel stream-ordered (run 183, H100, 2^26 elements). Here lane j of every warp owns 8
+// adjacent columns, one 16-byte vector a row (512 contiguous bytes a warp's row, as the 32-bit
+// columns that read at 0.92-0.96); warp w takes rows w, w + 8, ... of the block's row chunk,
+// kWideRows rows in flight a lane.
+//  - Sums: each element (Op::column_short_lo / hi) is added to its int32 run sum, which enters
+//    a 64-bit lane sum every 8192 of the lane's rows (|run| <= 8192 x 2^15 < 2^31), as
+//    cols_body's; the block's 8 warps are added in shared memory (int64).
+//  - Min / max: each element becomes one 32-bit key, its value in the high half and its row
+//    in the lane's run of 4096 rows in the low half (complemented for max), and the run's
+//    best is the keys' max (min) in the element type's order, as cols_body's; every 4096 rows
+//    the run's best enters a 64-bit key, larger better: the value's order as 16 bits
+//    (complemented for min) above 2^48 - 1 - its row.
+//  - Row chunks (one wave, plan col_wave) meet in 64-bit words of device memory that are zero
+//    between calls: atomicAdd of the chunk's sum (two's complement: exact while the total
+//    fits int64, 2^47 rows), atomicMax of its key; exact and commutative, so the same bits on
+//    every run and GPU, and the same as cols_body's. The tile's last chunk block (a ticket)
+//    takes the words back with atomicExch(0) and writes the outputs.
+//
+// Status (fifty-first session): built for sm_90; not yet run on a GPU when written; off by
+// default (plan short_col_wide 0) until a device run passes ShapesNarrowColsWide.cuda and the
+// narrow bench measures it against cols_body.
+inline constexpr int kWideShortCols = 8;                    // columns a lane: one 16-byte vector of 16-bit elements
+inline constexpr int kWideShortTile = 32 * kWideShortCols;  // columns a block (256)
+
+/// Whether Op is a 16-bit integer op cols_shorts_wide takes: sums and means
+/// (column_short_lo), or min / max (column_short_extremes).
+template <class Op> constexpr bool wide_short_sums() {
+  return sizeof(typename Op::elem) == 2 && requires(unsigned q) { Op::column_short_lo(q); };
+}
+template <class Op> constexpr bool wide_short_keys() {
+  if constexpr (sizeof(typename Op::elem) == 2 && requires { Op::column_short_extremes; }) return Op::column_short_extremes;
+  else return false;
+}
+template <class Op> constexpr bool wide_shorts() { return wide_short_sums<Op>() || wide_short_keys<Op>(); }
+
+/// The column kernel of wide_shorts ops: grid (column tiles of kWideShortTile, row chunks of
+/// `chunk` rows); words: (g.outputs) 64-bit words, zero between calls (used when there are
+/// chunks); tickets: (column tiles), zero between calls.
+template <class Op>
+__global__ void __launch_bounds__(kBlock, 3)
+    cols_shorts_wide(geo g, Op op, std::int64_t chunk, unsigned long long* words, unsigned* tickets, finish f) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  constexpr bool KEYS = wide_short_keys<Op>();
+  constexpr bool kMax = [] {
+    if constexpr (KEYS) return Op::extreme_is_max;
+    else return false;
+  }();
+  constexpr unsigned long long kRowMask = (1ull << 48) - 1;
+  __shared__ unsigned long long sh[kColWarps][kWideShortTile];  // (warps, tile columns)
+  allow_dependents();
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kWideShortTile;
+  const std::int64_t c0 = t0 + lane * kWideShortCols;  // (outputs % 8 == 0: all 8 columns or none)
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* p = static_cast<const T*>(g.x) + c0;  // (outer == 1)
+  auto row_words = [&](std::int64_t k) { return __ldg(reinterpret_cast<const uint4*>(p + k * g.inner)); };
+  std::int64_t k = k0 + w;
+  // the lane's rows, kWideRows in flight: add(v) on each row's vector in order, flush(held)
+  // after every RUN rows of the lane and at the end (held: the run's rows)
+  auto rows = [&]<int RUN>(auto&& add, auto&& flush) {
+    static_assert(RUN % kWideRows == 0);
+    int held = 0;
+    if (c0 < g.outputs) {
+      for (; k + (kWideRows - 1) * kColWarps < k1; k += kWideRows * kColWarps) {
+        uint4 r[kWideRows];
+#pragma unroll
+        for (int u = 0; u < kWideRows; ++u) r[u] = row_words(k + u * kColWarps);
+#pragma unroll
+        for (int u = 0; u < kWideRows; ++u) add(r[u]);
+        held += kWideRows;
+        if (held == RUN) {
+          flush(held);
+          held = 0;
+        }
+      }
+      for (; k < k1; k += kColWarps) {  // (fewer than kWideRows rows: held stays under RUN)
+        add(row_words(k));
+        ++held;
+      }
+      flush(held);
+    }
+  };
+  if constexpr (!KEYS) {
+    std::int32_t run[kWideShortCols] = {};
+    long long s[kWideShortCols] = {};
+    rows.template operator()<8192>(
+        [&](const uint4& v) {
+          const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            run[2 * j] += Op::column_short_lo(q[j]);
+            run[2 * j + 1] += Op::column_short_hi(q[j]);
+          }
+        },
+        [&](int) {
+#pragma unroll
+          for (int e = 0; e < kWideShortCols; ++e) {
+            s[e] += run[e];
+            run[e] = 0;
+          }
+        });
+#pragma unroll
+    for (int e = 0; e < kWideShortCols; ++e) sh[w][lane * kWideShortCols + e] = static_cast<unsigned long long>(s[e]);
+  } else {
+    using C = std::conditional_t<std::is_signed_v<T>, int, unsigned>;  // (the keys' order: the element type's)
+    constexpr C kWorst = kMax ? std::numeric_limits<C>::min() : std::numeric_limits<C>::max();
+    C best[kWideShortCols];
+#pragma unroll
+    for (int e = 0; e < kWideShortCols; ++e) best[e] = kWorst;
+    unsigned long long key[kWideShortCols] = {};  // (0: below every element's key)
+    unsigned row = kMax ? 0xffffu : 0u;  // (this row's run row in the low half; complemented for max)
+    std::int64_t k_run = k;              // the run's first row
+    auto pick = [](C b, unsigned x) { return kMax ? max(b, static_cast<C>(x)) : min(b, static_cast<C>(x)); };
+    rows.template operator()<4096>(
+        [&](const uint4& v) {
+          const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            best[2 * j] = pick(best[2 * j], __byte_perm(q[j], row, 0x1054));      // (the low element above row's half)
+            best[2 * j + 1] = pick(best[2 * j + 1], __byte_perm(q[j], row, 0x3254));  // (the high element)
+          }
+          row += kMax ? 0xffffffffu : 1u;
+        },
+        [&](int held) {
+          if (held == 0) return;
+#pragma unroll
+          for (int e = 0; e < kWideShortCols; ++e) {
+            const unsigned b = static_cast<unsigned>(best[e]);
+            const std::int64_t at = kMax ? 0xffff - (b & 0xffffu) : (b & 0xffffu);
+            const unsigned order = (b >> 16) ^ (std::is_signed_v<T> ? 0x8000u : 0u);  // (the value's order as 16 bits)
+            const unsigned long long kk = static_cast<unsigned long long>(kMax ? order : 0xffffu - order) << 48 |
+                                          (kRowMask - static_cast<unsigned long long>(k_run + at * kColWarps));
+            key[e] = max(key[e], kk);
+            best[e] = kWorst;
+          }
+          k_run += static_cast<std::int64_t>(held) * kColWarps;
+          row = kMax ? 0xffffu : 0u;
+        });
+#pragma unroll
+    for (int e = 0; e < kWideShortCols; ++e) sh[w][lane * kWideShortCols + e] = key[e];
+  }
+  // an output's word (the sum, or the key) as the op's state, written
+  auto write = [&](std::int64_t col, unsigned long long v) {
+    A a = Op::identity();
+    if constexpr (KEYS) {
+      const unsigned order = static_cast<unsigned>(v >> 48) ^ (kMax ? 0u : 0xffffu);
+      const std::int32_t value = std::is_signed_v<T> ? static_cast<std::int32_t>(order) - 0x8000 : static_cast<std::int32_t>(order);
+      Op::accumulate_value(a, value, static_cast<std::int64_t>(kRowMask - (v & kRowMask)));
+    } else {
+      a += static_cast<std::int64_t>(v);  // (two's complement: the chunks' exact sum)
+    }
+    op.write(col, a, g.len);
+  };
+  __syncthreads();
+  for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {  // (the 8 warps, in warp order)
+    const std::int64_t col = t0 + c;
+    if (col >= g.outputs) break;
+    unsigned long long v = 0;
+#pragma unroll
+    for (int i = 0; i < kColWarps; ++i) {
+      if constexpr (KEYS) v = max(v, sh[i][c]);
+      else v += sh[i][c];
+    }
+    if (gridDim.y == 1) write(col, v);
+    else if constexpr (KEYS) atomicMax(words + col, v);
+    else atomicAdd(words + col, v);
+  }
+  if (gridDim.y > 1) {
+    if (last_chunk(tickets, f)) {
+      for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {
         const std::int64_t col = t0 + c;
         if (col >= g.outputs) break;
         write(col, atomicExch(words + col, 0ull));  // (read, and zero for the next call)

@@ -195,14 +195,20 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   constexpr int VV = few_col_vector<FEW, T, A>();
   // (the byte sums, means and min / max with rows of whole 16-byte vectors: 16 columns a lane,
   // v3::cols_bytes_wide, plan byte_col_wide; row chunks of whole waves, at most kWideChunk rows)
+  // (and the 16-bit integer ones, 8 columns a lane, v3::cols_shorts_wide, plan short_col_wide)
   bool wide = false;
-  if constexpr (FEW && v3::wide_bytes<Op>()) {
-    wide = column_mode && plan.byte_col_wide == 1 && g.outer == 1 && g.inner > 0 && g.inner % v3::kWideCols == 0 &&
-           g.outputs % v3::kWideCols == 0 && g.len > 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+  if constexpr (FEW && (v3::wide_bytes<Op>() || v3::wide_shorts<Op>())) {
+    constexpr bool kBytes = v3::wide_bytes<Op>();
+    constexpr std::int64_t cols = kBytes ? v3::kWideCols : v3::kWideShortCols, tile = kBytes ? v3::kWideTile : v3::kWideShortTile;
+    wide = column_mode && (kBytes ? plan.byte_col_wide : plan.short_col_wide) == 1 && g.outer == 1 && g.inner > 0 &&
+           g.inner % cols == 0 && g.outputs % cols == 0 && g.len > 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
     if (wide) {
-      gx = (g.outputs + v3::kWideTile - 1) / v3::kWideTile;
+      gx = (g.outputs + tile - 1) / tile;
       std::int64_t want = (plan.col_blocks + gx - 1) / gx;
-      if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(fit_blocks<v3::cols_bytes_wide<Op>>()) * sm_count());
+      int fit = 0;
+      if constexpr (kBytes) fit = fit_blocks<v3::cols_bytes_wide<Op>>();
+      else fit = fit_blocks<v3::cols_shorts_wide<Op>>();
+      if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(fit) * sm_count());
       want = std::max(want, (g.len + v3::kWideChunk - 1) / v3::kWideChunk);
       row_chunks(g.len, want, 64, chunks, chunk);
       wide = chunk <= v3::kWideChunk;  // (always: 65535 chunks of 2^24 rows of 16 bytes pass any memory)
@@ -291,10 +297,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if constexpr (FEW && v3::wide_bytes<Op>()) {
+    if constexpr (FEW && (v3::wide_bytes<Op>() || v3::wide_shorts<Op>())) {
       if (wide) {
         auto* words = chunks > 1 ? static_cast<unsigned long long*>(lease.zeroed(sizeof(unsigned long long) * g.outputs)) : nullptr;
-        v3::cols_bytes_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+        if constexpr (v3::wide_bytes<Op>()) v3::cols_bytes_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+        else v3::cols_shorts_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
       }
     }
     if (wide) {  // (launched above)
