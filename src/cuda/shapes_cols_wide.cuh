@@ -44,6 +44,41 @@ inline constexpr int kWideTile = 32 * kWideCols;     // columns a block (512)
 inline constexpr int kWideRows = 8;                  // rows in flight a lane
 inline constexpr std::int64_t kWideChunk = 1 << 24;  // most rows a chunk (32-bit block sums, 16-bit run counts)
 
+/// The wide column kernels' end (cols_bytes_wide, cols_shorts_wide): each column of the tile
+/// from t0, its 8 warps' words in shared memory (sh: (warps, TILE)) met in warp order (KEYS:
+/// their max, else their sum), then written (one row chunk) or met with the other chunks' in
+/// words (64-bit atomicMax / atomicAdd; (outputs), zero between calls); the tile's last chunk
+/// block (a ticket) takes the words back with atomicExch(0) and writes them. write(col, word):
+/// the output's word as the op's state, written.
+template <bool KEYS, int TILE, class Word, class Write>
+__device__ __forceinline__ void wide_cols_end(const Word (&sh)[kColWarps][TILE], std::int64_t t0, std::int64_t outputs,
+                                              unsigned long long* words, unsigned* tickets, const finish& f, Write&& write) {
+  __syncthreads();
+  for (int c = threadIdx.x; c < TILE; c += kBlock) {
+    const std::int64_t col = t0 + c;
+    if (col >= outputs) break;
+    unsigned long long v = 0;
+#pragma unroll
+    for (int i = 0; i < kColWarps; ++i) {
+      if constexpr (KEYS) v = max(v, static_cast<unsigned long long>(sh[i][c]));
+      else v += sh[i][c];
+    }
+    if (gridDim.y == 1) write(col, v);
+    else if constexpr (KEYS) atomicMax(words + col, v);
+    else atomicAdd(words + col, v);
+  }
+  if (gridDim.y > 1) {
+    if (last_chunk(tickets, f)) {
+      for (int c = threadIdx.x; c < TILE; c += kBlock) {
+        const std::int64_t col = t0 + c;
+        if (col >= outputs) break;
+        write(col, atomicExch(words + col, 0ull));  // (read, and zero for the next call)
+      }
+    }
+  }
+  block_done(f);
+}
+
 /// Whether Op is a byte op cols_bytes_wide takes: sums and means (column_bytes), or min / max
 /// (column_extreme_keys).
 template <class Op> constexpr bool wide_byte_sums() {
@@ -187,30 +222,7 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
     }
     op.write(col, a, g.len);
   };
-  __syncthreads();
-  for (int c = threadIdx.x; c < kWideTile; c += kBlock) {  // (the 8 warps, in warp order)
-    const std::int64_t col = t0 + c;
-    if (col >= g.outputs) break;
-    unsigned long long v = 0;
-#pragma unroll
-    for (int i = 0; i < kColWarps; ++i) {
-      if constexpr (KEYS) v = max(v, sh[i][c]);
-      else v += sh[i][c];
-    }
-    if (gridDim.y == 1) write(col, v);
-    else if constexpr (KEYS) atomicMax(words + col, v);
-    else atomicAdd(words + col, v);
-  }
-  if (gridDim.y > 1) {
-    if (last_chunk(tickets, f)) {
-      for (int c = threadIdx.x; c < kWideTile; c += kBlock) {
-        const std::int64_t col = t0 + c;
-        if (col >= g.outputs) break;
-        write(col, atomicExch(words + col, 0ull));  // (read, and zero for the next call)
-      }
-    }
-  }
-  block_done(f);
+  wide_cols_end<KEYS>(sh, t0, g.outputs, words, tickets, f, write);
 }
 
 
@@ -377,30 +389,7 @@ __global__ void __launch_bounds__(kBlock, 3)
     }
     op.write(col, a, g.len);
   };
-  __syncthreads();
-  for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {  // (the 8 warps, in warp order)
-    const std::int64_t col = t0 + c;
-    if (col >= g.outputs) break;
-    unsigned long long v = 0;
-#pragma unroll
-    for (int i = 0; i < kColWarps; ++i) {
-      if constexpr (KEYS) v = max(v, sh[i][c]);
-      else v += sh[i][c];
-    }
-    if (gridDim.y == 1) write(col, v);
-    else if constexpr (KEYS) atomicMax(words + col, v);
-    else atomicAdd(words + col, v);
-  }
-  if (gridDim.y > 1) {
-    if (last_chunk(tickets, f)) {
-      for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {
-        const std::int64_t col = t0 + c;
-        if (col >= g.outputs) break;
-        write(col, atomicExch(words + col, 0ull));  // (read, and zero for the next call)
-      }
-    }
-  }
-  block_done(f);
+  wide_cols_end<KEYS>(sh, t0, g.outputs, words, tickets, f, write);
 }
 
 }  // namespace tally::cuda::shapes_k::v3
