@@ -797,8 +797,8 @@ TEST_P(ShapesNarrow, ColumnExtremesTiedAtEveryRowDistance) {
 // Byte column sums, means and min / max where every row is whole 16-byte vectors (column
 // counts multiples of 16, row strides multiples of 16 bytes): the GPU reads these 16 columns a
 // lane, 512 of a block, and merges the row chunks with 64-bit atomics (v3::cols_bytes_wide,
-// plan byte_col_wide; fiftieth session, off by default until measured on a device: the
-// ShapesNarrowColsWide.cuda entry runs this test and the other byte column tests with it on).
+// plan byte_col_wide; fiftieth session, off by default, slower in run 184: the
+// ShapesNarrowColsWide(Whole).cuda entries run this test and the other byte column tests with it on).
 // Shapes with a last column tile of 16 columns (528), three tiles (1040), tall matrices whose
 // lanes pass many runs of 256 rows, padded row strides (48 columns in rows of 64 bytes, 16 in
 // 48), one row, and rows of random bytes, of the type's largest value (bool: 1; the sums at
@@ -825,9 +825,10 @@ TEST_P(ShapesNarrow, ByteColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
 }
 
 // The same for int16 and uint16 (v3::cols_shorts_wide, plan short_col_wide; fifty-first
-// session, off by default until measured: ShapesNarrowColsWide.cuda runs this test and the
-// other 16-bit column tests with it on, ShapesNarrowColsWideWhole.cuda with one row chunk, so
-// that a lane's rows pass the 4096-row runs of the extremes and the 8192-row runs of the sums).
+// session, on by default since run 184: ShapesNarrowColsWide.cuda runs this test and the other
+// 16-bit column tests with cols_body instead (short_col_wide=0), ShapesNarrowColsWideWhole.cuda
+// with one row chunk, so that a lane's rows pass the 4096-row runs of the extremes and the
+// 8192-row runs of the sums).
 // 8 columns a lane, 256 a block: a last tile of 8 columns (264), three tiles (520), tall
 // matrices, padded row strides (24 columns in rows of 32 elements, 8 in 24), one row; random
 // values, and columns of the type's largest value (sums past 2^31) and of its lowest.

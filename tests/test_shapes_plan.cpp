@@ -118,7 +118,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.col_blocks = 1;
   p.col_wave = 0;
   p.byte_col_wide = 0;
-  p.short_col_wide = 1;
+  p.short_col_wide = 0;
   p.item_order = 2;
   p.tile_probe = 0;
   p.seg_claim_ahead = 2;
@@ -186,6 +186,7 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("byte_col_wide=1").byte_col_wide, 1);
   EXPECT_EQ(p.byte_col_wide, tn::shapes_v3_plan{}.byte_col_wide);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("short_col_wide=1").short_col_wide, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("short_col_wide=0").short_col_wide, 0);
   EXPECT_EQ(p.short_col_wide, tn::shapes_v3_plan{}.short_col_wide);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)

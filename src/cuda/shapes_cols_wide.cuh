@@ -25,10 +25,12 @@
 //    exact sum; the extreme with its first index). The column tile's last chunk block (a
 //    ticket) takes the words back with atomicExch(0), leaving them zero, and writes the outputs.
 //
-// Status (fiftieth session): built for sm_90 without spills (but 16 bytes in the bool mean's
-// form, at the 64 registers of 4 blocks a SM), never yet run on a GPU: the session's device
-// calls got no machine. Off by default (plan byte_col_wide 0) until a device run passes
-// ShapesNarrowColsWide.cuda and the narrow bench measures it against cols_body.
+// Status (run 184, H100): the GPU tests passed (ShapesNarrowColsWide.cuda), memcheck and
+// racecheck clean, but slower than cols_body at 8192 x 8192 (stream-ordered, of read: int8
+// sums 0.80 -> 0.78, max with index 0.73 -> 0.72), so off by default (plan byte_col_wide 0).
+// The bare-kernel probe (bench/experiments/byte_cols_probe.cu) found the 16-byte lanes no
+// faster than the 4-byte ones at 64 MiB (sums 0.90 against 0.92-0.93; 0.98 against 0.96 at
+// 256 MiB): the lane width is not what holds the byte columns back.
 #pragma once
 
 #include <cstdint>
@@ -252,9 +254,10 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
 //    every run and GPU, and the same as cols_body's. The tile's last chunk block (a ticket)
 //    takes the words back with atomicExch(0) and writes the outputs.
 //
-// Status (fifty-first session): built for sm_90; not yet run on a GPU when written; off by
-// default (plan short_col_wide 0) until a device run passes ShapesNarrowColsWide.cuda and the
-// narrow bench measures it against cols_body.
+// Status (run 184, H100, 8192 x 8192, stream-ordered, of the read kernel): int16 sums 0.89 ->
+// 0.93 and max with index 0.83 -> 0.93 against cols_body (uint16 the same); the GPU tests
+// passed (ShapesNarrowColsWide.cuda, ...Whole.cuda), memcheck and racecheck clean. On by
+// default (plan short_col_wide 1).
 inline constexpr int kWideShortCols = 8;                    // columns a lane: one 16-byte vector of 16-bit elements
 inline constexpr int kWideShortTile = 32 * kWideShortCols;  // columns a block (256)
 

@@ -91,15 +91,15 @@ struct shapes_v3_plan {
                                       // stride 16-byte aligned): 1 16 columns a lane, a warp reading 512 bytes of a row, the
                                       // row chunks merged by 64-bit atomics (src/cuda/shapes_cols_wide.cuh, fiftieth
                                       // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). 0 by
-                                      // default: written and built in the fiftieth session, whose 16 calls for a device
-                                      // got no machine, so neither measured nor run on a GPU yet (tests: the ctest entry
-                                      // ShapesNarrowColsWide.cuda; docs/performance.md "Fiftieth session")
-  int short_col_wide = 0;             // column mode, the 16-bit integer sums, means and min / max (int16, uint16) of
+                                      // default: slower in run 184 (H100, 8192 x 8192, stream-ordered, of read: int8 sums
+                                      // 0.80 -> 0.78, max with index 0.73 -> 0.72; tests: ShapesNarrowColsWide.cuda)
+  int short_col_wide = 1;             // column mode, the 16-bit integer sums, means and min / max (int16, uint16) of
                                       // row-major matrices whose rows are whole 16-byte vectors (outputs a multiple of 8):
                                       // 1 8 columns a lane, a warp reading 512 bytes of a row, the row chunks merged by
                                       // 64-bit atomics (src/cuda/shapes_cols_wide.cuh cols_shorts_wide, fifty-first
-                                      // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). 0 by
-                                      // default until measured on a device (tests: ShapesNarrowColsWide.cuda)
+                                      // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). (Run
+                                      // 184, H100, 8192 x 8192, stream-ordered, of read: int16 sums 0.89 -> 0.93, max
+                                      // with index 0.83 -> 0.93; uint16 the same)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
