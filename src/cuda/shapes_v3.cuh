@@ -1200,17 +1200,27 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // row's index. The forty-fourth session's form (one unsigned byte comparison a row and
       // two selections, ~10 instructions) read at 0.62-0.66 of read (run 162, stream-ordered);
       // element by element, 0.27 (run 133). The same extreme and first index, so the same bits.)
+      // Since the fifty-second session each run's best enters a 32-bit lane state for each
+      // output (key << 24 | (0xffff - run) << 8 | (255 - row in the run): a larger state is a
+      // better key, or of equal keys an earlier row), as cols_bytes_wide's and the bare probe's
+      // (bench/experiments/byte_cols_probe.cu), and the op's states (a value and a 64-bit
+      // index each) take the lane's 4 bests once, after the chunk: a 32-bit max a run for each
+      // output where its state update compared values and 64-bit indices. The registers
+      // stayed at 80 (ptxas): the op's 24-byte states in the block's end set them, which plan
+      // byte_ext_cap can hold to 64. A chunk is at most kWideChunk = 2^24 rows (launch_v3),
+      // so a lane's runs fit 16 bits.
       unsigned even = 0, odd = 0;  // (0: below or equal to every key, and a run has a row)
-      std::int64_t k_run = k;      // the run's first row
+      unsigned best[4] = {};       // (0: no row; every row's state is above 0)
+      unsigned run = 0;            // (this lane's runs of 256 rows done)
       int held = 0;                // rows in the run
       auto flush = [&]() {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const unsigned key = ((e & 1) ? odd : even) >> (16 * (e >> 1)) & 0xffffu;
-          Op::accumulate_value(a[e], Op::column_extreme_value(key >> 8),
-                               k_run + static_cast<std::int64_t>(255u - (key & 0xffu)) * kColWarps);
+          best[e] = max(best[e], (key >> 8) << 24 | (0xffffu - run) << 8 | (key & 0xffu));
         }
         even = odd = 0;
+        ++run;
         held = 0;
       };
       constexpr int kU = kPackedExtremeRows;
@@ -1231,10 +1241,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         even = __vmaxu2(even, be | block);
         odd = __vmaxu2(odd, bo | block);
         held += kU;
-        if (held == 256) {
-          flush();
-          k_run = k + kU * kColWarps;
-        }
+        if (held == 256) flush();
       }
       for (; k < k1; k += kColWarps) {  // (fewer than kU rows: held stays under 256)
         const unsigned key = Op::column_extreme_keys(__ldg(reinterpret_cast<const unsigned*>(p + k * g.inner)));
@@ -1244,6 +1251,12 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         ++held;
       }
       if (held > 0) flush();
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (best[e] == 0) continue;  // (no rows in this lane)
+        const std::int64_t in_lane = static_cast<std::int64_t>(0xffffu - ((best[e] >> 8) & 0xffffu)) * 256 + (255 - (best[e] & 0xffu));
+        Op::accumulate_value(a[e], Op::column_extreme_value(best[e] >> 24), k0 + w + in_lane * kColWarps);
+      }
     } else if constexpr (kPackedBytes) {
       // (integer sums and means of bytes, V = 4: a row's word holds this lane's 4 outputs'
       // bytes. Their values 0..255 (Op::column_bytes: int8 biased by 128, bool as 0 / 1) are
