@@ -342,9 +342,8 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       if (vec) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else if constexpr (FEW && few_cols_byte_extremes<Op, VV>()) {
-      // (plan byte_ext_cap 1: 64 registers, 4 blocks a SM; their lanes keep 32-bit states
-      // through the chunk since the fifty-second session, so the op's states live only in the
-      // block's end)
+      // (plan byte_ext_cap 1: held to 64 registers, 4 blocks a SM, where the compiler gives
+      // cols_kernel 40: ptxas, fifty-second session, since the block's end meets 64-bit keys)
       if (vec && plan.byte_ext_cap == 1)
         v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);

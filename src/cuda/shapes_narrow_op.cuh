@@ -374,6 +374,12 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   static __device__ __forceinline__ std::int32_t column_extreme_value(unsigned key) {
     return static_cast<std::int32_t>((W0::R::is_max ? key : ~key) & 0xffu) - In::byte_bias;
   }
+  /// The key of an element value (column_extreme_value's inverse; v3::cols_body's byte
+  /// column end, which meets the warps and row chunks as 64-bit keys).
+  static __device__ __forceinline__ unsigned column_extreme_key(std::int32_t v) {
+    const unsigned b = static_cast<unsigned>(v + In::byte_bias) & 0xffu;
+    return W0::R::is_max ? b : ~b & 0xffu;
+  }
   static __device__ __forceinline__ void accumulate_value(acc& a, std::int32_t v, std::int64_t k) { W0::accumulate(a, v, k); }
   /// Column min / max of 16-bit integers (v3::cols_body's kPackedShortExtremes, four outputs a
   /// lane; forty-third session): whether this op takes them, whether it is max, and whether

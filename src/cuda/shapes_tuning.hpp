@@ -101,10 +101,10 @@ struct shapes_v3_plan {
                                       // 184, H100, 8192 x 8192, stream-ordered, of read: int16 sums 0.89 -> 0.93, max
                                       // with index 0.83 -> 0.93; uint16 the same)
   int byte_ext_cap = 0;               // column mode, the byte min / max with their index (int8, uint8; cols_body
-                                      // kPackedExtremes, 4 columns a lane): 1 holds the kernel to 64 registers, 4 blocks
-                                      // a SM (cols_kernel_heavy<.., 4>); 0 leaves it at the compiler's 80, 3 blocks a SM.
-                                      // Never the bits. (Fifty-second session: since the lanes keep 32-bit states through
-                                      // their chunk, the op's 24-byte states live only in the block's end; to be measured)
+                                      // kPackedExtremes, 4 columns a lane): 1 launches cols_kernel_heavy<.., 4> (at most
+                                      // 64 registers, 4 blocks a SM: ptxas gives it 59-63, no spills); 0 cols_kernel
+                                      // (ptxas: 40 registers). Never the bits. (Fifty-second session, since the block's end
+                                      // meets 64-bit keys: 80 registers before; to be measured)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth

@@ -1062,7 +1062,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
   // took 8 times the shared-memory wavefronts: ncu, run 79)
   constexpr int kWords = static_cast<int>(sizeof(A) / 4);
   static_assert(sizeof(A) % 4 == 0);
-  __shared__ unsigned sh_words[kWords * V * kColWarps * 32];
+  __shared__ alignas(16) unsigned sh_words[kWords * V * kColWarps * 32];
   auto sh_put = [&](int w_, int lane_, int e_, const A& v) {
     unsigned q[kWords];
     words_of(v, q);
@@ -1206,9 +1206,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // (bench/experiments/byte_cols_probe.cu), and the op's states (a value and a 64-bit
       // index each) take the lane's 4 bests once, after the chunk: a 32-bit max a run for each
       // output where its state update compared values and 64-bit indices. The registers
-      // stayed at 80 (ptxas): the op's 24-byte states in the block's end set them, which plan
-      // byte_ext_cap can hold to 64. A chunk is at most kWideChunk = 2^24 rows (launch_v3),
-      // so a lane's runs fit 16 bits.
+      // stayed at 80 (ptxas): the op's 24-byte states in the block's end set them, until that
+      // end met 64-bit keys instead (below). A chunk is at most kWideChunk = 2^24 rows
+      // (launch_v3), so a lane's runs fit 16 bits.
       unsigned even = 0, odd = 0;  // (0: below or equal to every key, and a run has a row)
       unsigned best[4] = {};       // (0: no row; every row's state is above 0)
       unsigned run = 0;            // (this lane's runs of 256 rows done)
@@ -1545,6 +1545,65 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       }
       for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
     }
+  }
+  if constexpr (kPackedExtremes) {
+    // The byte min / max's end (fifty-second session): each state (a value, its first index)
+    // becomes a 64-bit key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
+    // best value and, of equal values, the first index, as cols_bytes_wide's and the probe's
+    // ends. The block's 8 warps meet in shared memory (the max of 8 keys a column), the row
+    // chunks through their partials' memory as keys (chunks, outputs), met by the tile's last
+    // chunk block: max is exact and commutative, so the same bits as the states' merges in
+    // warp and chunk order. The op's 24-byte states met here took the kernel to 80 registers
+    // (ptxas), 3 blocks a SM, where the probe's lanes take 63; with the keys, 40 (63 held to
+    // 4 blocks a SM, plan byte_ext_cap).
+    constexpr unsigned long long kRowMask = (1ull << 56) - 1;
+    constexpr int kTile = 32 * V;  // (the block's outputs)
+    static_assert(sizeof(sh_words) >= sizeof(unsigned long long) * kColWarps * kTile);
+    auto& sh = *reinterpret_cast<unsigned long long(*)[kColWarps][kTile]>(sh_words);  // (warps, tile outputs)
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      sh[w][lane * V + e] = e >= nc || a[e].index == ops::kNoIndex
+                                ? 0ull
+                                : static_cast<unsigned long long>(Op::column_extreme_key(a[e].value)) << 56 |
+                                      (kRowMask - static_cast<unsigned long long>(a[e].index));
+    auto write = [&](std::int64_t col, unsigned long long v) {
+      A s = Op::identity();
+      if (v != 0)
+        Op::accumulate_value(s, Op::column_extreme_value(static_cast<unsigned>(v >> 56)), static_cast<std::int64_t>(kRowMask - (v & kRowMask)));
+      op.write(col, s, g.len);
+    };
+    const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+    auto* keys = reinterpret_cast<unsigned long long*>(partials);  // (chunks, outputs): sizeof(A) >= 8 a slot
+    static_assert(sizeof(A) >= sizeof(unsigned long long) && alignof(A) >= alignof(unsigned long long));
+    __syncthreads();
+    for (int c = threadIdx.x; c < kTile; c += kBlock) {
+      const std::int64_t col = t0 + c;
+      if (col >= g.outputs) break;
+      unsigned long long v = 0;
+#pragma unroll
+      for (int i = 0; i < kColWarps; ++i) v = max(v, sh[i][c]);
+      if (gridDim.y == 1) write(col, v);
+      else keys[static_cast<std::int64_t>(blockIdx.y) * g.outputs + col] = v;
+    }
+    if (gridDim.y > 1 && last_chunk(tickets, f)) {
+      for (int c = threadIdx.x; c < kTile; c += kBlock) {
+        const std::int64_t col = t0 + c;
+        if (col >= g.outputs) break;
+        unsigned long long v = 0;
+        unsigned y = 0;
+        for (; y + 7 < gridDim.y; y += 8) {
+          unsigned long long q[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) q[i] = __ldcg(keys + static_cast<std::int64_t>(y + i) * g.outputs + col);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) v = max(v, q[i]);
+        }
+        for (; y < gridDim.y; ++y) v = max(v, __ldcg(keys + static_cast<std::int64_t>(y) * g.outputs + col));
+        write(col, v);
+      }
+    }
+    block_done(f);
+    return;
   }
   // Heavy accumulators (32 bytes or more: the certified pass's states, whose results are
   // correctly rounded, and min/max with indices, first index on ties: neither's bits depend on
