@@ -262,10 +262,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         // kernels (4 a SM) and the 16-bit max (2 a SM) keep their 8 chunks there: 1 and 2 waves)
         if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec, plan.byte_ext_cap == 1)) * sm_count());
       }
-      // (the byte min / max lanes keep 16-bit run counts through their chunk, v3::cols_body
-      // kPackedExtremes: at most kWideChunk rows a chunk; 65535 chunks of 2^24 rows of 4
-      // bytes pass any device's memory)
-      if constexpr (FEW && few_cols_byte_extremes<Op, VV>()) want = std::max(want, (g.len + v3::kWideChunk - 1) / v3::kWideChunk);
+      // (the byte columns' lanes keep 16-bit run counts (min / max) and 32-bit sums through
+      // their chunk, v3::cols_body kPackedExtremes / kPackedBytes: at most kWideChunk rows a
+      // chunk; 65535 chunks of 2^24 rows of 4 bytes pass any device's memory)
+      if constexpr (FEW && v3::wide_bytes<Op>()) want = std::max(want, (g.len + v3::kWideChunk - 1) / v3::kWideChunk);
       row_chunks(g.len, want, 64, chunks, chunk);
     }
   } else if (!column_mode && g.n > 0 && (segmented || g.len > tile)) {

@@ -1263,14 +1263,18 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // added two to a word in 16-bit halves, bytes 0 and 2 in lo, 1 and 3 in hi, and enter
       // the 128-bit states every 256 rows (255 x 256 < 2^16): 4 instructions a row where each
       // byte's 128-bit addition took 4 or more. Exact, so the same values.)
-      unsigned lo = 0, hi = 0;
+      // Since the fifty-second session the halves enter 32-bit lane sums every 256 rows,
+      // and the states take them (less the bias) once, after the chunk, as cols_bytes_wide
+      // and the probe do: a chunk is at most kWideChunk = 2^24 rows (launch_v3), a lane's
+      // 2^21, so 255 x 2^21 < 2^32. (With the op's 128-bit states met in the block's end
+      // this spilled at the kernel's 64 registers; the end now meets 64-bit words.)
+      unsigned lo = 0, hi = 0, s4[4] = {0u, 0u, 0u, 0u};
       int held = 0;  // rows in lo / hi
       auto flush = [&]() {
-        const std::int32_t bias = Op::column_byte_bias() * held;
-        a[0] += static_cast<std::int32_t>(lo & 0xffffu) - bias;
-        a[1] += static_cast<std::int32_t>(hi & 0xffffu) - bias;
-        a[2] += static_cast<std::int32_t>(lo >> 16) - bias;
-        a[3] += static_cast<std::int32_t>(hi >> 16) - bias;
+        s4[0] += lo & 0xffffu;
+        s4[1] += hi & 0xffffu;
+        s4[2] += lo >> 16;
+        s4[3] += hi >> 16;
         lo = hi = 0;
         held = 0;
       };
@@ -1299,6 +1303,10 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         ++held;
       }
       flush();
+      const std::int64_t rows = k1 > k0 + w ? (k1 - k0 - w + kColWarps - 1) / kColWarps : 0;  // (this lane's)
+      const std::int64_t bias = static_cast<std::int64_t>(Op::column_byte_bias()) * rows;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[e] += static_cast<std::int64_t>(s4[e]) - bias;
     } else if constexpr (kBf16Runs) {
       // (certified sums and means of bfloat16, V = 2, forty-third session: a row's word holds
       // this lane's 2 outputs' elements; each output's rows are summed in a float64 run (the
@@ -1546,59 +1554,77 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
     }
   }
-  if constexpr (kPackedExtremes) {
-    // The byte min / max's end (fifty-second session): each state (a value, its first index)
-    // becomes a 64-bit key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
+  if constexpr (kPackedExtremes || kPackedBytes) {
+    // The byte columns' end (fifty-second session): each output's state becomes one 64-bit
+    // word. Min / max: a key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
     // best value and, of equal values, the first index, as cols_bytes_wide's and the probe's
-    // ends. The block's 8 warps meet in shared memory (the max of 8 keys a column), the row
-    // chunks through their partials' memory as keys (chunks, outputs), met by the tile's last
-    // chunk block: max is exact and commutative, so the same bits as the states' merges in
-    // warp and chunk order. The op's 24-byte states met here took the kernel to 80 registers
-    // (ptxas), 3 blocks a SM, where the probe's lanes take 63; with the keys, 40 (63 held to
-    // 4 blocks a SM, plan byte_ext_cap).
+    // ends. Sums and means: the signed sum (a lane's chunk of at most kWideChunk rows of
+    // bytes, every row's at most 255 x 2^40). The block's 8 warps meet in shared memory (the
+    // max or the sum of 8 words a column), the row chunks through their partials' memory as
+    // words (chunks, outputs), met by the tile's last chunk block. Max and integer sums are
+    // exact and commutative, so the same bits as the states' merges in warp and chunk order.
+    // The op's states met here (min / max: 24 bytes; sums: 16, kCombineLoads rows of them
+    // in flight) took the min / max kernel to 80 registers (ptxas), 3 blocks a SM, where the
+    // probe's lanes take 63; with the words, 40 (63 held to 4 blocks a SM, plan byte_ext_cap).
+    constexpr bool KEYS = kPackedExtremes;
+    using word_t = std::conditional_t<KEYS, unsigned long long, long long>;
     constexpr unsigned long long kRowMask = (1ull << 56) - 1;
     constexpr int kTile = 32 * V;  // (the block's outputs)
-    static_assert(sizeof(sh_words) >= sizeof(unsigned long long) * kColWarps * kTile);
-    auto& sh = *reinterpret_cast<unsigned long long(*)[kColWarps][kTile]>(sh_words);  // (warps, tile outputs)
+    static_assert(sizeof(sh_words) >= sizeof(word_t) * kColWarps * kTile);
+    auto& sh = *reinterpret_cast<word_t(*)[kColWarps][kTile]>(sh_words);  // (warps, tile outputs)
+    auto meet = [](word_t x, word_t y) {
+      if constexpr (KEYS) return max(x, y);
+      else return x + y;
+    };
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-      sh[w][lane * V + e] = e >= nc || a[e].index == ops::kNoIndex
-                                ? 0ull
-                                : static_cast<unsigned long long>(Op::column_extreme_key(a[e].value)) << 56 |
-                                      (kRowMask - static_cast<unsigned long long>(a[e].index));
-    auto write = [&](std::int64_t col, unsigned long long v) {
+    for (int e = 0; e < V; ++e) {
+      word_t v = 0;
+      if constexpr (KEYS) {
+        if (e < nc && a[e].index != ops::kNoIndex)
+          v = static_cast<unsigned long long>(Op::column_extreme_key(a[e].value)) << 56 |
+              (kRowMask - static_cast<unsigned long long>(a[e].index));
+      } else {
+        if (e < nc) v = static_cast<long long>(a[e]);
+      }
+      sh[w][lane * V + e] = v;
+    }
+    auto write = [&](std::int64_t col, word_t v) {
       A s = Op::identity();
-      if (v != 0)
-        Op::accumulate_value(s, Op::column_extreme_value(static_cast<unsigned>(v >> 56)), static_cast<std::int64_t>(kRowMask - (v & kRowMask)));
+      if constexpr (KEYS) {
+        if (v != 0)
+          Op::accumulate_value(s, Op::column_extreme_value(static_cast<unsigned>(v >> 56)), static_cast<std::int64_t>(kRowMask - (v & kRowMask)));
+      } else {
+        s += static_cast<std::int64_t>(v);
+      }
       op.write(col, s, g.len);
     };
     const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-    auto* keys = reinterpret_cast<unsigned long long*>(partials);  // (chunks, outputs): sizeof(A) >= 8 a slot
-    static_assert(sizeof(A) >= sizeof(unsigned long long) && alignof(A) >= alignof(unsigned long long));
+    auto* words = reinterpret_cast<word_t*>(partials);  // (chunks, outputs): sizeof(A) >= 8 a slot
+    static_assert(sizeof(A) >= sizeof(word_t) && alignof(A) >= alignof(word_t));
     __syncthreads();
     for (int c = threadIdx.x; c < kTile; c += kBlock) {
       const std::int64_t col = t0 + c;
       if (col >= g.outputs) break;
-      unsigned long long v = 0;
+      word_t v = sh[0][c];
 #pragma unroll
-      for (int i = 0; i < kColWarps; ++i) v = max(v, sh[i][c]);
+      for (int i = 1; i < kColWarps; ++i) v = meet(v, sh[i][c]);
       if (gridDim.y == 1) write(col, v);
-      else keys[static_cast<std::int64_t>(blockIdx.y) * g.outputs + col] = v;
+      else words[static_cast<std::int64_t>(blockIdx.y) * g.outputs + col] = v;
     }
     if (gridDim.y > 1 && last_chunk(tickets, f)) {
       for (int c = threadIdx.x; c < kTile; c += kBlock) {
         const std::int64_t col = t0 + c;
         if (col >= g.outputs) break;
-        unsigned long long v = 0;
+        word_t v = 0;
         unsigned y = 0;
         for (; y + 7 < gridDim.y; y += 8) {
-          unsigned long long q[8];
+          word_t q[8];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) q[i] = __ldcg(keys + static_cast<std::int64_t>(y + i) * g.outputs + col);
+          for (int i = 0; i < 8; ++i) q[i] = __ldcg(words + static_cast<std::int64_t>(y + i) * g.outputs + col);
 #pragma unroll
-          for (int i = 0; i < 8; ++i) v = max(v, q[i]);
+          for (int i = 0; i < 8; ++i) v = meet(v, q[i]);
         }
-        for (; y < gridDim.y; ++y) v = max(v, __ldcg(keys + static_cast<std::int64_t>(y) * g.outputs + col));
+        for (; y < gridDim.y; ++y) v = meet(v, __ldcg(words + static_cast<std::int64_t>(y) * g.outputs + col));
         write(col, v);
       }
     }
