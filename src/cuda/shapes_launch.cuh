@@ -137,18 +137,10 @@ template <class Op, int VV> constexpr bool few_cols_bounded() {
   return VV == 4 && (requires(unsigned q) { Op::column_bytes(q); } || requires { Op::column_halves; } ||
                      requires(unsigned q) { Op::column_short_lo(q); });
 }
-/// The packed byte column min / max (cols_body kPackedExtremes), which plan byte_ext_cap may
-/// hold to 4 blocks a SM.
-template <class Op, int VV> constexpr bool few_cols_byte_extremes() {
-  return VV == 4 && sizeof(typename Op::elem) == 1 && requires(unsigned q) { Op::column_extreme_keys(q); };
-}
-/// Resident blocks a SM of that kernel (cap: plan byte_ext_cap).
-template <class Op, int VV> int few_cols_fit(bool vec, bool cap) {
+/// Resident blocks a SM of that kernel.
+template <class Op, int VV> int few_cols_fit(bool vec) {
   if constexpr (few_cols_bounded<Op, VV>())
     return vec ? fit_blocks<v3::cols_kernel_heavy<Op, VV, false, 4>>() : fit_blocks<v3::cols_kernel<Op, 1>>();
-  else if constexpr (few_cols_byte_extremes<Op, VV>())
-    return !vec ? fit_blocks<v3::cols_kernel<Op, 1>>()
-           : cap ? fit_blocks<v3::cols_kernel_heavy<Op, VV, false, 4>>() : fit_blocks<v3::cols_kernel<Op, VV>>();
   else return vec ? fit_blocks<v3::cols_kernel<Op, VV>>() : fit_blocks<v3::cols_kernel<Op, 1>>();
 }
 
@@ -260,7 +252,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
         // the uint32 / uint64 max with index and uint32 sums; run 166, H100, 8192 x 8192: 384
         // blocks, uint32 max 0.82 -> 0.91 of read stream-ordered, uint64 0.90 -> 0.98. The byte
         // kernels (4 a SM) and the 16-bit max (2 a SM) keep their 8 chunks there: 1 and 2 waves)
-        if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec, plan.byte_ext_cap == 1)) * sm_count());
+        if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(few_cols_fit<Op, VV>(vec)) * sm_count());
       }
       // (the byte columns' lanes keep 16-bit run counts (min / max) and 32-bit sums through
       // their chunk, v3::cols_body kPackedExtremes / kPackedBytes: at most kWideChunk rows a
@@ -341,14 +333,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // within 2% of these, float16 / bfloat16 9% slower; removed)
       if (vec) v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-    } else if constexpr (FEW && few_cols_byte_extremes<Op, VV>()) {
-      // (plan byte_ext_cap 1: held to 64 registers, 4 blocks a SM, where the compiler gives
-      // cols_kernel 40: ptxas, fifty-second session, since the block's end meets 64-bit keys)
-      if (vec && plan.byte_ext_cap == 1)
-        v3::cols_kernel_heavy<Op, VV, false, 4><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
-      else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     } else {
+      // (the byte min / max here since the fifty-second session's end of 64-bit keys: 40
+      // registers, 80 before. Held to 64 and 4 blocks a SM (plan byte_ext_cap 1, 63
+      // registers) they read the same: run 185, H100, 8192 x 8192, stream-ordered, int8 /
+      // uint8 max with index 0.850 / 0.858 of read either way, ncu 32.3 / 31.9 us; removed)
       if (vec) v3::cols_kernel<Op, VV><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
       else v3::cols_kernel<Op, 1><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
     }

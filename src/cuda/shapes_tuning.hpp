@@ -100,11 +100,6 @@ struct shapes_v3_plan {
                                       // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). (Run
                                       // 184, H100, 8192 x 8192, stream-ordered, of read: int16 sums 0.89 -> 0.93, max
                                       // with index 0.83 -> 0.93; uint16 the same)
-  int byte_ext_cap = 0;               // column mode, the byte min / max with their index (int8, uint8; cols_body
-                                      // kPackedExtremes, 4 columns a lane): 1 launches cols_kernel_heavy<.., 4> (at most
-                                      // 64 registers, 4 blocks a SM: ptxas gives it 59-63, no spills); 0 cols_kernel
-                                      // (ptxas: 40 registers). Never the bits. (Fifty-second session, since the block's end
-                                      // meets 64-bit keys: 80 registers before; to be measured)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
@@ -186,7 +181,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide or byte_ext_cap not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
+/// col_blocks outside [1, 2^20], col_wave, byte_col_wide or short_col_wide not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);

@@ -1565,7 +1565,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     // exact and commutative, so the same bits as the states' merges in warp and chunk order.
     // The op's states met here (min / max: 24 bytes; sums: 16, kCombineLoads rows of them
     // in flight) took the min / max kernel to 80 registers (ptxas), 3 blocks a SM, where the
-    // probe's lanes take 63; with the words, 40 (63 held to 4 blocks a SM, plan byte_ext_cap).
+    // probe's lanes take 63; with the words, 40 (run 185, H100, 8192 x 8192, stream-ordered,
+    // of read: int8 max with index 0.73 -> 0.85, sums 0.80 -> 0.86; uint8 the same).
     constexpr bool KEYS = kPackedExtremes;
     using word_t = std::conditional_t<KEYS, unsigned long long, long long>;
     constexpr unsigned long long kRowMask = (1ull << 56) - 1;
