@@ -30,6 +30,16 @@
 
 constexpr int kBlock = 256, kWarps = 8;
 constexpr std::int64_t kCols = 8192;
+// Built with -DPROBE_RUNTIME_STRIDE (build/probe/byte_cols_probe_rt), the kernels' loads take
+// the row stride from constant memory, known only at run time as the library's g.inner is,
+// instead of the compile-time 8192 (immediate offsets from one address): the fifty-second
+// session's question whether that is the library's last ~10% on the byte columns.
+#ifdef PROBE_RUNTIME_STRIDE
+__constant__ std::int64_t c_stride;
+#define ROW_STRIDE c_stride
+#else
+#define ROW_STRIDE kCols
+#endif
 
 // the bench's read kernel (bench/common.cuh read_kernel, one input)
 __global__ void __launch_bounds__(256) read_kernel(const int4* __restrict__ x, std::int64_t nv, unsigned* sink) {
@@ -78,7 +88,7 @@ __global__ void __launch_bounds__(kBlock, 4) cols_sum(const unsigned char* __res
   for (; k + (U - 1) * kWarps < k1; k += U * kWarps) {
     V r[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * kCols));
+    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * ROW_STRIDE));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       unsigned q[W];
@@ -93,7 +103,7 @@ __global__ void __launch_bounds__(kBlock, 4) cols_sum(const unsigned char* __res
     if (held == 256) flush();
   }
   for (; k < k1; k += kWarps) {
-    V r = __ldg(reinterpret_cast<const V*>(p + k * kCols));
+    V r = __ldg(reinterpret_cast<const V*>(p + k * ROW_STRIDE));
     unsigned q[W];
     __builtin_memcpy(q, &r, sizeof(V));
 #pragma unroll
@@ -199,7 +209,7 @@ __global__ void __launch_bounds__(kBlock, 3) cols_max(const unsigned char* __res
   for (; k + (U - 1) * kWarps < k1; k += U * kWarps) {
     V r[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * kCols));
+    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * ROW_STRIDE));
     const unsigned blk = ((255u - static_cast<unsigned>(held)) & (256u - U)) * 0x00010001u;
 #pragma unroll
     for (int j = 0; j < W; ++j) {
@@ -218,7 +228,7 @@ __global__ void __launch_bounds__(kBlock, 3) cols_max(const unsigned char* __res
     if (held == 256) flush();
   }
   for (; k < k1; k += kWarps) {
-    V r = __ldg(reinterpret_cast<const V*>(p + k * kCols));
+    V r = __ldg(reinterpret_cast<const V*>(p + k * ROW_STRIDE));
     unsigned q[W];
     __builtin_memcpy(q, &r, sizeof(V));
     const unsigned low = 255u - static_cast<unsigned>(held);
@@ -307,11 +317,11 @@ __global__ void __launch_bounds__(kBlock, 4) cols_sum16(const unsigned char* __r
   for (; k + (U - 1) * kWarps < k1; k += U * kWarps) {
     V r[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * kCols));
+    for (int u = 0; u < U; ++u) r[u] = __ldg(reinterpret_cast<const V*>(p + (k + u * kWarps) * ROW_STRIDE));
 #pragma unroll
     for (int u = 0; u < U; ++u) add(r[u]);
   }
-  for (; k < k1; k += kWarps) add(__ldg(reinterpret_cast<const V*>(p + k * kCols)));
+  for (; k < k1; k += kWarps) add(__ldg(reinterpret_cast<const V*>(p + k * ROW_STRIDE)));
 #pragma unroll
   for (int e = 0; e < E; ++e) sh[w][lane * E + e] = acc[e];
   __syncthreads();
@@ -373,6 +383,10 @@ int main(int argc, char** argv) {
     b = static_cast<unsigned char>(st >> 56);
   }
   CK(cudaMemcpy(x, h.data(), h.size(), cudaMemcpyHostToDevice));
+#ifdef PROBE_RUNTIME_STRIDE
+  CK(cudaMemcpyToSymbol(c_stride, &kCols, sizeof kCols));
+  std::printf("row stride: run time (constant memory)\n");
+#endif
   unsigned *partials = nullptr, *tickets = nullptr, *sink = nullptr;
   unsigned long long *sums = nullptr, *out = nullptr;
   CK(cudaMalloc(&partials, sizeof(unsigned) * kCols * 2048));
