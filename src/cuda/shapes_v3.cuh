@@ -1558,8 +1558,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     // The byte columns' end (fifty-second session): each output's state becomes one 64-bit
     // word. Min / max: a key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
     // best value and, of equal values, the first index, as cols_bytes_wide's and the probe's
-    // ends. Sums and means: the signed sum (a lane's chunk of at most kWideChunk rows of
-    // bytes, every row's at most 255 x 2^40). The block's 8 warps meet in shared memory (the
+    // ends. Sums and means: the signed sum (a lane's chunk is at most kWideChunk rows of
+    // bytes; a column's whole sum is below 255 x 2^40 in magnitude: 2^40 rows of at least 4
+    // bytes pass any device's memory). The block's 8 warps meet in shared memory (the
     // max or the sum of 8 words a column), the row chunks through their partials' memory as
     // words (chunks, outputs), met by the tile's last chunk block. Max and integer sums are
     // exact and commutative, so the same bits as the states' merges in warp and chunk order.
