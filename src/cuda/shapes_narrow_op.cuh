@@ -418,23 +418,55 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
   {
     return In::pair_max_nan(seen, q);
   }
-  /// A column run's result for one output (bits: its best element, first at index k;
-  /// nan_bits: the max.NaN of its elements, a NaN when one was among them) entered into the
-  /// state. False when the run must be taken element by element instead (W0::accumulate:
-  /// the first NaN's index, or the first element of a run none of whose elements beat the
-  /// worst value): only while the state holds no NaN, or no element, yet, so once each an
-  /// output and lane, but for an output of NaNs alone under the omit policy (every run: its
-  /// elements read twice).
-  static __device__ __forceinline__ bool column_half_take(acc& a, unsigned bits, std::int64_t k, unsigned nan_bits)
+  /// Whether a half's bits (low 16 of `bits`) are a NaN.
+  static __device__ __forceinline__ bool column_half_nan(unsigned bits)
     requires column_half_extremes
   {
-    if constexpr (!W0::R::skip_nan) {
-      const float n = In::read(static_cast<elem>(nan_bits));
-      if (n != n && a.nan_index == ops::kNoIndex) return false;
+    return (bits & 0x7fffu) > (In::kInfPair & 0x7fffu);
+  }
+  /// An element of the half columns as a 64-bit key (v3::cols_body's kPackedHalfExtremes:
+  /// lanes, warps and row chunks meet as keys, the max; fifty-third session): bits 63..48 the
+  /// value's order, larger better (the sign-magnitude bits made monotone, -0 and +0 as one,
+  /// complemented for min; a NaN 0xffff, above every value, unless SKIP, whose NaNs give 0,
+  /// no element); bits 47..1 2^47 - 1 - k, so that of equal values the first row wins (a row
+  /// index reaches 2^47 only past 2^48 bytes of 16-bit elements); bit 0 a zero's sign, which
+  /// no comparison reaches (rows differ first) and column_half_state gives back. 0: no element.
+  static constexpr unsigned long long kHalfRowMask = (1ull << 47) - 1;
+  static __device__ __forceinline__ unsigned long long column_half_key(unsigned bits, std::int64_t k)
+    requires column_half_extremes
+  {
+    bits &= 0xffffu;
+    const unsigned mag = bits & 0x7fffu;
+    unsigned k16 = 0xffffu;
+    if (column_half_nan(bits)) {
+      if constexpr (W0::R::skip_nan) return 0;
+    } else {
+      const unsigned ord = mag == 0 ? 0x8000u : (bits & 0x8000u ? ~bits & 0xffffu : bits | 0x8000u);
+      k16 = W0::R::is_max ? ord : 0xffffu - ord;  // (1 and above: -inf's order is 0x03ff, +inf's at most 0xff80)
     }
-    if (bits == (column_worst_pair() & 0xffffu)) return a.index != ops::kNoIndex;  // (an equal value's earlier index stays)
+    return static_cast<unsigned long long>(k16) << 48 | (kHalfRowMask - static_cast<unsigned long long>(k)) << 1 |
+           (mag == 0 ? bits >> 15 : 0u);
+  }
+  /// The state of a key (column_half_key's inverse; 0 the identity): the element's value
+  /// with its row, or, a NaN's key, its row as the first NaN's.
+  static __device__ __forceinline__ acc column_half_state(unsigned long long key)
+    requires column_half_extremes
+  {
+    acc a = identity();
+    if (key == 0) return a;
+    const unsigned k16 = static_cast<unsigned>(key >> 48);
+    const std::int64_t k = static_cast<std::int64_t>(kHalfRowMask - ((key >> 1) & kHalfRowMask));
+    if constexpr (!W0::R::skip_nan) {
+      if (k16 == 0xffffu) {
+        a.nan_index = k;
+        return a;
+      }
+    }
+    const unsigned ord = W0::R::is_max ? k16 : 0xffffu - k16;
+    unsigned bits = ord & 0x8000u ? ord & 0x7fffu : ~ord & 0xffffu;
+    if (bits == 0) bits = static_cast<unsigned>(key & 1u) << 15;  // (-0 or +0)
     W0::accumulate(a, In::read(static_cast<elem>(bits)), k);
-    return true;
+    return a;
   }
   /// Column sums and means of bytes (v3::cols_body, four outputs a lane): a word's bytes as
   /// values 0..255, and what each row's value is above the element's (In::byte_bias).

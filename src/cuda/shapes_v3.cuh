@@ -1098,6 +1098,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     if constexpr (requires { Op::column_half_extremes; }) return Op::column_half_extremes;
     else return false;
   }();
+  [[maybe_unused]] unsigned long long hkey[V] = {};  // (kPackedHalfExtremes: each output's key, Op::column_half_key; 0 no element)
   if (nc == V && V > 1) {
     // (one vector of V elements a row: 16 bytes, or 8 / 4 for the narrow types' states that
     // would not fit 16 bytes' worth in shared memory, launch_v3's FEW)
@@ -1410,14 +1411,15 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       // rule: the halves a row beats strictly (Op::column_pair_better, one half-precision
       // comparison a pair) replace best and at, so the first of equal values stays with its
       // own bits (-0 and +0 tie). Without SKIP a max.NaN a pair keeps whether a NaN was met.
-      // Every 4096 rows each output's best enters its state with its row's index
-      // (Op::column_half_take); a run with the output's first NaN, or with no element better
-      // than the worst value before the state has one, is read again element by element
-      // (Op::accumulate): once each an output and lane, but every run of an output of NaNs
-      // alone under the omit policy (read twice). 4 instructions a pair (3
-      // with SKIP) where element by element each element took a conversion, a NaN test, a
-      // comparison of value and 64-bit index and three selections (float16 argmax columns at
-      // 0.51 of read, run 158). The same extreme, first index and first NaN, so the same bits.)
+      // Every 4096 rows each output's best enters its key (hkey, Op::column_half_key, the
+      // max; fifty-third session: the 24-byte states took the kernel to 114 registers, 2
+      // blocks a SM); a run with the output's first NaN, or with no element better than the
+      // worst value before the key has one, is read again element by element (a key each,
+      // the max): once each an output and lane, but every run of an output of NaNs alone
+      // under the omit policy (read twice). 4 instructions a pair (3 with SKIP) where
+      // element by element each element took a conversion, a NaN test, a comparison of value
+      // and 64-bit index and three selections (float16 argmax columns at 0.51 of read, run
+      // 158). The same extreme, first index and first NaN, so the same bits.)
       constexpr unsigned kWorst = Op::column_worst_pair();
       unsigned best[2] = {kWorst, kWorst}, at[2] = {0u, 0u}, nans[2] = {0u, 0u};
       unsigned row = 0u;      // (this row's run row, in both halves)
@@ -1439,13 +1441,20 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int sh = 16 * (e % 2);
-              const std::int64_t r_at = (at[e / 2] >> sh) & 0xffffu;
-              if (!Op::column_half_take(a[e], (best[e / 2] >> sh) & 0xffffu, k_run + r_at * kColWarps, (nans[e / 2] >> sh) & 0xffffu)) {
+              const unsigned b = (best[e / 2] >> sh) & 0xffffu;
+              const bool worst = b == (kWorst & 0xffffu);
+              bool again = worst && hkey[e] == 0;  // (no element better than the worst value yet)
+              if constexpr (Op::column_finds_nans)
+                again = again || (Op::column_half_nan(nans[e / 2] >> sh) && hkey[e] >> 48 != 0xffffu);  // (its first NaN)
+              if (again) {
 #pragma unroll 1
                 for (int u = 0; u < held; ++u) {
                   const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
-                  Op::accumulate(a[e], __ldg(p + kk * g.inner + e), kk);
+                  hkey[e] = max(hkey[e], Op::column_half_key(__ldg(p + kk * g.inner + e), kk));
                 }
+              } else if (!worst) {
+                const std::int64_t r_at = (at[e / 2] >> sh) & 0xffffu;
+                hkey[e] = max(hkey[e], Op::column_half_key(b, k_run + r_at * kColWarps));
               }
             }
             best[0] = best[1] = kWorst;
@@ -1544,17 +1553,23 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         T v[kColUnroll];
 #pragma unroll
         for (int u = 0; u < kColUnroll; ++u) v[u] = __ldg(p + (k + u * kColWarps) * g.inner);
-        if constexpr (v2::takes_vectors<Op>() && kColUnroll == 4) {
+        if constexpr (kPackedHalfExtremes) {
+#pragma unroll
+          for (int u = 0; u < kColUnroll; ++u) hkey[e] = max(hkey[e], Op::column_half_key(v[u], k + u * kColWarps));
+        } else if constexpr (v2::takes_vectors<Op>() && kColUnroll == 4) {
           Op::accumulate_vector(a[e], v);  // (the certified pass: four rows as one exact term)
         } else {
 #pragma unroll
           for (int u = 0; u < kColUnroll; ++u) Op::accumulate(a[e], v[u], k + u * kColWarps);
         }
       }
-      for (; k < k1; k += kColWarps) Op::accumulate(a[e], __ldg(p + k * g.inner), k);
+      for (; k < k1; k += kColWarps) {
+        if constexpr (kPackedHalfExtremes) hkey[e] = max(hkey[e], Op::column_half_key(__ldg(p + k * g.inner), k));
+        else Op::accumulate(a[e], __ldg(p + k * g.inner), k);
+      }
     }
   }
-  if constexpr (kPackedExtremes || kPackedBytes) {
+  if constexpr (kPackedExtremes || kPackedBytes || kPackedHalfExtremes) {
     // The byte columns' end (fifty-second session): each output's state becomes one 64-bit
     // word. Min / max: a key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
     // best value and, of equal values, the first index, as cols_bytes_wide's and the probe's
@@ -1568,7 +1583,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     // in flight) took the min / max kernel to 80 registers (ptxas), 3 blocks a SM, where the
     // probe's lanes take 63; with the words, 40 (run 185, H100, 8192 x 8192, stream-ordered,
     // of read: int8 max with index 0.73 -> 0.85, sums 0.80 -> 0.86; uint8 the same).
-    constexpr bool KEYS = kPackedExtremes;
+    // The half columns' min / max (kPackedHalfExtremes, fifty-third session) meet their
+    // lanes' keys the same way (Op::column_half_key: value, first row, a zero's sign).
+    constexpr bool KEYS = kPackedExtremes || kPackedHalfExtremes;
     using word_t = std::conditional_t<KEYS, unsigned long long, long long>;
     constexpr unsigned long long kRowMask = (1ull << 56) - 1;
     constexpr int kTile = 32 * V;  // (the block's outputs)
@@ -1581,7 +1598,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       word_t v = 0;
-      if constexpr (KEYS) {
+      if constexpr (kPackedHalfExtremes) {
+        v = hkey[e];  // (0 past nc)
+      } else if constexpr (KEYS) {
         if (e < nc && a[e].index != ops::kNoIndex)
           v = static_cast<unsigned long long>(Op::column_extreme_key(a[e].value)) << 56 |
               (kRowMask - static_cast<unsigned long long>(a[e].index));
@@ -1592,7 +1611,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
     auto write = [&](std::int64_t col, word_t v) {
       A s = Op::identity();
-      if constexpr (KEYS) {
+      if constexpr (kPackedHalfExtremes) {
+        s = Op::column_half_state(v);
+      } else if constexpr (KEYS) {
         if (v != 0)
           Op::accumulate_value(s, Op::column_extreme_value(static_cast<unsigned>(v >> 56)), static_cast<std::int64_t>(kRowMask - (v & kRowMask)));
       } else {
