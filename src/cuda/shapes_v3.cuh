@@ -1569,7 +1569,7 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       }
     }
   }
-  if constexpr (kPackedExtremes || kPackedBytes || kPackedHalfExtremes) {
+  if constexpr (kPackedExtremes || kPackedBytes || kPackedHalfExtremes || kPackedHalves) {
     // The byte columns' end (fifty-second session): each output's state becomes one 64-bit
     // word. Min / max: a key, key << 56 | 2^56 - 1 - index (0: no element), whose max is the
     // best value and, of equal values, the first index, as cols_bytes_wide's and the probe's
@@ -1585,20 +1585,36 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     // of read: int8 max with index 0.73 -> 0.85, sums 0.80 -> 0.86; uint8 the same).
     // The half columns' min / max (kPackedHalfExtremes, fifty-third session) meet their
     // lanes' keys the same way (Op::column_half_key: value, first row, a zero's sign).
+    // The float16 fixed-point sums and means (kPackedHalves, fifty-third session) meet their
+    // 128-bit states themselves the same way (Op::combine: an integer addition, exact and
+    // commutative), where the generic end below held kCombineLoads rows of 4 of them in
+    // flight: 64 registers and 24 bytes of spills (ptxas).
     constexpr bool KEYS = kPackedExtremes || kPackedHalfExtremes;
-    using word_t = std::conditional_t<KEYS, unsigned long long, long long>;
+    constexpr bool WHOLE = kPackedHalves;
+    using word_t = std::conditional_t<KEYS, unsigned long long, std::conditional_t<WHOLE, A, long long>>;
     constexpr unsigned long long kRowMask = (1ull << 56) - 1;
     constexpr int kTile = 32 * V;  // (the block's outputs)
     static_assert(sizeof(sh_words) >= sizeof(word_t) * kColWarps * kTile);
     auto& sh = *reinterpret_cast<word_t(*)[kColWarps][kTile]>(sh_words);  // (warps, tile outputs)
     auto meet = [](word_t x, word_t y) {
       if constexpr (KEYS) return max(x, y);
+      else if constexpr (WHOLE) return Op::combine(x, y);
       else return x + y;
+    };
+    auto ld = [](const word_t* q) {  // (a chunk's word, from L2)
+      if constexpr (WHOLE) return load_cg(q);
+      else return __ldcg(q);
+    };
+    auto none = [] {  // (the meet's identity: no key, a zero sum)
+      if constexpr (WHOLE) return Op::identity();
+      else return word_t{0};
     };
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      word_t v = 0;
-      if constexpr (kPackedHalfExtremes) {
+      word_t v = none();
+      if constexpr (WHOLE) {
+        if (e < nc) v = a[e];
+      } else if constexpr (kPackedHalfExtremes) {
         v = hkey[e];  // (0 past nc)
       } else if constexpr (KEYS) {
         if (e < nc && a[e].index != ops::kNoIndex)
@@ -1611,7 +1627,9 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
     }
     auto write = [&](std::int64_t col, word_t v) {
       A s = Op::identity();
-      if constexpr (kPackedHalfExtremes) {
+      if constexpr (WHOLE) {
+        s = v;
+      } else if constexpr (kPackedHalfExtremes) {
         s = Op::column_half_state(v);
       } else if constexpr (KEYS) {
         if (v != 0)
@@ -1638,16 +1656,16 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
       for (int c = threadIdx.x; c < kTile; c += kBlock) {
         const std::int64_t col = t0 + c;
         if (col >= g.outputs) break;
-        word_t v = 0;
+        word_t v = none();
         unsigned y = 0;
         for (; y + 7 < gridDim.y; y += 8) {
           word_t q[8];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) q[i] = __ldcg(words + static_cast<std::int64_t>(y + i) * g.outputs + col);
+          for (int i = 0; i < 8; ++i) q[i] = ld(words + static_cast<std::int64_t>(y + i) * g.outputs + col);
 #pragma unroll
           for (int i = 0; i < 8; ++i) v = meet(v, q[i]);
         }
-        for (; y < gridDim.y; ++y) v = meet(v, __ldcg(words + static_cast<std::int64_t>(y) * g.outputs + col));
+        for (; y < gridDim.y; ++y) v = meet(v, ld(words + static_cast<std::int64_t>(y) * g.outputs + col));
         write(col, v);
       }
     }
