@@ -1756,6 +1756,8 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
         // kPackedShortExtremes): with one row they took 80 registers and read 5-6% slower
         // (run 161 against run 158, H100, stream-ordered: int8 1657 -> 1550 GB/s, int16 2294
         // -> 2162), while uint32 gained 14% and the packed half columns are new: kept at one)
+        // (Since the fifty-second and fifty-third sessions the byte columns and the half
+        // columns' min / max and float16 sums meet in the word end above, not here.)
         // The byte min / max (kPackedExtremes) load one row again since the forty-seventh
         // session: their loop now takes ~4 instructions a row, so the 3 blocks a SM of 80
         // registers beat the 2 of 126 (plan ext_col_lean, run 167, H100, stream-ordered:
