@@ -976,7 +976,8 @@ void bench_shapes(pools& P, std::int64_t n, int reps) {
 // per segment of 200 (fast and exact where the type has both), and their max with its first
 // index; the read kernel over the same bytes beside them (GB/s = bytes of the narrow input /
 // time). Every type is read in place (src/cuda/shapes_narrow.cu, shapes_narrow_int.cu): the
-// target is the read kernel's rate.
+// target is the read kernel's rate. Environment TALLY_BENCH_TYPES (e.g. "float16,bfloat16"):
+// only the types listed.
 void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   timer tm(P.s);
   const tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
@@ -996,7 +997,15 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   std::int64_t* dstatus = nullptr;  // (the stream-ordered forms' status words)
   CK(cudaMalloc(&dstatus, 2 * sizeof(std::int64_t)));
   const std::int64_t cols = 8192, r = n / cols;
+  // (TALLY_BENCH_TYPES, a comma-separated list of type names: those alone)
+  const char* only_types = std::getenv("TALLY_BENCH_TYPES");
+  auto listed = [&](const char* name) {
+    if (!only_types || !*only_types) return true;
+    const std::string list = std::string(",") + only_types + ",";
+    return list.find(std::string(",") + name + ",") != std::string::npos;
+  };
   auto run_type = [&]<class T>(tally::dtype t, const char* name) {
+    if (!listed(name)) return;
     std::vector<T> h(static_cast<std::size_t>(n));
     std::mt19937_64 g(7);
     for (auto& e : h) {
@@ -1024,9 +1033,10 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
       rows.push_back({"narrow-rows-" + std::to_string(r) + "x8192", name, lib, n, tr, gb / tr, NAN});
       rows.push_back({"narrow-cols-" + std::to_string(r) + "x8192", name, lib, n, tc, gb / tc, NAN});
       rows.push_back({"narrow-segments-200", name, lib, n, ts, gb / ts, NAN});
-      if (acc.accuracy == tally::accuracy::fast || !floating) {
+      if (acc.accuracy == tally::accuracy::fast || !floating || t == tally::dtype::float16) {
         // the stream-ordered forms, queued back to back (the kernels' own rate, without the
-        // blocking call's wait and status read; exact float16 sums of these forms are widened)
+        // blocking call's wait and status read; exact bfloat16 sums of these forms are widened,
+        // and float16's unless they take v3::cols_halves_sums_wide, plan half_col_wide)
         double ar = tm.per_call([&](int) { tally::reduce_axis_async(tally::reduce_op::sum, m, 1, {out, r, rt, tally::memory::device}, dstatus, acc); }, 1, reps);
         double ac = tm.per_call([&](int) { tally::reduce_axis_async(tally::reduce_op::sum, m, 0, {out, cols, rt, tally::memory::device}, dstatus, acc); }, 1, reps);
         double as = tm.per_call([&](int) {

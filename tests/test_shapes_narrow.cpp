@@ -852,6 +852,37 @@ TEST_P(ShapesNarrow, ShortColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
   });
 }
 
+// The same shapes for float16 and bfloat16 (their min / max 8 columns a lane,
+// v3::cols_halves_wide, plan half_col_wide; fifty-fourth session: the
+// ShapesNarrowColsHalfWide(Whole).cuda entries run this test and the other half column tests
+// with it on, the second with one row chunk, so that a lane's rows pass the 4096-row runs).
+// Random values (subnormals, zeros of both signs, repeated small integers for ties), then
+// columns of ties: 1.0 everywhere but 2.0 at two late rows of one column, -1.0 at two rows of
+// another (the first index of each, for max and min), -inf in a third with one NaN late and
+// +inf after it.
+TEST_P(ShapesNarrow, HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
+  if (t() != dtype::bfloat16 && t() != dtype::float16) GTEST_SKIP() << "float16 and bfloat16 only";
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (half_v<T>) {
+      const bool f16 = std::is_same_v<T, float16>;
+      auto h = [](unsigned b) { return S<T>{static_cast<std::uint16_t>(b)}; };
+      struct Sh { std::int64_t r, c, rs; };
+      for (Sh sh : {Sh{4099, 264, 264}, Sh{70001, 16, 16}, Sh{600, 520, 520}, Sh{300, 24, 32}, Sh{257, 8, 8},
+                    Sh{1, 256, 256}, Sh{9000, 8, 24}})
+        check_matrix<T>(sh.r, sh.c, sh.rs, 1, 31 + static_cast<std::uint64_t>(sh.c));
+      const std::int64_t r = 70001, c = 16;
+      std::vector<S<T>> m(static_cast<std::size_t>(r * c), h(f16 ? 0x3c00 : 0x3f80));  // (1.0)
+      auto at = [&](std::int64_t i, std::int64_t j) -> S<T>& { return m[static_cast<std::size_t>(i * c + j)]; };
+      at(54321, 5) = at(69000, 5) = h(0x4000);                         // (2.0)
+      at(8191, 9) = at(8192, 9) = h(f16 ? 0xbc00 : 0xbf80);            // (-1.0)
+      for (std::int64_t i = 0; i < r; ++i) at(i, 12) = h(f16 ? 0xfc00 : 0xff80);  // (-inf)
+      at(40000, 12) = h(f16 ? 0x7e00 : 0x7fc0);                        // (NaN)
+      at(50000, 12) = h(f16 ? 0x7c00 : 0x7f80);                        // (+inf)
+      check_matrix<T>(r, c, c, 1, 0, m);
+    }
+  });
+}
+
 // Column min / max of float16 and bfloat16 with special values in different runs of a lane's
 // rows (the GPU keeps a lane's four columns' best halves and their run rows in two pairs of
 // words, entering them into the states every 4096 of the lane's rows, and reads a run again
@@ -1287,6 +1318,68 @@ TEST(ShapesNarrowAsync, SameResultsAsBlocking) {
       }
       ASSERT_EQ(gv[static_cast<std::size_t>(s)], best) << "segment " << s;
       ASSERT_EQ(gi[static_cast<std::size_t>(s)], at) << "segment " << s;
+    }
+  }
+}
+
+// float16 column sums and means, stream-ordered against blocking (CUDA only): 5000 x 264 (whole
+// 16-byte rows: under plan half_col_wide=1, v3::cols_halves_sums_wide, whose stream-ordered
+// forms are read in place; otherwise the widened copy), exact sums and means as float32 and
+// float64 and the fast sums, with special columns: a NaN, +inf, -inf, both infinities, all
+// -0.0, -0.0 and +0.0 mixed, and +-65504 cancelling. The same bits both ways, and the special
+// columns' IEEE results (NaN; the infinity; -0.0 only for all -0.0).
+TEST(ShapesNarrowAsync, Float16ColumnSumsAndMeansOfSpecialColumns) {
+  TT_REQUIRE_BACKEND(backend::cuda);
+  tally::options o;
+  o.backend = backend::cuda;
+  const std::int64_t rows = 5000, cols = 264;
+  std::vector<float16> h = gen<float16>(rows * cols, 77);
+  auto at = [&](std::int64_t i, std::int64_t j) -> float16& { return h[static_cast<std::size_t>(i * cols + j)]; };
+  const float16 nan{0x7e00}, inf{0x7c00}, ninf{0xfc00}, nz{0x8000}, pz{0x0000}, big{0x7bff}, nbig{0xfbff};
+  at(4321, 3) = nan;
+  at(17, 11) = inf;
+  at(4999, 20) = ninf;
+  at(100, 30) = inf, at(4100, 30) = ninf;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    at(i, 40) = nz;
+    at(i, 41) = i % 2 ? nz : pz;
+    at(i, 42) = i % 2 ? big : nbig;  // (2500 of each: an exact zero, +0.0)
+  }
+  buffer<float16> bh(backend::cuda, h);
+  tally::matrix_ref m{bh.data(), rows, cols, cols, 1, dtype::float16, tally::memory::unknown};
+  auto bits = [](double d) { std::uint64_t b; std::memcpy(&b, &d, 8); return b; };
+  for (const dtype out : {dtype::float32, dtype::float64}) {
+    for (int what = 0; what < 3; ++what) {  // (exact sum, fast sum, mean)
+      SCOPED_TRACE(std::string(out == dtype::float32 ? "float32" : "float64") + (what == 0 ? " exact sum" : what == 1 ? " fast sum" : " mean"));
+      tally::options oo = o;
+      oo.accuracy = what == 1 ? tally::accuracy::fast : tally::accuracy::exact;
+      buffer<double> a(backend::cuda, static_cast<std::size_t>(cols), 7.0), b(backend::cuda, static_cast<std::size_t>(cols), 7.0);
+      buffer<std::int64_t> status(backend::cuda, 2, 5);
+      const tally::mutable_array_ref ra{a.data(), cols, out, tally::memory::unknown}, rb{b.data(), cols, out, tally::memory::unknown};
+      if (what == 2) {
+        tally::mean_axis(m, 0, rb, oo);
+        tally::mean_axis_async(m, 0, ra, status.data(), oo);
+      } else {
+        tally::reduce_axis(tally::reduce_op::sum, m, 0, rb, oo);
+        tally::reduce_axis_async(tally::reduce_op::sum, m, 0, ra, status.data(), oo);
+      }
+      const std::vector<double> va = a.read(), vb = b.read();
+      EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+      auto value = [&](const std::vector<double>& v, std::int64_t j) {
+        if (out == dtype::float64) return v[static_cast<std::size_t>(j)];
+        float f;
+        std::memcpy(&f, reinterpret_cast<const char*>(v.data()) + 4 * j, 4);
+        return static_cast<double>(f);
+      };
+      for (std::int64_t j = 0; j < cols; ++j) {
+        ASSERT_EQ(bits(value(va, j)), bits(value(vb, j))) << "column " << j;
+      }
+      for (std::int64_t j : {3, 30}) EXPECT_TRUE(std::isnan(value(vb, j))) << "column " << j;
+      EXPECT_EQ(value(vb, 11), INFINITY);
+      EXPECT_EQ(value(vb, 20), -INFINITY);
+      EXPECT_EQ(bits(value(vb, 40)), bits(-0.0));
+      EXPECT_EQ(bits(value(vb, 41)), bits(0.0));
+      EXPECT_EQ(bits(value(vb, 42)), bits(0.0));
     }
   }
 }

@@ -261,6 +261,34 @@ __global__ void __launch_bounds__(kBlock, wide_byte_keys<Op>() ? 3 : 4)
 inline constexpr int kWideShortCols = 8;                    // columns a lane: one 16-byte vector of 16-bit elements
 inline constexpr int kWideShortTile = 32 * kWideShortCols;  // columns a block (256)
 
+/// A lane's rows of 16-byte vectors (cols_shorts_wide, cols_halves_wide): from p's row k,
+/// k + kColWarps, ... below k1 (stride: elements a row), kWideRows rows in flight; add(v) on
+/// each row's vector in order, flush(held) after every RUN rows and at the end (held: the run's
+/// rows, 0 there when the rows were a whole number of runs).
+template <int RUN, class T, class Add, class Flush>
+__device__ __forceinline__ void wide_rows(const T* p, std::int64_t stride, std::int64_t k, std::int64_t k1, Add&& add, Flush&& flush) {
+  static_assert(RUN % kWideRows == 0);
+  auto row_words = [&](std::int64_t kk) { return __ldg(reinterpret_cast<const uint4*>(p + kk * stride)); };
+  int held = 0;
+  for (; k + (kWideRows - 1) * kColWarps < k1; k += kWideRows * kColWarps) {
+    uint4 r[kWideRows];
+#pragma unroll
+    for (int u = 0; u < kWideRows; ++u) r[u] = row_words(k + u * kColWarps);
+#pragma unroll
+    for (int u = 0; u < kWideRows; ++u) add(r[u]);
+    held += kWideRows;
+    if (held == RUN) {
+      flush(held);
+      held = 0;
+    }
+  }
+  for (; k < k1; k += kColWarps) {  // (fewer than kWideRows rows: held stays under RUN)
+    add(row_words(k));
+    ++held;
+  }
+  flush(held);
+}
+
 /// Whether Op is a 16-bit integer op cols_shorts_wide takes: sums and means
 /// (column_short_lo), or min / max (column_short_extremes).
 template <class Op> constexpr bool wide_short_sums() {
@@ -294,32 +322,9 @@ __global__ void __launch_bounds__(kBlock, 3)
   const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
   const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
   const T* p = static_cast<const T*>(g.x) + c0;  // (outer == 1)
-  auto row_words = [&](std::int64_t k) { return __ldg(reinterpret_cast<const uint4*>(p + k * g.inner)); };
-  std::int64_t k = k0 + w;
-  // the lane's rows, kWideRows in flight: add(v) on each row's vector in order, flush(held)
-  // after every RUN rows of the lane and at the end (held: the run's rows)
+  const std::int64_t k = k0 + w;
   auto rows = [&]<int RUN>(auto&& add, auto&& flush) {
-    static_assert(RUN % kWideRows == 0);
-    int held = 0;
-    if (c0 < g.outputs) {
-      for (; k + (kWideRows - 1) * kColWarps < k1; k += kWideRows * kColWarps) {
-        uint4 r[kWideRows];
-#pragma unroll
-        for (int u = 0; u < kWideRows; ++u) r[u] = row_words(k + u * kColWarps);
-#pragma unroll
-        for (int u = 0; u < kWideRows; ++u) add(r[u]);
-        held += kWideRows;
-        if (held == RUN) {
-          flush(held);
-          held = 0;
-        }
-      }
-      for (; k < k1; k += kColWarps) {  // (fewer than kWideRows rows: held stays under RUN)
-        add(row_words(k));
-        ++held;
-      }
-      flush(held);
-    }
+    if (c0 < g.outputs) wide_rows<RUN>(p, g.inner, k, k1, add, flush);
   };
   if constexpr (!KEYS) {
     std::int32_t run[kWideShortCols] = {};
@@ -393,6 +398,228 @@ __global__ void __launch_bounds__(kBlock, 3)
     op.write(col, a, g.len);
   };
   wide_cols_end<KEYS>(sh, t0, g.outputs, words, tickets, f, write);
+}
+
+
+// float16 / bfloat16 column min / max with the first row, 8 columns a lane (fifty-fourth
+// session): the half extreme ops (narrow_op::column_half_extremes) for row-major matrices whose
+// rows are whole 16-byte vectors (launch_v3 checks, as cols_shorts_wide's: outer 1, row stride
+// and base 16-byte aligned, outputs a multiple of 8, row chunks of at most kWideChunk rows).
+//
+// cols_body reads these 8 bytes a lane (kPackedHalfExtremes): 0.89 of the read kernel
+// stream-ordered (run 186, H100, 8192 x 8192), where the 16-bit integer max read at 0.83 that
+// way and at 0.93 as cols_shorts_wide's 16-byte lanes (run 184). Here lane j of every warp owns
+// 8 adjacent columns, one 16-byte vector a row, four pairs; each pair keeps cols_body's run
+// state: the best pair, the run row that first held each half (`at`, the halves a row beats
+// strictly replace best and at: Op::column_pair_better, so the first of equal values stays,
+// -0 and +0 tie), and without SKIP whether a NaN was met (Op::column_pair_nans). Every 4096
+// rows each column's best enters its 64-bit key (Op::column_half_key: value order, first
+// row, a zero's sign; the max), and a run with the column's first NaN, or with no element
+// better than the worst value before the key has one, is read again element by element, as
+// cols_body's. The warps and the row chunks meet as keys (wide_cols_end: the max, 64-bit
+// atomicMax between chunks), exact and commutative: the same extreme, first index and first
+// NaN as cols_body's, so the same bits on every run, GPU and plan.
+inline constexpr int kWideHalfRun = 4096;  // rows of a lane's run (its rows in `at`: below 2^16)
+
+/// Whether Op is a float16 / bfloat16 min / max cols_halves_wide takes.
+template <class Op> constexpr bool wide_half_keys() {
+  if constexpr (sizeof(typename Op::elem) == 2 && requires { Op::column_half_extremes; }) return Op::column_half_extremes;
+  else return false;
+}
+
+/// The column kernel of wide_half_keys ops: grid (column tiles of kWideShortTile, row chunks of
+/// `chunk` rows); words: (g.outputs) 64-bit words, zero between calls (used when there are
+/// chunks); tickets: (column tiles), zero between calls.
+template <class Op>
+__global__ void __launch_bounds__(kBlock, 3)
+    cols_halves_wide(geo g, Op op, std::int64_t chunk, unsigned long long* words, unsigned* tickets, finish f) {
+  using T = typename Op::elem;
+  __shared__ unsigned long long sh[kColWarps][kWideShortTile];  // (warps, tile columns)
+  allow_dependents();
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kWideShortTile;
+  const std::int64_t c0 = t0 + lane * kWideShortCols;  // (outputs % 8 == 0: all 8 columns or none)
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* p = static_cast<const T*>(g.x) + c0;  // (outer == 1)
+  constexpr unsigned kWorst = Op::column_worst_pair();
+  unsigned best[4] = {kWorst, kWorst, kWorst, kWorst}, at[4] = {}, nans[4] = {};  // (pairs: columns 2 i, 2 i + 1)
+  unsigned row = 0u;                  // (this row's run row, in both halves)
+  std::int64_t k_run = k0 + w;        // the run's first row
+  unsigned long long key[kWideShortCols] = {};  // (each column's key, Op::column_half_key; 0 no element)
+  if (c0 < g.outputs) {
+    wide_rows<kWideHalfRun>(
+        p, g.inner, k0 + w, k1,
+        [&](const uint4& v) {
+          const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const unsigned gt = Op::column_pair_better(q[i], best[i]);
+            best[i] = (q[i] & gt) | (best[i] & ~gt);
+            at[i] = (row & gt) | (at[i] & ~gt);
+            if constexpr (Op::column_finds_nans) nans[i] = Op::column_pair_nans(nans[i], q[i]);
+          }
+          row += 0x00010001u;
+        },
+        [&](int held) {
+          if (held == 0) return;
+#pragma unroll
+          for (int e = 0; e < kWideShortCols; ++e) {
+            const int sh_ = 16 * (e % 2);
+            const unsigned b = (best[e / 2] >> sh_) & 0xffffu;
+            const bool worst = b == (kWorst & 0xffffu);
+            bool again = worst && key[e] == 0;  // (no element better than the worst value yet)
+            if constexpr (Op::column_finds_nans)
+              again = again || (Op::column_half_nan(nans[e / 2] >> sh_) && key[e] >> 48 != 0xffffu);  // (its first NaN)
+            if (again) {
+#pragma unroll 1
+              for (int u = 0; u < held; ++u) {
+                const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
+                key[e] = max(key[e], Op::column_half_key(__ldg(p + kk * g.inner + e), kk));
+              }
+            } else if (!worst) {
+              const std::int64_t r_at = (at[e / 2] >> sh_) & 0xffffu;
+              key[e] = max(key[e], Op::column_half_key(b, k_run + r_at * kColWarps));
+            }
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            best[i] = kWorst;
+            at[i] = nans[i] = 0u;
+          }
+          row = 0u;
+          k_run += static_cast<std::int64_t>(held) * kColWarps;
+        });
+  }
+#pragma unroll
+  for (int e = 0; e < kWideShortCols; ++e) sh[w][lane * kWideShortCols + e] = key[e];
+  auto write = [&](std::int64_t col, unsigned long long v) { op.write(col, Op::column_half_state(v), g.len); };
+  wide_cols_end<true>(sh, t0, g.outputs, words, tickets, f, write);
+}
+
+// float16 exact column sums and means in fixed point, 8 columns a lane (fifty-fourth session):
+// f16_fixed_op (Op::column_halves, src/cuda/shapes_narrow.cu), for row-major matrices whose
+// rows are whole 16-byte vectors and whose columns hold at most kWideHalfSumLen rows (launch_v3
+// and run_native check: outer 1, row stride and base 16-byte aligned, outputs a multiple of 8).
+//
+// cols_body reads these 8 bytes a lane (kPackedHalves) into 128-bit states and leaves a column
+// with an infinity or a NaN to the widened exact route (Op::write's ovf), so the
+// stream-ordered forms never took it. Here lane j of every warp owns 8 adjacent columns, one
+// 16-byte vector a row: each element enters its column's float64 run exactly (Op::core::tiny_lo
+// / tiny_hi: v x 2^-1008, 2 integer instructions and one addition), and every
+// Op::core::kColumnRun rows the run enters the lane's 64-bit sum in units of 2^-24 (|element|
+// < 2^40 units, so a column of at most 2^23 rows sums below 2^63: every partial sum fits int64),
+// with its ops::exact flags: seen_not_neg_zero unless the run's sum is -0.0 (all its elements
+// were), and, when the run met an infinity or a NaN (Op::core::specials, bits 15 / 31 of a
+// word), the run's elements of that column read again and classified (Op::core::special_flags).
+// The warps meet in shared memory (sums added, flags or-ed) and the row chunks in 64-bit words
+// of device memory, zero between calls: atomicAdd of the sum (two's complement, exact),
+// atomicOr of the flags; the tile's last chunk block (a ticket) takes both back with
+// atomicExch(0) and writes the output (Op::write_fixed: the exact sum, or the mean, correctly
+// rounded; NaN / inf by the flags, as the exact kernels'). Exact and commutative: the same bits
+// on every run, GPU and plan, and the same as cols_body's and the widened route's.
+//
+// The float16 fast sums take it too where it applies (run_native): exact, so correctly rounded.
+inline constexpr std::int64_t kWideHalfSumLen = std::int64_t(1) << 23;  // most rows a column (int64 sums)
+
+/// Whether Op is the float16 fixed-point sum cols_halves_sums_wide takes.
+template <class Op> constexpr bool wide_half_sums() {
+  if constexpr (sizeof(typename Op::elem) == 2 && requires { Op::column_halves; }) return Op::column_halves;
+  else return false;
+}
+
+/// The column kernel of wide_half_sums ops: grid (column tiles of kWideShortTile, row chunks of
+/// `chunk` rows), g.len at most kWideHalfSumLen; words: (2, g.outputs) 64-bit words (sums,
+/// flags), zero between calls (used when there are chunks); tickets: (column tiles), zero
+/// between calls.
+template <class Op>
+__global__ void __launch_bounds__(kBlock, 3)
+    cols_halves_sums_wide(geo g, Op op, std::int64_t chunk, unsigned long long* words, unsigned* tickets, finish f) {
+  using T = typename Op::elem;
+  using core = typename Op::core;
+  static_assert(core::kColumnRun % kWideRows == 0 && core::kColumnRun <= 4096);  // (a run's sum: exact in float64)
+  __shared__ unsigned long long sh[kColWarps][kWideShortTile];  // (warps, tile columns): sums
+  __shared__ unsigned char shf[kColWarps][kWideShortTile];      // (warps, tile columns): flags
+  allow_dependents();
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kWideShortTile;
+  const std::int64_t c0 = t0 + lane * kWideShortCols;  // (outputs % 8 == 0: all 8 columns or none)
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* p = static_cast<const T*>(g.x) + c0;  // (outer == 1)
+  double run[kWideShortCols];  // (-0.0: a run of -0.0 elements stays -0.0)
+#pragma unroll
+  for (int e = 0; e < kWideShortCols; ++e) run[e] = -0.0;
+  unsigned sp[4] = {};                          // (each word's specials: bits 15 / 31)
+  unsigned long long s[kWideShortCols] = {};    // (the lane's sums, units of 2^-24, two's complement)
+  unsigned fl = 0;                              // (the lane's flags, 4 bits a column)
+  std::int64_t k_run = k0 + w;                  // the run's first row
+  if (c0 < g.outputs) {
+    wide_rows<core::kColumnRun>(
+        p, g.inner, k0 + w, k1,
+        [&](const uint4& v) {
+          const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            run[2 * j] += core::tiny_lo(q[j]);
+            run[2 * j + 1] += core::tiny_hi(q[j]);
+            sp[j] |= core::specials(q[j]);
+          }
+        },
+        [&](int held) {
+          if (held == 0) return;
+#pragma unroll
+          for (int e = 0; e < kWideShortCols; ++e) {
+            s[e] += static_cast<unsigned long long>(core::units(run[e]));
+            unsigned fe = core::neg_zero(run[e]) ? 0u : core::kNotNegZero;
+            if ((sp[e / 2] >> (16 * (e % 2))) & 0x8000u) {  // (an infinity or a NaN in this run: which)
+#pragma unroll 1
+              for (int u = 0; u < held; ++u)
+                fe |= core::special_flags(__ldg(p + (k_run + static_cast<std::int64_t>(u) * kColWarps) * g.inner + e));
+            }
+            fl |= fe << (4 * e);
+            run[e] = -0.0;
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) sp[j] = 0u;
+          k_run += static_cast<std::int64_t>(held) * kColWarps;
+        });
+  }
+#pragma unroll
+  for (int e = 0; e < kWideShortCols; ++e) {
+    sh[w][lane * kWideShortCols + e] = s[e];
+    shf[w][lane * kWideShortCols + e] = static_cast<unsigned char>((fl >> (4 * e)) & 0xfu);
+  }
+  auto write = [&](std::int64_t col, unsigned long long v, unsigned flags) {
+    op.write_fixed(col, static_cast<long long>(v), flags, g.len);  // (two's complement: the exact sum)
+  };
+  __syncthreads();
+  for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {
+    const std::int64_t col = t0 + c;
+    if (col >= g.outputs) break;
+    unsigned long long v = 0;
+    unsigned flags = 0;
+#pragma unroll
+    for (int i = 0; i < kColWarps; ++i) {
+      v += sh[i][c];
+      flags |= shf[i][c];
+    }
+    if (gridDim.y == 1) {
+      write(col, v, flags);
+    } else {
+      atomicAdd(words + col, v);
+      if (flags != 0) atomicOr(words + g.outputs + col, static_cast<unsigned long long>(flags));
+    }
+  }
+  if (gridDim.y > 1 && last_chunk(tickets, f)) {
+    for (int c = threadIdx.x; c < kWideShortTile; c += kBlock) {
+      const std::int64_t col = t0 + c;
+      if (col >= g.outputs) break;
+      const unsigned long long v = atomicExch(words + col, 0ull);  // (read, and zero for the next call)
+      write(col, v, static_cast<unsigned>(atomicExch(words + g.outputs + col, 0ull)));
+    }
+  }
+  block_done(f);
 }
 
 }  // namespace tally::cuda::shapes_k::v3

@@ -162,6 +162,14 @@ inline std::int64_t fill_waves(std::int64_t gx, std::int64_t want, std::int64_t 
   return pick;
 }
 
+/// Whether a column reduction's layout suits the wide column kernels (src/cuda/shapes_cols_wide.cuh),
+/// `cols` columns a lane as one 16-byte vector a row: row-major (outer 1), the row stride and
+/// the outputs multiples of cols, the base 16-byte aligned, and rows to read.
+inline bool wide_layout(const geometry& g, std::int64_t cols) {
+  return g.outer == 1 && g.inner > 0 && g.inner % cols == 0 && g.outputs % cols == 0 && g.len > 0 &&
+         reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+}
+
 template <class Op, bool FEW = false, class Make>
 void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t stream, Make&& make, bool column_mode) {
   using A = typename Op::acc;
@@ -195,19 +203,25 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   constexpr int VV = few_col_vector<FEW, T, A>();
   // (the byte sums, means and min / max with rows of whole 16-byte vectors: 16 columns a lane,
   // v3::cols_bytes_wide, plan byte_col_wide; row chunks of whole waves, at most kWideChunk rows)
-  // (and the 16-bit integer ones, 8 columns a lane, v3::cols_shorts_wide, plan short_col_wide)
+  // (and the 16-bit integer ones, 8 columns a lane, v3::cols_shorts_wide, plan short_col_wide,
+  // and the float16 / bfloat16 min / max, v3::cols_halves_wide, and float16 fixed-point sums
+  // and means, v3::cols_halves_sums_wide (columns of at most kWideHalfSumLen rows), plan
+  // half_col_wide)
   bool wide = false;
-  if constexpr (FEW && (v3::wide_bytes<Op>() || v3::wide_shorts<Op>())) {
+  constexpr bool kWideOp = v3::wide_bytes<Op>() || v3::wide_shorts<Op>() || v3::wide_half_keys<Op>() || v3::wide_half_sums<Op>();
+  if constexpr (FEW && kWideOp) {
     constexpr bool kBytes = v3::wide_bytes<Op>();
     constexpr std::int64_t cols = kBytes ? v3::kWideCols : v3::kWideShortCols, tile = kBytes ? v3::kWideTile : v3::kWideShortTile;
-    wide = column_mode && (kBytes ? plan.byte_col_wide : plan.short_col_wide) == 1 && g.outer == 1 && g.inner > 0 &&
-           g.inner % cols == 0 && g.outputs % cols == 0 && g.len > 0 && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    const int on = kBytes ? plan.byte_col_wide : v3::wide_shorts<Op>() ? plan.short_col_wide : plan.half_col_wide;
+    wide = column_mode && on == 1 && wide_layout(g, cols) && (!v3::wide_half_sums<Op>() || g.len <= v3::kWideHalfSumLen);
     if (wide) {
       gx = (g.outputs + tile - 1) / tile;
       std::int64_t want = (plan.col_blocks + gx - 1) / gx;
       int fit = 0;
       if constexpr (kBytes) fit = fit_blocks<v3::cols_bytes_wide<Op>>();
-      else fit = fit_blocks<v3::cols_shorts_wide<Op>>();
+      else if constexpr (v3::wide_shorts<Op>()) fit = fit_blocks<v3::cols_shorts_wide<Op>>();
+      else if constexpr (v3::wide_half_keys<Op>()) fit = fit_blocks<v3::cols_halves_wide<Op>>();
+      else fit = fit_blocks<v3::cols_halves_sums_wide<Op>>();
       if (plan.col_wave == 1) want = fill_waves(gx, want, static_cast<std::int64_t>(fit) * sm_count());
       want = std::max(want, (g.len + v3::kWideChunk - 1) / v3::kWideChunk);
       row_chunks(g.len, want, 64, chunks, chunk);
@@ -301,11 +315,15 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if constexpr (FEW && (v3::wide_bytes<Op>() || v3::wide_shorts<Op>())) {
+    if constexpr (FEW && kWideOp) {
       if (wide) {
-        auto* words = chunks > 1 ? static_cast<unsigned long long*>(lease.zeroed(sizeof(unsigned long long) * g.outputs)) : nullptr;
+        // (zero between calls: the chunks' words, (outputs), or (2, outputs) for the float16 sums' sums and flags)
+        const std::size_t n_words = (v3::wide_half_sums<Op>() ? 2 : 1) * static_cast<std::size_t>(g.outputs);
+        auto* words = chunks > 1 ? static_cast<unsigned long long*>(lease.zeroed(sizeof(unsigned long long) * n_words)) : nullptr;
         if constexpr (v3::wide_bytes<Op>()) v3::cols_bytes_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
-        else v3::cols_shorts_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+        else if constexpr (v3::wide_shorts<Op>()) v3::cols_shorts_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+        else if constexpr (v3::wide_half_keys<Op>()) v3::cols_halves_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
+        else v3::cols_halves_sums_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, words, ps.tickets, f);
       }
     }
     if (wide) {  // (launched above)

@@ -240,6 +240,21 @@ struct f16_fixed_core {
     if (__double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL)) hi += static_cast<long long>(count) << 6;
     a += (static_cast<ops::i128>(hi) << 64) + q;
   }
+  /// A float16's ops::exact special flags (bits: its low 16): seen_nan for a NaN, seen_pos_inf /
+  /// seen_neg_inf for an infinity, else 0 (the wide columns' runs with specials, read again).
+  static __device__ __forceinline__ unsigned special_flags(unsigned bits) {
+    const unsigned mag = bits & 0x7fffu;
+    if (mag > 0x7c00u) return ops::exact::seen_nan;
+    if (mag == 0x7c00u) return bits & 0x8000u ? ops::exact::seen_neg_inf : ops::exact::seen_pos_inf;
+    return 0u;
+  }
+  static constexpr unsigned kNotNegZero = ops::exact::seen_not_neg_zero;
+  /// A run's exact float64 sum t as an integer in units of 2^-24 (flush's conversion).
+  static __device__ __forceinline__ long long units(double t) { return __double2ll_rn(t * 0x1p1000 * 0x1p32); }
+  /// Whether a run's sum is -0.0 (all its elements were -0.0).
+  static __device__ __forceinline__ bool neg_zero(double t) {
+    return __double_as_longlong(t) == static_cast<long long>(0x8000000000000000ULL);
+  }
   /// The state's fields: the finite sum (units of 2^-24), the -0.0 count, and whether any
   /// element was an infinity or a NaN.
   static __device__ __forceinline__ void decode(ops::i128 a, ops::i128& fin, std::uint64_t& neg_zeros, bool& special) {
@@ -300,18 +315,31 @@ struct f16_fixed_op {
       atomicMin(ovf, static_cast<long long>(o));
       return;
     }
-    const unsigned flags = neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero;
+    write_fixed(o, fin, neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero, len);
+  }
+  /// Output o (len > 0 elements) from their exact finite sum fin (units of 2^-24) and their
+  /// ops::exact flags: seen_not_neg_zero, and seen_nan / seen_pos_inf / seen_neg_inf, which
+  /// give the IEEE result (NaN, or the infinity; round_span's rule, as the exact kernels').
+  /// (write above; v3::cols_halves_sums_wide, whose flags hold the specials themselves.)
+  __device__ void write_fixed(std::int64_t o, ops::i128 fin, unsigned flags, std::int64_t len) const {
+    const bool mean = pick >= 2, f64 = pick & 1;
+    auto put = [&](double d, float f) {
+      if (f64) static_cast<double*>(out)[o] = d;
+      else static_cast<float*>(out)[o] = f;
+    };
+    constexpr unsigned kSpecials = ops::exact::seen_nan | ops::exact::seen_pos_inf | ops::exact::seen_neg_inf;
+    if (flags & kSpecials) fin = 0;  // (round_span and divide_round below give the special result)
     // The usual case in a few instructions (a sum of at most 2^22 elements fits): an
     // int64 converts to float64 or float32 with one correct rounding, and the scaling by 2^-24
     // is exact (no result comes near the subnormals); a mean of |fin| <= 2^53 is one float64
     // division of exact operands, correctly rounded, and as float32 correct too unless that
     // quotient is a float32 midpoint (a second rounding could then go the wrong way).
-    if (fin == 0) {
+    if (fin == 0 && (flags & kSpecials) == 0) {
       const bool neg = flags == 0;
       put(neg ? -0.0 : 0.0, neg ? -0.0f : 0.0f);
       return;
     }
-    if (fin >= -(ops::i128(1) << 62) && fin <= (ops::i128(1) << 62)) {
+    if ((flags & kSpecials) == 0 && fin >= -(ops::i128(1) << 62) && fin <= (ops::i128(1) << 62)) {
       const auto v = static_cast<long long>(fin);
       if (!mean) {
         put(__ll2double_rn(v) * 0x1p-24, __ll2float_rn(v) * 0x1p-24f);
@@ -367,6 +395,20 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       else if (skip) mk.template operator()<extreme<float, false, true>>();
       else mk.template operator()<extreme<float, false, false>>();
       return true;
+    }
+    // (float16 columns whole 16-byte rows of at most kWideHalfSumLen rows, plan half_col_wide:
+    // v3::cols_halves_sums_wide, exact sums and means with their specials written on the
+    // device, so for the stream-ordered forms too, and the fast sums the same way: exact,
+    // so correctly rounded, where the float states read at 0.83 of the read kernel)
+    if constexpr (std::is_same_v<In, f16_in>) {
+      if (column_mode && tuning::shapes_v3_params().half_col_wide == 1 && wide_layout(g, v3::kWideShortCols) &&
+          g.len <= v3::kWideHalfSumLen) {
+        const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
+        run.template operator()<f16_fixed_op>([pick](void* out, std::int64_t*, long long* ovf) {
+          return f16_fixed_op{out, ovf, pick};
+        }, st);
+        return true;
+      }
     }
     if (r.what == kind::mean || r.acc == accuracy::exact) {
       // the certified pass (blocking calls; the stream-ordered ones gate the exact kernels on

@@ -100,6 +100,12 @@ struct shapes_v3_plan {
                                       // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). (Run
                                       // 184, H100, 8192 x 8192, stream-ordered, of read: int16 sums 0.89 -> 0.93, max
                                       // with index 0.83 -> 0.93; uint16 the same)
+  int half_col_wide = 0;              // column mode, the float16 / bfloat16 min / max with index of row-major matrices
+                                      // whose rows are whole 16-byte vectors (outputs a multiple of 8): 1 8 columns a
+                                      // lane, a warp reading 512 bytes of a row, the row chunks merged by 64-bit atomicMax
+                                      // (src/cuda/shapes_cols_wide.cuh cols_halves_wide, fifty-fourth session); 0
+                                      // cols_body's 4 columns a lane. Never the bits (the same extreme, first index and
+                                      // first NaN). (Not measured yet: 0 until a device run compares them)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
@@ -181,7 +187,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], col_wave, byte_col_wide or short_col_wide not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
+/// col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide or half_col_wide not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
