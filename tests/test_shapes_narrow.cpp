@@ -852,10 +852,11 @@ TEST_P(ShapesNarrow, ShortColumnsOfWhole16ByteRowsInEveryTileAndChunk) {
   });
 }
 
-// The same shapes for float16 and bfloat16 (their min / max 8 columns a lane,
-// v3::cols_halves_wide, plan half_col_wide; fifty-fourth session: the
-// ShapesNarrowColsHalfWide(Whole).cuda entries run this test and the other half column tests
-// with it on, the second with one row chunk, so that a lane's rows pass the 4096-row runs).
+// The same shapes for float16 and bfloat16 (their min / max and the float16 sums and means 8
+// columns a lane, v3::cols_halves_wide / cols_halves_sums_wide, plan half_col_wide; fifty-fourth
+// session, on by default since run 188: ShapesNarrowColsWhole.cuda runs them with one row chunk,
+// so that a lane's rows pass the 4096-row runs, and ShapesNarrowColsHalfBody(Whole).cuda run this
+// test and the other half column tests with cols_body's 4 a lane instead).
 // Random values (subnormals, zeros of both signs, repeated small integers for ties), then
 // columns of ties: 1.0 everywhere but 2.0 at two late rows of one column, -1.0 at two rows of
 // another (the first index of each, for max and min), -inf in a third with one NaN late and

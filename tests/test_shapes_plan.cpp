@@ -120,7 +120,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.col_wave = 0;
   p.byte_col_wide = 0;
   p.short_col_wide = 0;
-  p.half_col_wide = 1;
+  p.half_col_wide = 0;
   p.item_order = 2;
   p.tile_probe = 0;
   p.seg_claim_ahead = 2;

@@ -100,12 +100,16 @@ struct shapes_v3_plan {
                                       // session); 0 cols_body's 4 columns a lane. Never the bits (exact results). (Run
                                       // 184, H100, 8192 x 8192, stream-ordered, of read: int16 sums 0.89 -> 0.93, max
                                       // with index 0.83 -> 0.93; uint16 the same)
-  int half_col_wide = 0;              // column mode, the float16 / bfloat16 min / max with index of row-major matrices
-                                      // whose rows are whole 16-byte vectors (outputs a multiple of 8): 1 8 columns a
-                                      // lane, a warp reading 512 bytes of a row, the row chunks merged by 64-bit atomicMax
-                                      // (src/cuda/shapes_cols_wide.cuh cols_halves_wide, fifty-fourth session); 0
-                                      // cols_body's 4 columns a lane. Never the bits (the same extreme, first index and
-                                      // first NaN). (Not measured yet: 0 until a device run compares them)
+  int half_col_wide = 1;              // column mode, row-major matrices whose rows are whole 16-byte vectors (outputs a
+                                      // multiple of 8): 1 the float16 / bfloat16 min / max with index and the float16
+                                      // sums and means (columns of at most 2^23 rows; the fast sums too, exact) 8 columns
+                                      // a lane, a warp reading 512 bytes of a row, the row chunks merged by 64-bit atomics
+                                      // (src/cuda/shapes_cols_wide.cuh cols_halves_wide / cols_halves_sums_wide,
+                                      // fifty-fourth session); 0 cols_body's 4 columns a lane (float16 exact sums with an
+                                      // infinity or a NaN, and the stream-ordered ones, then widened). Never the bits of
+                                      // min / max and exact sums. (Run 188, H100, 8192 x 8192, stream-ordered, of read:
+                                      // float16 fast sums 0.83 -> 0.905, exact sums 0.185 (widened) -> 0.90, float16 /
+                                      // bfloat16 max with index 0.89 -> 0.90)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
