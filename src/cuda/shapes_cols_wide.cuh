@@ -459,35 +459,14 @@ __global__ void __launch_bounds__(kBlock, 3)
         [&](const uint4& v) {
           const unsigned q[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const unsigned gt = Op::column_pair_better(q[i], best[i]);
-            best[i] = (q[i] & gt) | (best[i] & ~gt);
-            at[i] = (row & gt) | (at[i] & ~gt);
-            if constexpr (Op::column_finds_nans) nans[i] = Op::column_pair_nans(nans[i], q[i]);
-          }
+          for (int i = 0; i < 4; ++i) half_pair_take<Op>(q[i], best[i], at[i], nans[i], row);
           row += 0x00010001u;
         },
         [&](int held) {
           if (held == 0) return;
 #pragma unroll
-          for (int e = 0; e < kWideShortCols; ++e) {
-            const int sh_ = 16 * (e % 2);
-            const unsigned b = (best[e / 2] >> sh_) & 0xffffu;
-            const bool worst = b == (kWorst & 0xffffu);
-            bool again = worst && key[e] == 0;  // (no element better than the worst value yet)
-            if constexpr (Op::column_finds_nans)
-              again = again || (Op::column_half_nan(nans[e / 2] >> sh_) && key[e] >> 48 != 0xffffu);  // (its first NaN)
-            if (again) {
-#pragma unroll 1
-              for (int u = 0; u < held; ++u) {
-                const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
-                key[e] = max(key[e], Op::column_half_key(__ldg(p + kk * g.inner + e), kk));
-              }
-            } else if (!worst) {
-              const std::int64_t r_at = (at[e / 2] >> sh_) & 0xffffu;
-              key[e] = max(key[e], Op::column_half_key(b, k_run + r_at * kColWarps));
-            }
-          }
+          for (int e = 0; e < kWideShortCols; ++e)
+            half_run_key<Op>(key[e], best[e / 2], at[e / 2], nans[e / 2], 16 * (e % 2), k_run, held, p + e, g.inner);
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             best[i] = kWorst;

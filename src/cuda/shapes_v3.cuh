@@ -1052,6 +1052,42 @@ template <int kU> struct key_row_bytes {
 /// but for launch_v3's FEW ops; needs outer == 1, inner > 0 a multiple of V, a base aligned to
 /// the vector). Block (bx, by): outputs
 /// [32 V bx, 32 V (bx + 1)), rows [by chunk, (by + 1) chunk).
+/// One row's pair of half columns (the low and high 16 bits of q) into a lane's run state
+/// (cols_body's kPackedHalfExtremes, cols_halves_wide): the halves that beat `best` strictly
+/// (Op::column_pair_better; so the first of equal values stays, -0 and +0 tie, and a NaN never
+/// does) replace it, with `row` (the run row, in both halves) in `at`; without SKIP the NaNs
+/// seen are kept in `nans` (Op::column_pair_nans).
+template <class Op>
+__device__ __forceinline__ void half_pair_take(unsigned q, unsigned& best, unsigned& at, unsigned& nans, unsigned row) {
+  const unsigned gt = Op::column_pair_better(q, best);
+  best = (q & gt) | (best & ~gt);
+  at = (row & gt) | (at & ~gt);
+  if constexpr (Op::column_finds_nans) nans = Op::column_pair_nans(nans, q);
+}
+
+/// A lane's run of `held` rows (k_run, k_run + kColWarps, ...) of one half column into its key
+/// (Op::column_half_key, the max; 0 no element): the column's half (bits sh..sh + 15) of the
+/// run state's best, at and nans words. The run is read again element by element (pc: the
+/// column's first element, stride: elements a row) when it holds the column's first NaN, or
+/// when no element beat the worst value before the key has one.
+template <class Op>
+__device__ __forceinline__ void half_run_key(unsigned long long& key, unsigned best, unsigned at, unsigned nans, int sh,
+                                             std::int64_t k_run, int held, const typename Op::elem* pc, std::int64_t stride) {
+  const unsigned b = (best >> sh) & 0xffffu;
+  const bool worst = b == (Op::column_worst_pair() & 0xffffu);
+  bool again = worst && key == 0;  // (no element better than the worst value yet)
+  if constexpr (Op::column_finds_nans) again = again || (Op::column_half_nan(nans >> sh) && key >> 48 != 0xffffu);  // (its first NaN)
+  if (again) {
+#pragma unroll 1
+    for (int u = 0; u < held; ++u) {
+      const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
+      key = max(key, Op::column_half_key(__ldg(pc + kk * stride), kk));
+    }
+  } else if (!worst) {
+    key = max(key, Op::column_half_key(b, k_run + static_cast<std::int64_t>((at >> sh) & 0xffffu) * kColWarps));
+  }
+}
+
 template <class Op, int V, bool RUN = false>
 __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, typename Op::acc* partials,
                                           unsigned* tickets, finish f) {
@@ -1428,35 +1464,13 @@ __device__ __forceinline__ void cols_body(geo g, Op op, std::int64_t chunk, type
           [&](const uint2 q) {
             const unsigned w2[2] = {q.x, q.y};
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              const unsigned gt = Op::column_pair_better(w2[i], best[i]);
-              best[i] = (w2[i] & gt) | (best[i] & ~gt);
-              at[i] = (row & gt) | (at[i] & ~gt);
-              if constexpr (Op::column_finds_nans) nans[i] = Op::column_pair_nans(nans[i], w2[i]);
-            }
+            for (int i = 0; i < 2; ++i) half_pair_take<Op>(w2[i], best[i], at[i], nans[i], row);
             row += 0x00010001u;
           },
           [&](int held) {
             if (held == 0) return;
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int sh = 16 * (e % 2);
-              const unsigned b = (best[e / 2] >> sh) & 0xffffu;
-              const bool worst = b == (kWorst & 0xffffu);
-              bool again = worst && hkey[e] == 0;  // (no element better than the worst value yet)
-              if constexpr (Op::column_finds_nans)
-                again = again || (Op::column_half_nan(nans[e / 2] >> sh) && hkey[e] >> 48 != 0xffffu);  // (its first NaN)
-              if (again) {
-#pragma unroll 1
-                for (int u = 0; u < held; ++u) {
-                  const std::int64_t kk = k_run + static_cast<std::int64_t>(u) * kColWarps;
-                  hkey[e] = max(hkey[e], Op::column_half_key(__ldg(p + kk * g.inner + e), kk));
-                }
-              } else if (!worst) {
-                const std::int64_t r_at = (at[e / 2] >> sh) & 0xffffu;
-                hkey[e] = max(hkey[e], Op::column_half_key(b, k_run + r_at * kColWarps));
-              }
-            }
+            for (int e = 0; e < 4; ++e) half_run_key<Op>(hkey[e], best[e / 2], at[e / 2], nans[e / 2], 16 * (e % 2), k_run, held, p + e, g.inner);
             best[0] = best[1] = kWorst;
             at[0] = at[1] = nans[0] = nans[1] = 0u;
             row = 0u;
