@@ -510,6 +510,134 @@ TEST(ShapesPlanGpu, ExactColumnsByEveryRouteAreCorrectlyRounded) {
   }
 }
 
+// bfloat16 fast column sums of row-major matrices whose rows are whole 16-byte vectors: 8
+// columns a lane with scaled float64 terms (v3::cols_halves_fast_wide, plan half_col_wide=1, the
+// default) give the same bits as cols_body's 16-byte vectors of float32 -> float64 terms
+// (half_col_wide=0), under several row chunkings (plan col_blocks: 1, 37, the default 512,
+// 4096), blocking and stream-ordered (status words (-1, -1) over stale ones), into float32 and
+// float64 outputs. The data: random magnitudes over 80 binades with both signs, subnormals and
+// zeros of both signs; a column of -0.0 (the sum -0.0), of values near bfloat16's largest
+// (a float64 sum past float32's range: +inf in float32), one +inf, one NaN, +inf and -inf
+// (NaN), and -inf twice. Each output also against the float64 sum of its column taken in
+// long double: within 2^-24 of it relatively (float32) or n 2^-53 of the sum of magnitudes,
+// and the specials by IEEE's rules.
+TEST(ShapesPlanGpu, Bfloat16FastColumnSumsKeepTheirBitsEightColumnsALane) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  struct shape {
+    std::int64_t rows, cols, rs;  // (rs: the row stride, elements)
+  };
+  std::mt19937_64 gen(5501);
+  auto value_of = [](std::uint16_t b) {
+    const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  for (const shape sh : {shape{8192, 256, 256}, shape{70001, 16, 16}, shape{4099, 264, 264}, shape{600, 520, 520},
+                         shape{300, 24, 32}, shape{257, 8, 8}, shape{1, 256, 256}, shape{9000, 8, 24}, shape{20000, 1024, 1024}}) {
+    SCOPED_TRACE(std::to_string(sh.rows) + " x " + std::to_string(sh.cols) + ", row stride " + std::to_string(sh.rs));
+    const std::size_t n = static_cast<std::size_t>(sh.rows * sh.rs);
+    std::vector<std::uint16_t> hx(n, 0x7fc1);  // (the padding: NaN, never read)
+    for (std::int64_t i = 0; i < sh.rows; ++i)
+      for (std::int64_t j = 0; j < sh.cols; ++j) {
+        std::uint16_t b = static_cast<std::uint16_t>((gen() % 2) << 15 | (gen() % 80 + 90) << 7 | gen() % 128);
+        const unsigned pick = static_cast<unsigned>(gen() % 64);
+        if (pick == 0) b = static_cast<std::uint16_t>(gen() % 128 | (gen() % 2) << 15);  // (a subnormal or a zero)
+        if (pick == 1) b = (gen() % 2) ? 0x8000 : 0x0000;
+        switch (j % 16) {
+          case 9: b = 0x8000; break;                                        // -0.0
+          case 10: b = static_cast<std::uint16_t>(0x7f00 | gen() % 128); break;  // near the largest
+          case 11: b = i == sh.rows / 2 ? 0x7f80 : b; break;                 // one +inf
+          case 12: b = i == sh.rows - 1 ? 0x7fc0 : b; break;                 // one NaN, last
+          case 13: b = i == 0 ? 0x7f80 : i == sh.rows / 3 ? 0xff80 : b; break;  // +inf and -inf
+          case 14: b = i == sh.rows / 4 || i == sh.rows / 5 ? 0xff80 : b; break;  // -inf twice
+          default: break;
+        }
+        hx[static_cast<std::size_t>(i * sh.rs + j)] = b;
+      }
+    // the float64 references: the exact sums (long double holds these well enough for the bound)
+    std::vector<long double> exact(static_cast<std::size_t>(sh.cols)), mags(static_cast<std::size_t>(sh.cols));
+    std::vector<int> pinf(static_cast<std::size_t>(sh.cols)), ninf(static_cast<std::size_t>(sh.cols)), nan(static_cast<std::size_t>(sh.cols));
+    for (std::int64_t i = 0; i < sh.rows; ++i)
+      for (std::int64_t j = 0; j < sh.cols; ++j) {
+        const float v = value_of(hx[static_cast<std::size_t>(i * sh.rs + j)]);
+        const std::size_t o = static_cast<std::size_t>(j);
+        if (std::isnan(v)) nan[o] = 1;
+        else if (std::isinf(v)) (v > 0 ? pinf : ninf)[o] = 1;
+        else {
+          exact[o] += v;
+          mags[o] += std::fabs(v);
+        }
+      }
+    tt::cuda::device_buffer x(n * 2), out(static_cast<std::size_t>(sh.cols) * 8), st(2 * sizeof(std::int64_t));
+    x.upload(0, hx.data(), n * 2);
+    const tally::options fast{tally::backend::cuda, nullptr, tally::accuracy::fast};
+    const tally::matrix_ref xr{x.get(), sh.rows, sh.cols, sh.rs, 1, dtype::bfloat16, tally::memory::device};
+    for (const dtype ot : {dtype::float32, dtype::float64}) {
+      const std::size_t esz = ot == dtype::float32 ? 4 : 8;
+      for (const int cb : {1, 37, 512, 4096}) {
+        std::vector<unsigned char> first;
+        for (const int wide : {0, 1}) {
+          tn::shapes_v3_plan p = base;
+          p.half_col_wide = wide;
+          p.col_blocks = cb;
+          tn::set_shapes_v3_params(p);
+          for (int call = 0; call < 2; ++call) {  // blocking, stream-ordered
+            SCOPED_TRACE(std::string(ot == dtype::float32 ? "float32" : "float64") + " outputs, col_blocks " +
+                         std::to_string(cb) + ", half_col_wide " + std::to_string(wide) + (call ? ", stream-ordered" : ", blocking"));
+            std::vector<unsigned char> got(static_cast<std::size_t>(sh.cols) * esz, 0xab);
+            out.upload(0, got.data(), got.size());
+            const tally::mutable_array_ref orf{out.get(), sh.cols, ot, tally::memory::device};
+            if (call == 0) {
+              tally::reduce_axis(tally::reduce_op::sum, xr, 0, orf, fast);
+            } else {
+              const std::int64_t stale[2] = {5, 5};
+              st.upload(0, stale, sizeof stale);
+              tally::reduce_axis_async(tally::reduce_op::sum, xr, 0, orf, static_cast<std::int64_t*>(st.get()), fast);
+              std::int64_t words[2];
+              st.download(words, 0, sizeof words);
+              EXPECT_EQ(words[0], -1);
+              EXPECT_EQ(words[1], -1);
+            }
+            out.download(got.data(), 0, got.size());
+            if (first.empty()) first = got;
+            else ASSERT_TRUE(got == first) << "bits differ from half_col_wide 0's (blocking)";
+            for (std::int64_t j = 0; j < sh.cols; ++j) {
+              const std::size_t o = static_cast<std::size_t>(j);
+              double g = 0;
+              if (esz == 4) {
+                float f;
+                std::memcpy(&f, &got[o * 4], 4);
+                g = f;
+              } else {
+                std::memcpy(&g, &got[o * 8], 8);
+              }
+              if (nan[o] || (pinf[o] && ninf[o])) {
+                ASSERT_TRUE(std::isnan(g)) << "column " << j << ": " << g;
+              } else if (pinf[o] || ninf[o]) {
+                ASSERT_EQ(g, pinf[o] ? HUGE_VAL : -HUGE_VAL) << "column " << j;
+              } else if (esz == 4 && std::fabs(static_cast<double>(exact[o])) > 3.4028234663852886e38 * (1 + 0x1p-25)) {
+                ASSERT_TRUE(std::isinf(g) && (g > 0) == (exact[o] > 0)) << "column " << j << ": " << g;
+              } else {
+                const long double bound = (esz == 4 ? 0x1p-24L * std::fabs(exact[o]) : 0.0L) +
+                                          static_cast<long double>(sh.rows) * 0x1p-53L * mags[o] * (1 + 0x1p-20L) + 0x1p-149L;
+                ASSERT_LE(std::fabs(static_cast<long double>(g) - exact[o]), bound)
+                    << "column " << j << ": " << g << " against " << static_cast<double>(exact[o]);
+              }
+              if (j % 16 == 9) {
+                ASSERT_TRUE(g == 0 && std::signbit(g)) << "column " << j << " (every element -0.0): " << g;
+              }
+            }
+          }
+        }
+      }
+    }
+    tn::set_shapes_v3_params(base);
+  }
+}
+
 // Exact float32 row and segment sums through the certified pass and, where it refuses an
 // output, the exact kernels behind it (launched as a programmatic dependent of the pass or
 // plainly, plan pdl; the pass's vectors staged through shared memory or not, plan row_stages;

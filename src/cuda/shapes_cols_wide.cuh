@@ -613,4 +613,126 @@ __global__ void __launch_bounds__(kBlock, 3)
   block_done(f);
 }
 
+// bfloat16 fast column sums, 8 columns a lane (fifty-fifth session): narrow_op over
+// fast_sum (a float64 sum a column, row by row) for row-major matrices whose rows are whole
+// 16-byte vectors (launch_v3 checks, as cols_shorts_wide's: outer 1, row stride and base
+// 16-byte aligned, outputs a multiple of 8).
+//
+// cols_body reads these as 16-byte vectors too (cols_kernel<Op, 8>, 4 rows in flight a lane)
+// and converts each element bfloat16 -> float32 -> float64 (a shift, then F2F.F64.F32 on the
+// SMs' conversion pipe: 2^26 of them a 128 MiB matrix): 0.83 of the read kernel
+// stream-ordered (runs 187-188, H100, 8192 x 8192), where the float16 sums' 8-a-lane kernel
+// (cols_halves_sums_wide) reads at 0.905. Here each element enters its column's float64 sum as
+// v x 2^-896 made by 2 integer instructions (Op::reader::tiny_lo / tiny_hi, the certified
+// pass's trick), kWideRows rows in flight a lane (wide_rows), and the lane's sum is scaled back
+// by 2^896 once (exact). The scaled sums round exactly as the unscaled ones: every partial sum
+// is a multiple of 2^-133 (2^-1029 scaled), so the scaled ones below 2^-1022 are exact float64
+// subnormals, as the unscaled are exact, and above it both round to the same 53 bits. An
+// infinity or a NaN (exponent field 255) would read as a finite value: each word's such halves
+// are noted (bit 15 / 31 of sp), and a lane's column that met one is summed again from its
+// chunk's rows element by element (Op::accumulate, cols_body's way), so its NaN too is the
+// same. The warps meet in warp order in shared memory and the row chunks, written as partials
+// (chunks, outputs), in cols_body's order (warp w of the tile's last chunk block took chunks w,
+// w + 8, ..., then the 8 in warp order): launch_v3 gives it cols_body's row chunks (from the
+// shape alone, plan col_blocks; not col_wave, whose chunks follow the SM count), so the same
+// bits as cols_body's on every run, GPU and plan half_col_wide.
+/// Whether Op is a bfloat16 fast sum cols_halves_fast_wide takes (a float64 state, a reader
+/// with the scaled float64 terms).
+template <class Op> constexpr bool wide_half_fast() {
+  if constexpr (sizeof(typename Op::elem) == 2 && std::is_same_v<typename Op::acc, double> &&
+                requires(unsigned q) { Op::reader::tiny_lo(q); })
+    return true;
+  else return false;
+}
+
+/// The column kernel of wide_half_fast ops: grid (column tiles of kWideShortTile, row chunks of
+/// `chunk` rows); partials: (gridDim.y, g.outputs) states (used when there are chunks);
+/// tickets: (column tiles), zero between calls.
+template <class Op>
+__global__ void __launch_bounds__(kBlock, 4)
+    cols_halves_fast_wide(geo g, Op op, std::int64_t chunk, typename Op::acc* partials, unsigned* tickets, finish f) {
+  using A = typename Op::acc;
+  using T = typename Op::elem;
+  using In = typename Op::reader;
+  __shared__ A sh[kColWarps][kWideShortTile];  // (warps, tile columns)
+  allow_dependents();
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kWideShortTile;
+  const std::int64_t c0 = t0 + lane * kWideShortCols;  // (outputs % 8 == 0: all 8 columns or none)
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t k1 = k0 + chunk < g.len ? k0 + chunk : g.len;
+  const T* p = static_cast<const T*>(g.x) + c0;  // (outer == 1)
+  A s[kWideShortCols];  // (the scaled sums; -0.0, the identity: a column of -0.0 stays -0.0)
+#pragma unroll
+  for (int e = 0; e < kWideShortCols; ++e) s[e] = Op::identity();
+  unsigned sp = 0;  // (bit e: column e met an infinity or a NaN)
+  if (c0 < g.outputs) {
+    unsigned spw[4] = {};  // (each word's halves with exponent field 255: bits 15 / 31)
+    wide_rows<1 << 20>(
+        p, g.inner, k0 + w, k1,
+        [&](const uint4& v) {
+          const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            s[2 * j] += In::tiny_lo(q[j]);
+            s[2 * j + 1] += In::tiny_hi(q[j]);
+            spw[j] |= (q[j] & 0x7f807f80u) + 0x00800080u;  // (0x7f80 + 0x80 reaches bit 15; no carry past it)
+          }
+        },
+        [](int) {});
+#pragma unroll
+    for (int e = 0; e < kWideShortCols; ++e) {
+      s[e] *= In::kUnscale;  // (exact)
+      if ((spw[e / 2] >> (16 * (e % 2))) & 0x8000u) sp |= 1u << e;
+    }
+    if (sp != 0) {  // (rare: the columns with an infinity or a NaN, again element by element)
+#pragma unroll
+      for (int e = 0; e < kWideShortCols; ++e) {  // (unrolled: s[] stays in registers)
+        if ((sp >> e) & 1u) {
+          A a = Op::identity();
+#pragma unroll 1
+          for (std::int64_t k = k0 + w; k < k1; k += kColWarps) Op::accumulate(a, __ldg(p + k * g.inner + e), k);
+          s[e] = a;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kWideShortCols; ++e) sh[w][lane * kWideShortCols + e] = s[e];
+  __syncthreads();
+  const int c = threadIdx.x;  // (this thread's tile column: kBlock == kWideShortTile)
+  static_assert(kBlock == kWideShortTile);
+  const std::int64_t col = t0 + c;
+  if (col < g.outputs) {
+    A v = sh[0][c];
+#pragma unroll
+    for (int i = 1; i < kColWarps; ++i) v = Op::combine(v, sh[i][c]);  // (warp order, as cols_body's warp 0)
+    if (gridDim.y == 1) op.write(col, v, g.len);
+    else partials[static_cast<std::int64_t>(blockIdx.y) * g.outputs + col] = v;
+  }
+  if (gridDim.y > 1 && last_chunk(tickets, f) && col < g.outputs) {
+    // cols_body's order: part i takes chunks i, i + 8, ... from the identity, then the 8
+    // parts meet in order
+    A part[kColWarps];
+#pragma unroll
+    for (int i = 0; i < kColWarps; ++i) part[i] = Op::identity();
+    unsigned y = 0;
+    for (; y + kColWarps <= gridDim.y; y += kColWarps) {
+      A q[kColWarps];
+#pragma unroll
+      for (int i = 0; i < kColWarps; ++i) q[i] = __ldcg(partials + static_cast<std::int64_t>(y + i) * g.outputs + col);
+#pragma unroll
+      for (int i = 0; i < kColWarps; ++i) part[i] = Op::combine(part[i], q[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < kColWarps; ++i)
+      if (y + i < gridDim.y) part[i] = Op::combine(part[i], __ldcg(partials + static_cast<std::int64_t>(y + i) * g.outputs + col));
+    A v = part[0];
+#pragma unroll
+    for (int i = 1; i < kColWarps; ++i) v = Op::combine(v, part[i]);
+    op.write(col, v, g.len);
+  }
+  block_done(f);
+}
+
 }  // namespace tally::cuda::shapes_k::v3

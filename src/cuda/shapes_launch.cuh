@@ -208,8 +208,17 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // and means, v3::cols_halves_sums_wide (columns of at most kWideHalfSumLen rows), plan
   // half_col_wide)
   bool wide = false;
-  constexpr bool kWideOp = v3::wide_bytes<Op>() || v3::wide_shorts<Op>() || v3::wide_half_keys<Op>() || v3::wide_half_sums<Op>();
-  if constexpr (FEW && kWideOp) {
+  // (and the bfloat16 fast sums, v3::cols_halves_fast_wide, plan half_col_wide: cols_body's row
+  // chunks, from the shape alone, as their bits follow the chunks)
+  constexpr bool kWideOp = v3::wide_bytes<Op>() || v3::wide_shorts<Op>() || v3::wide_half_keys<Op>() || v3::wide_half_sums<Op>() ||
+                           v3::wide_half_fast<Op>();
+  if constexpr (FEW && v3::wide_half_fast<Op>()) {
+    wide = column_mode && plan.half_col_wide == 1 && wide_layout(g, v3::kWideShortCols);
+    if (wide) {
+      gx = (g.outputs + v3::kWideShortTile - 1) / v3::kWideShortTile;
+      row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
+    }
+  } else if constexpr (FEW && kWideOp) {
     constexpr bool kBytes = v3::wide_bytes<Op>();
     constexpr std::int64_t cols = kBytes ? v3::kWideCols : v3::kWideShortCols, tile = kBytes ? v3::kWideTile : v3::kWideShortTile;
     const int on = kBytes ? plan.byte_col_wide : v3::wide_shorts<Op>() ? plan.short_col_wide : plan.half_col_wide;
@@ -282,7 +291,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   }
   const std::size_t out_bytes = r.out_on_host && r.out ? dtype_size(r.out_type) * g.outputs : 0;
   const std::size_t idx_bytes = r.out_on_host && r.index ? sizeof(std::int64_t) * g.outputs : 0;
-  const std::size_t part_count = column_mode ? (chunks > 1 && !wide ? chunks * g.outputs : 0) : 2 * tiles;
+  const std::size_t part_count = column_mode ? (chunks > 1 && (!wide || v3::wide_half_fast<Op>()) ? chunks * g.outputs : 0) : 2 * tiles;
   const std::size_t s_out = round_up(part_count * sizeof(A));
   const std::size_t s_idx = s_out + round_up(out_bytes);
   const std::size_t total = std::max<std::size_t>(256, s_idx + round_up(idx_bytes));
@@ -315,7 +324,9 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   f.fence_each = plan.done_fence;
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
-    if constexpr (FEW && kWideOp) {
+    if constexpr (FEW && v3::wide_half_fast<Op>()) {
+      if (wide) v3::cols_halves_fast_wide<Op><<<grid, kBlock, 0, stream>>>(d, op, chunk, partials, ps.tickets, f);
+    } else if constexpr (FEW && kWideOp) {
       if (wide) {
         // (zero between calls: the chunks' words, (outputs), or (2, outputs) for the float16 sums' sums and flags)
         const std::size_t n_words = (v3::wide_half_sums<Op>() ? 2 : 1) * static_cast<std::size_t>(g.outputs);

@@ -109,7 +109,9 @@ struct shapes_v3_plan {
                                       // infinity or a NaN, and the stream-ordered ones, then widened). Never the bits of
                                       // min / max and exact sums. (Run 188, H100, 8192 x 8192, stream-ordered, of read:
                                       // float16 fast sums 0.83 -> 0.905, exact sums 0.185 (widened) -> 0.90, float16 /
-                                      // bfloat16 max with index 0.89 -> 0.90)
+                                      // bfloat16 max with index 0.89 -> 0.90). Since the fifty-fifth session also the
+                                      // bfloat16 fast sums (cols_halves_fast_wide: scaled float64 terms, partials met
+                                      // in cols_body's order over its row chunks, so the same bits either way)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
