@@ -1385,5 +1385,100 @@ TEST(ShapesNarrowAsync, Float16ColumnSumsAndMeansOfSpecialColumns) {
   }
 }
 
+// float16 row and segment sums and means, stream-ordered and blocking against the cpu backend
+// (CUDA only): since the fifty-fifth session the fixed-point kernels classify an output's
+// infinities and NaNs on the device (f16_fixed_op::write reads an output whose state saw one
+// again), so both forms read in place where the stream-ordered ones took the widened copy
+// and the blocking ones with a special sent the call there. 264 rows of 5000 (and 5000 x 264:
+// rows of one 16-byte vector's 8 elements 33 times) with special rows: a NaN last, +inf,
+// -inf, both infinities, all -0.0, -0.0 and +0.0 mixed, +-65504 cancelling, -inf and a NaN
+// first; then the same elements as uneven segments (empty ones, one of 300,000) with the
+// specials inside. Exact sums and means as float32 and float64: the cpu backend's bits.
+TEST(ShapesNarrowAsync, Float16RowAndSegmentSumsAndMeansOfSpecials) {
+  TT_REQUIRE_BACKEND(backend::cuda);
+  const float16 nan{0x7e00}, inf{0x7c00}, ninf{0xfc00}, nz{0x8000}, pz{0x0000}, big{0x7bff}, nbig{0xfbff};
+  auto bits = [](double d) { std::uint64_t b; std::memcpy(&b, &d, 8); return b; };
+  struct shape { std::int64_t rows, cols; };
+  for (const shape sh : {shape{264, 5000}, shape{5000, 264}}) {
+    const std::int64_t rows = sh.rows, cols = sh.cols;
+    std::vector<float16> h = gen<float16>(rows * cols, 78);
+    auto at = [&](std::int64_t i, std::int64_t j) -> float16& { return h[static_cast<std::size_t>(i * cols + j)]; };
+    at(3, cols - 1) = nan;
+    at(11, 17) = inf;
+    at(20, cols / 2) = ninf;
+    at(30, 100) = inf, at(30, cols - 100) = ninf;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      at(40, j) = nz;
+      at(41, j) = j % 2 ? nz : pz;
+      at(42, j) = j % 2 ? big : nbig;  // (as many of each: an exact zero, +0.0)
+    }
+    at(50, 0) = ninf, at(50, 1) = nan;
+    // segments over the same elements: uneven, empty ones, one long, specials inside
+    std::vector<std::int64_t> off{0};
+    const std::int64_t n = rows * cols;
+    for (int s = 0; off.back() < n; ++s) {
+      const std::int64_t len = s == 7 ? 300000 : s % 5 == 2 ? 0 : 1 + (s * 7919) % 4000;
+      off.push_back(std::min(n, off.back() + len));
+    }
+    buffer<float16> bh(backend::cuda, h);
+    buffer<std::int64_t> boff(backend::cuda, off);
+    const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
+    for (const bool seg : {false, true}) {
+      const std::int64_t m = seg ? segs : rows;
+      for (const dtype out : {dtype::float32, dtype::float64}) {
+        for (const bool mean : {false, true}) {
+          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + (seg ? " as segments, " : " rows, ") +
+                       (out == dtype::float32 ? "float32" : "float64") + (mean ? " mean" : " exact sum"));
+          tally::options o;
+          o.accuracy = tally::accuracy::exact;
+          std::vector<double> want(static_cast<std::size_t>(m), 7.0);
+          buffer<double> a(backend::cuda, static_cast<std::size_t>(m), 7.0), b(backend::cuda, static_cast<std::size_t>(m), 7.0);
+          buffer<std::int64_t> status(backend::cuda, 2, 5);
+          const tally::mutable_array_ref rw{want.data(), m, out, tally::memory::host}, ra{a.data(), m, out, tally::memory::unknown},
+              rb{b.data(), m, out, tally::memory::unknown};
+          auto go = [&](const tally::options& oo, const tally::mutable_array_ref& r, bool async, const void* x, const std::int64_t* offs) {
+            const tally::array_ref flat{x, n, dtype::float16, tally::memory::unknown};
+            const tally::matrix_ref mat{x, rows, cols, cols, 1, dtype::float16, tally::memory::unknown};
+            std::int64_t* st = async ? status.data() : nullptr;
+            if (seg && mean) async ? tally::mean_segments_async(flat, offs, segs, r, st, oo) : tally::mean_segments(flat, offs, segs, r, oo);
+            else if (seg) async ? tally::reduce_segments_async(tally::reduce_op::sum, flat, offs, segs, r, st, oo)
+                                : tally::reduce_segments(tally::reduce_op::sum, flat, offs, segs, r, oo);
+            else if (mean) async ? tally::mean_axis_async(mat, 1, r, st, oo) : tally::mean_axis(mat, 1, r, oo);
+            else async ? tally::reduce_axis_async(tally::reduce_op::sum, mat, 1, r, st, oo) : tally::reduce_axis(tally::reduce_op::sum, mat, 1, r, oo);
+          };
+          tally::options cpu = o, gpu = o;
+          cpu.backend = backend::cpu;
+          gpu.backend = backend::cuda;
+          go(cpu, rw, false, h.data(), off.data());
+          go(gpu, rb, false, bh.data(), boff.data());
+          go(gpu, ra, true, bh.data(), boff.data());
+          const std::vector<double> va = a.read(), vb = b.read();
+          EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+          auto value = [&](const std::vector<double>& v, std::int64_t j) {
+            if (out == dtype::float64) return v[static_cast<std::size_t>(j)];
+            float f;
+            std::memcpy(&f, reinterpret_cast<const char*>(v.data()) + 4 * j, 4);
+            return static_cast<double>(f);
+          };
+          for (std::int64_t j = 0; j < m; ++j) {
+            ASSERT_EQ(bits(value(vb, j)), bits(value(want, j))) << "output " << j << " (blocking): " << value(vb, j) << " against " << value(want, j);
+            ASSERT_EQ(bits(value(va, j)), bits(value(want, j))) << "output " << j << " (stream-ordered): " << value(va, j) << " against " << value(want, j);
+          }
+          if (!seg) {
+            for (std::int64_t j : {3, 30, 50}) EXPECT_TRUE(std::isnan(value(vb, j))) << "row " << j;
+            EXPECT_EQ(value(vb, 11), INFINITY);
+            EXPECT_EQ(value(vb, 20), -INFINITY);
+            if (!mean) {
+              EXPECT_EQ(bits(value(vb, 40)), bits(-0.0));
+              EXPECT_EQ(bits(value(vb, 41)), bits(0.0));
+              EXPECT_EQ(bits(value(vb, 42)), bits(0.0));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tt

@@ -278,9 +278,39 @@ struct f16_fixed_op {
   void* out;
   long long* ovf;
   int pick = 0;
+  /// The reduction's elements (the launch's geometry), for write to classify the infinities
+  /// and NaNs of an output whose state saw one (fifty-fifth session); x null: write leaves
+  /// such an output to the caller instead (ovf), as before.
+  shapes_k::geo src{};
   static __device__ __forceinline__ acc identity() { return 0; }
   static __device__ __forceinline__ void accumulate(acc& a, elem x, std::int64_t) {
     core::flush_short(a, core::tiny_lo(x), 1, core::specials(x) != 0);
+  }
+  /// The ops::exact special flags of output o's len elements (seen_nan, seen_pos_inf,
+  /// seen_neg_inf), read again from src by this thread: the rare outputs with an infinity or
+  /// a NaN, whose state records only that there was one. Stops once the result is known (a
+  /// NaN, or both infinities).
+  __device__ unsigned special_flags_of(std::int64_t o, std::int64_t len) const {
+    constexpr unsigned kNan = ops::exact::seen_nan, kBoth = ops::exact::seen_pos_inf | ops::exact::seen_neg_inf;
+    const auto* x = static_cast<const std::uint16_t*>(src.x);
+    std::int64_t base = o * src.outer, step = src.inner;
+    if (src.off) {  // (clamped into x, as the kernels' spans: bad offsets are reported, never read past x)
+      base = min(max(src.off[o], std::int64_t(0)), src.n);
+      step = 1;
+      len = min(len, src.n - base);
+    }
+    unsigned fl = 0;
+    std::int64_t k = 0;
+    for (; k + 8 <= len; k += 8) {  // (8 loads in flight)
+      std::uint16_t v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = __ldg(x + base + (k + u) * step);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) fl |= core::special_flags(v[u]);
+      if ((fl & kNan) || (fl & kBoth) == kBoth) return fl;
+    }
+    for (; k < len; ++k) fl |= core::special_flags(__ldg(x + base + k * step));
+    return fl;
   }
   static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
   static __device__ __forceinline__ void accumulate_words(acc& a, const uint4& w) { add_vector(a, w, 8); }
@@ -311,11 +341,15 @@ struct f16_fixed_op {
     std::uint64_t neg_zeros;
     bool special;
     core::decode(a, fin, neg_zeros, special);
+    unsigned flags = neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero;
     if (special) {
-      atomicMin(ovf, static_cast<long long>(o));
-      return;
+      if (src.x == nullptr) {
+        atomicMin(ovf, static_cast<long long>(o));
+        return;
+      }
+      flags |= special_flags_of(o, len) | ops::exact::seen_not_neg_zero;
     }
-    write_fixed(o, fin, neg_zeros == static_cast<std::uint64_t>(len) ? 0u : ops::exact::seen_not_neg_zero, len);
+    write_fixed(o, fin, flags, len);
   }
   /// Output o (len > 0 elements) from their exact finite sum fin (units of 2^-24) and their
   /// ops::exact flags: seen_not_neg_zero, and seen_nan / seen_pos_inf / seen_neg_inf, which
@@ -411,24 +445,24 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       }
     }
     if (r.what == kind::mean || r.acc == accuracy::exact) {
+      if constexpr (std::is_same_v<In, f16_in>) {
+        // (float16: the fixed-point sums, when no output can pass kMaxLen elements, blocking
+        // and stream-ordered: since the fifty-fifth session an output with an infinity or a
+        // NaN is classified on the device (f16_fixed_op::special_flags_of), where before it
+        // sent a blocking call to the widened route and the stream-ordered ones always went
+        // there, through the gated exact kernels at 0.18-0.19 of the read kernel)
+        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
+          const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
+          const shapes_k::geo src{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
+          run.template operator()<f16_fixed_op>([pick, src](void* out, std::int64_t*, long long* ovf) {
+            return f16_fixed_op{out, ovf, pick, src};
+          }, st);
+          return true;
+        }
+      }
       // the certified pass (blocking calls; the stream-ordered ones gate the exact kernels on
       // the device, src/cuda/shapes.cu, over the widened copy)
       if (r.stream_ordered) return false;
-      if constexpr (std::is_same_v<In, f16_in>) {
-        // (float16: the fixed-point sums, when no output can pass kMaxLen elements)
-        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
-          const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
-          outcome c;
-          run.template operator()<f16_fixed_op>([pick](void* out, std::int64_t*, long long* ovf) {
-            return f16_fixed_op{out, ovf, pick};
-          }, c);
-          if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or no infinity / NaN
-            st.bad_offset_at = c.bad_offset_at;
-            return true;
-          }
-          return false;  // an output with an infinity or a NaN: the widened route's exact path
-        }
-      }
       if (!tuning::shapes_certified()) return false;
       const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
       outcome c;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Device call of the fifty-fifth session: (1) exact float16 row / segment / column sums and
+# means read in place blocking and stream-ordered (f16_fixed_op classifies an output's
+# infinities and NaNs on the device); (2) cols_halves_fast_wide's last chunk block loading 16
+# partials together. The narrow and plan GPU tests (new: ShapesNarrowAsync.Float16RowAndSegment
+# SumsAndMeansOfSpecials), memcheck / racecheck of both, then the bench (float16, bfloat16) with
+# half_col_wide 0 / 1 / 1 and col_blocks=384, twice.
+# carry ["build/carry/bins.tar.xz"]; env TESTS_S (ctest's limit, default 240)
+mkdir -p $OUT build-gpu
+export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
+tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
+B=build-gpu
+sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+R='ShapesNarrow.*cuda|ShapesNarrowEdges.*cuda|ShapesPlan|BoolBytes.*cuda|ShapesNarrowAsync|ShapesNarrowCols|Types.*cuda|Float16'
+timeout ${TESTS_S:-240} ctest --test-dir $B/tests --output-on-failure -j 12 --timeout 230 -R "$R" -E 'ShapesNarrowLanes' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
+grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -15
+echo "passed lines: $(grep -c ' Passed ' $OUT/ctest.log); skipped: $(grep -c '(Skipped)' $OUT/ctest.log)"
+grep -E "Float16RowAndSegment|Bfloat16FastColumnSums" $OUT/ctest.log | grep -E "Passed|Failed" | head -4
+: > $OUT/sanitize.log
+for fp in 'ShapesNarrowAsync.Float16RowAndSegmentSumsAndMeansOfSpecials|' 'Backends/ShapesNarrow.HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk/cuda_bfloat16|col_blocks=37'; do
+  F=${fp%|*}; plan=${fp#*|}
+  for tool in memcheck racecheck; do
+    [ $SECONDS -gt 400 ] && { echo "sanitize: stopped at ${SECONDS}s"; break 2; }
+    TALLY_SHAPES_PLAN=$plan timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="$F" > /tmp/san.log 2>&1; s=$?
+    { echo "### $tool $F $plan exit $s"; tail -30 /tmp/san.log; } >> $OUT/sanitize.log
+    echo "$tool $F ($plan): exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' /tmp/san.log | tr '\n' ' ') at ${SECONDS}s"
+  done
+done
+for plan in half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384 half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384; do
+  [ $SECONDS -gt 520 ] && { echo "bench: stopped at ${SECONDS}s"; break; }
+  echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
+  TALLY_BENCH_TYPES=bfloat16,float16 TALLY_SHAPES_PLAN=$plan timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
+done
+grep -A3 -E "^## |narrow-" $OUT/bench.txt | grep -E "^## |^narrow|^ +6710" | head -80
+echo "done at ${SECONDS}s"
