@@ -20,15 +20,15 @@ grep -E "Float16RowAndSegment|Bfloat16FastColumnSums" $OUT/ctest.log | grep -E "
 : > $OUT/sanitize.log
 for fp in 'ShapesNarrowAsync.Float16RowAndSegmentSumsAndMeansOfSpecials|' 'Backends/ShapesNarrow.HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk/cuda_bfloat16|col_blocks=37'; do
   F=${fp%|*}; plan=${fp#*|}
-  for tool in memcheck racecheck; do
-    [ $SECONDS -gt 400 ] && { echo "sanitize: stopped at ${SECONDS}s"; break 2; }
+  for tool in ${TOOLS:-memcheck racecheck}; do
+    [ $SECONDS -gt ${SAN_STOP:-300} ] && { echo "sanitize: stopped at ${SECONDS}s"; break 2; }
     TALLY_SHAPES_PLAN=$plan timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/tally_tests --gtest_filter="$F" > /tmp/san.log 2>&1; s=$?
     { echo "### $tool $F $plan exit $s"; tail -30 /tmp/san.log; } >> $OUT/sanitize.log
     echo "$tool $F ($plan): exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' /tmp/san.log | tr '\n' ' ') at ${SECONDS}s"
   done
 done
 for plan in half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384 half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384; do
-  [ $SECONDS -gt 520 ] && { echo "bench: stopped at ${SECONDS}s"; break; }
+  [ $SECONDS -gt ${BENCH_STOP:-370} ] && { echo "bench: stopped at ${SECONDS}s"; break; }
   echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
   TALLY_BENCH_TYPES=bfloat16,float16 TALLY_SHAPES_PLAN=$plan timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
 done
