@@ -18,7 +18,7 @@ grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OU
 echo "passed lines: $(grep -c ' Passed ' $OUT/ctest.log); skipped: $(grep -c '(Skipped)' $OUT/ctest.log)"
 grep -E "Float16RowAndSegment|Bfloat16FastColumnSums" $OUT/ctest.log | grep -E "Passed|Failed" | head -4
 : > $OUT/sanitize.log
-for fp in 'ShapesNarrowAsync.Float16RowAndSegmentSumsAndMeansOfSpecials|' 'Backends/ShapesNarrow.HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk/cuda_bfloat16|col_blocks=37'; do
+for fp in 'ShapesNarrowAsync.Float16RowAndSegmentSumsAndMeansOfSpecials|f16_in_place=1' 'Backends/ShapesNarrow.HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk/cuda_bfloat16|col_blocks=37'; do
   F=${fp%|*}; plan=${fp#*|}
   for tool in ${TOOLS:-memcheck racecheck}; do
     [ $SECONDS -gt ${SAN_STOP:-300} ] && { echo "sanitize: stopped at ${SECONDS}s"; break 2; }
@@ -27,7 +27,7 @@ for fp in 'ShapesNarrowAsync.Float16RowAndSegmentSumsAndMeansOfSpecials|' 'Backe
     echo "$tool $F ($plan): exit $s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' /tmp/san.log | tr '\n' ' ') at ${SECONDS}s"
   done
 done
-for plan in half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384 half_col_wide=0 half_col_wide=1 half_col_wide=1,col_blocks=384; do
+for plan in f16_in_place=0,half_col_wide=0 f16_in_place=1,half_col_wide=1 f16_in_place=1,half_col_wide=1,col_blocks=384 f16_in_place=0,half_col_wide=0 f16_in_place=1,half_col_wide=1 f16_in_place=1,half_col_wide=1,col_blocks=384; do
   [ $SECONDS -gt ${BENCH_STOP:-370} ] && { echo "bench: stopped at ${SECONDS}s"; break; }
   echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
   TALLY_BENCH_TYPES=bfloat16,float16 TALLY_SHAPES_PLAN=$plan timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1

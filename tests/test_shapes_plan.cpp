@@ -29,7 +29,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.block_row_len == b.block_row_len &&
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.col_wave == b.col_wave && a.byte_col_wide == b.byte_col_wide && a.short_col_wide == b.short_col_wide && a.half_col_wide == b.half_col_wide && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.col_wave == b.col_wave && a.byte_col_wide == b.byte_col_wide && a.short_col_wide == b.short_col_wide && a.half_col_wide == b.half_col_wide && a.f16_in_place == b.f16_in_place && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
@@ -68,6 +68,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"byte_col_wide", [](tn::shapes_v3_plan& p) { p.byte_col_wide = -1; }},
       {"short_col_wide", [](tn::shapes_v3_plan& p) { p.short_col_wide = 2; }},
       {"half_col_wide", [](tn::shapes_v3_plan& p) { p.half_col_wide = -1; }},
+      {"f16_in_place", [](tn::shapes_v3_plan& p) { p.f16_in_place = 2; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = -1; }},
       {"tile_probe", [](tn::shapes_v3_plan& p) { p.tile_probe = 2; }},
@@ -121,6 +122,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.byte_col_wide = 0;
   p.short_col_wide = 0;
   p.half_col_wide = 0;
+  p.f16_in_place = 1;
   p.item_order = 2;
   p.tile_probe = 0;
   p.seg_claim_ahead = 2;
@@ -193,6 +195,9 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("half_col_wide=1").half_col_wide, 1);
   EXPECT_EQ(tn::parse_shapes_plan("half_col_wide=0").half_col_wide, 0);
   EXPECT_EQ(p.half_col_wide, tn::shapes_v3_plan{}.half_col_wide);
+  EXPECT_EQ(tn::parse_shapes_plan("f16_in_place=1").f16_in_place, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("f16_in_place=0").f16_in_place, 0);
+  EXPECT_EQ(p.f16_in_place, tn::shapes_v3_plan{}.f16_in_place);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);
   EXPECT_EQ(p.seg_flat_len, 0);  // (off unless named)
   const tn::shapes_v3_plan q = tn::parse_shapes_plan("cert_cols=1,col_run=0,pdl=0,row_stages=0,gate_blocks=2");

@@ -716,25 +716,17 @@ __global__ void __launch_bounds__(kBlock, 4)
     A part[kColWarps];
 #pragma unroll
     for (int i = 0; i < kColWarps; ++i) part[i] = Op::identity();
-    // (2 kColWarps partials loaded together: the default 16 chunks in one trip to L2, where
-    // this block's writes wait for it; the last tile's is the kernel's tail)
-    auto at = [&](unsigned yy) { return __ldcg(partials + static_cast<std::int64_t>(yy) * g.outputs + col); };
     unsigned y = 0;
-    for (; y + 2 * kColWarps <= gridDim.y; y += 2 * kColWarps) {
-      A q[2 * kColWarps];
+    for (; y + kColWarps <= gridDim.y; y += kColWarps) {
+      A q[kColWarps];
 #pragma unroll
-      for (int i = 0; i < 2 * kColWarps; ++i) q[i] = at(y + i);
+      for (int i = 0; i < kColWarps; ++i) q[i] = __ldcg(partials + static_cast<std::int64_t>(y + i) * g.outputs + col);
 #pragma unroll
-      for (int i = 0; i < 2 * kColWarps; ++i) part[i % kColWarps] = Op::combine(part[i % kColWarps], q[i]);
+      for (int i = 0; i < kColWarps; ++i) part[i] = Op::combine(part[i], q[i]);
     }
-    {
-      A q[2 * kColWarps];
 #pragma unroll
-      for (int i = 0; i < 2 * kColWarps; ++i) q[i] = y + i < gridDim.y ? at(y + i) : Op::identity();
-#pragma unroll
-      for (int i = 0; i < 2 * kColWarps; ++i)
-        if (y + i < gridDim.y) part[i % kColWarps] = Op::combine(part[i % kColWarps], q[i]);
-    }
+    for (int i = 0; i < kColWarps; ++i)
+      if (y + i < gridDim.y) part[i] = Op::combine(part[i], __ldcg(partials + static_cast<std::int64_t>(y + i) * g.outputs + col));
     A v = part[0];
 #pragma unroll
     for (int i = 1; i < kColWarps; ++i) v = Op::combine(v, part[i]);

@@ -447,11 +447,12 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
     if (r.what == kind::mean || r.acc == accuracy::exact) {
       if constexpr (std::is_same_v<In, f16_in>) {
         // (float16: the fixed-point sums, when no output can pass kMaxLen elements, blocking
-        // and stream-ordered: since the fifty-fifth session an output with an infinity or a
-        // NaN is classified on the device (f16_fixed_op::special_flags_of), where before it
-        // sent a blocking call to the widened route and the stream-ordered ones always went
-        // there, through the gated exact kernels at 0.18-0.19 of the read kernel)
-        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
+        // and stream-ordered, under plan f16_in_place=1 (fifty-fifth session; 0 by default
+        // until a device run tests it): an output with an infinity or a NaN is classified on
+        // the device (f16_fixed_op::special_flags_of), where otherwise it sends a blocking
+        // call to the widened route and the stream-ordered ones always go there, through the
+        // gated exact kernels at 0.18-0.19 of the read kernel, below)
+        if (tuning::shapes_v3_params().f16_in_place == 1 && (segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
           const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
           const shapes_k::geo src{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};
           run.template operator()<f16_fixed_op>([pick, src](void* out, std::int64_t*, long long* ovf) {
@@ -463,6 +464,23 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       // the certified pass (blocking calls; the stream-ordered ones gate the exact kernels on
       // the device, src/cuda/shapes.cu, over the widened copy)
       if (r.stream_ordered) return false;
+      if constexpr (std::is_same_v<In, f16_in>) {
+        // (float16, plan f16_in_place=0: the fixed-point sums, blocking, when no output can
+        // pass kMaxLen elements; an output with an infinity or a NaN sends the call to the
+        // widened route's exact path, same bits)
+        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
+          const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
+          outcome c;
+          run.template operator()<f16_fixed_op>([pick](void* out, std::int64_t*, long long* ovf) {
+            return f16_fixed_op{out, ovf, pick};
+          }, c);
+          if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or no infinity / NaN
+            st.bad_offset_at = c.bad_offset_at;
+            return true;
+          }
+          return false;  // an output with an infinity or a NaN: the widened route's exact path
+        }
+      }
       if (!tuning::shapes_certified()) return false;
       const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
       outcome c;
