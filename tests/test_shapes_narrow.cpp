@@ -1323,6 +1323,14 @@ TEST(ShapesNarrowAsync, SameResultsAsBlocking) {
   }
 }
 
+// Output j of a float32 or float64 result (`out`) held in a buffer of doubles, as a double.
+double output_value(const std::vector<double>& v, dtype out, std::int64_t j) {
+  if (out == dtype::float64) return v[static_cast<std::size_t>(j)];
+  float f;
+  std::memcpy(&f, reinterpret_cast<const char*>(v.data()) + 4 * j, 4);
+  return static_cast<double>(f);
+}
+
 // float16 column sums and means, stream-ordered against blocking (CUDA only): 5000 x 264 (whole
 // 16-byte rows: under plan half_col_wide=1, v3::cols_halves_sums_wide, whose stream-ordered
 // forms are read in place; otherwise the widened copy), exact sums and means as float32 and
@@ -1366,12 +1374,7 @@ TEST(ShapesNarrowAsync, Float16ColumnSumsAndMeansOfSpecialColumns) {
       }
       const std::vector<double> va = a.read(), vb = b.read();
       EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
-      auto value = [&](const std::vector<double>& v, std::int64_t j) {
-        if (out == dtype::float64) return v[static_cast<std::size_t>(j)];
-        float f;
-        std::memcpy(&f, reinterpret_cast<const char*>(v.data()) + 4 * j, 4);
-        return static_cast<double>(f);
-      };
+      auto value = [&](const std::vector<double>& v, std::int64_t j) { return output_value(v, out, j); };
       for (std::int64_t j = 0; j < cols; ++j) {
         ASSERT_EQ(bits(value(va, j)), bits(value(vb, j))) << "column " << j;
       }
@@ -1455,12 +1458,7 @@ TEST(ShapesNarrowAsync, Float16RowAndSegmentSumsAndMeansOfSpecials) {
           go(gpu, ra, true, bh.data(), boff.data());
           const std::vector<double> va = a.read(), vb = b.read();
           EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
-          auto value = [&](const std::vector<double>& v, std::int64_t j) {
-            if (out == dtype::float64) return v[static_cast<std::size_t>(j)];
-            float f;
-            std::memcpy(&f, reinterpret_cast<const char*>(v.data()) + 4 * j, 4);
-            return static_cast<double>(f);
-          };
+          auto value = [&](const std::vector<double>& v, std::int64_t j) { return output_value(v, out, j); };
           for (std::int64_t j = 0; j < m; ++j) {
             ASSERT_EQ(bits(value(vb, j)), bits(value(want, j))) << "output " << j << " (blocking): " << value(vb, j) << " against " << value(want, j);
             ASSERT_EQ(bits(value(va, j)), bits(value(want, j))) << "output " << j << " (stream-ordered): " << value(va, j) << " against " << value(want, j);
