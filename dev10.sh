@@ -4,11 +4,7 @@
 # reasons on warm launches of the bfloat16 fast column sums (cols_kernel<.., 8>), the half
 # column max (cols_halves_wide) and the uint8 column max (cols_kernel<.., 4>).
 # carry ["build/carry/bins.tar.xz"] (binaries of d1778c9: half_col_wide given explicitly)
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 for cb in 512 256 384 1024 512; do
   echo "## col_blocks=$cb (at ${SECONDS}s)" >> $OUT/bench.txt
   TALLY_BENCH_TYPES=bfloat16 TALLY_SHAPES_PLAN=half_col_wide=1,col_blocks=$cb timeout 30 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1

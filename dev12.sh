@@ -6,12 +6,7 @@
 # half_col_wide 0 / 1 / 0 / 1 (bfloat16, float16), then ncu (stall reasons and pipes) of the
 # new kernel and of cols_body's.
 # carry ["build/carry/bins.tar.xz"]; env TESTS_S (ctest's limit, default 240), TR (ctest -R)
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 R='ShapesNarrow.*cuda|ShapesNarrowEdges.*cuda|ShapesPlan|BoolBytes.*cuda|ShapesNarrowAsync|ShapesNarrowCols|Types.*cuda'
 timeout ${TESTS_S:-240} ctest --test-dir $B/tests --output-on-failure -j 12 --timeout 230 -R "${TR:-$R}" -E 'ShapesNarrowLanes' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
 grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -15

@@ -4,11 +4,7 @@
 # test of the fast column sums' bits, memcheck of the half columns with 37 row chunks, then
 # the bench (bfloat16) with half_col_wide 0 / 1 / 1 and col_blocks=384, twice.
 # carry ["build/carry/bins.tar.xz"]
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 timeout 200 $B/tests/tally_tests --gtest_filter='ShapesPlanGpu.Bfloat16Fast*:Backends/ShapesNarrow.*/cuda_bfloat16:Backends/ShapesNarrowAsync.*/cuda_bfloat16' > $OUT/tests.log 2>&1; echo "tests rc=$? at ${SECONDS}s"
 grep -E "^\[  PASSED|^\[  FAILED|tests ran|SKIPPED \]" $OUT/tests.log | sort | uniq -c | sort -rn | head -8
 TALLY_SHAPES_PLAN=col_blocks=37 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/tally_tests --gtest_filter='Backends/ShapesNarrow.HalfColumnsOfWhole16ByteRowsInEveryTileAndChunk/cuda_bfloat16' > /tmp/san.log 2>&1

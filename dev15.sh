@@ -4,11 +4,7 @@
 # column sums' bits across plans), the float16 / bfloat16 narrow tests, memcheck of the
 # float16 test, then the bench (float16, bfloat16) with half_col_wide 1 / 0 / 1,col_blocks=384.
 # carry ["build/carry/bins.tar.xz"]
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 TALLY_SHAPES_PLAN=f16_in_place=1 timeout 100 $B/tests/tally_tests --gtest_filter='ShapesNarrowAsync.*:ShapesPlanGpu.Bfloat16Fast*:Backends/ShapesNarrow.*/cuda_float16:Backends/ShapesNarrow.*/cuda_bfloat16' > $OUT/tests.log 2>&1; echo "tests rc=$? at ${SECONDS}s"
 grep -E "^\[  PASSED|^\[  FAILED|^\[==========\]|tests, listed" $OUT/tests.log | head -8
 grep -E "^\[       OK \] ShapesNarrowAsync.Float16Row|^\[  FAILED  \]" $OUT/tests.log | head -8

@@ -4,12 +4,7 @@
 # half and byte column max (library) beside the probe's byte max (4-byte lanes, partials).
 # carry ["build/carry/bins.tar.xz","build/probe/byte_cols_probe_rt"]
 # env: TESTS_S (ctest's limit, default 360), TR / TE (ctest -R / -E), NCU=0 to skip the ncu step
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 timeout ${TESTS_S:-360} ctest --test-dir $B/tests --output-on-failure -j 16 --timeout 300 -R "${TR:-cuda|Cuda|Gpu|Async|Nccl|nccl}" ${TE:+-E "$TE"} > $OUT/ctest.log 2>&1; echo "ctest rc=$?"
 grep -E "tests passed|tests failed|\(Failed\)|Total Test time" $OUT/ctest.log | tail -15
 echo "passed lines: $(grep -c ' Passed ' $OUT/ctest.log); skipped: $(grep -c '(Skipped)' $OUT/ctest.log)"

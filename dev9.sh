@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Device call of the fifty-fourth session: the half columns' wide kernels (plan half_col_wide).
 # carry ["build/carry/bins.tar.xz"]; env TESTS_S (ctest's limit, default 300), TR (ctest -R), BENCH=0 skips the bench
-mkdir -p $OUT build-gpu
-export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || exit 1
-B=build-gpu
-sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+source scripts/device-unpack.sh || exit 1
 R='ShapesNarrow.*cuda|ShapesNarrowEdges.*cuda|ShapesPlan|BoolBytes.*cuda|ShapesNarrowAsync|ShapesNarrowLanes4|ShapesNarrowCols|Types.*cuda'
 timeout ${TESTS_S:-300} ctest --test-dir $B/tests --output-on-failure -j 12 --timeout 280 -R "${TR:-$R}" > $OUT/ctest.log 2>&1; echo "ctest rc=$?"
 grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -15
