@@ -1,0 +1,347 @@
+// Experiment (not part of the library or its tests): can integer sums along short CSR segments
+// read at the read kernel's rate when the blocks take flat tiles of the input, not segments?
+// Self-contained (no library headers). Build: scripts/flat-seg-probe.sh (nvcc -arch=sm_90).
+//
+// The library's segments (src/cuda/shapes_v3.cuh rows_body) give each short segment a group of
+// 1 to 32 lanes, so a segment of 200 bytes is a few dependent rounds of loads that its lanes
+// wait on (run 172 ncu: half occupancy, 62% of the cycles on a long scoreboard); int8 sums along
+// segments of 200 read at 0.73 of the read kernel (run 191, H100, stream-ordered), uint64 at 0.86.
+//
+// flat_seg_sum<T, V>: block b reads tile b, kBlock x V 16-byte vectors of the input (lane j of
+// warp w reads vector i kBlock + 32 w + j: every warp load 512 contiguous bytes), all V loads in
+// flight before anything else. Meanwhile the block finds the tile's segments: two 128-ary
+// searches of the offsets (threads 0-127 for the tile's start, 128-255 for its end; ~3 rounds
+// for 335,544 segments). The tile's segments go through shared memory in windows of kCap:
+//   - their boundaries, relative to the tile, and for every vector slot the segment of its
+//     first element (so a lane finds its vector's segment in one shared load);
+//   - each lane's vector in pieces, one a segment it meets; a piece's sum (int8: __dp4a on
+//     masked words) goes to the segment's 64-bit shared sum;
+//   - the warp first merges its lanes' pieces of the same segment (a lane's first piece into
+//     the lane before's last, then a segmented suffix scan over the lanes' last pieces: lanes
+//     hold consecutive vectors, so a segment's lanes are consecutive), so one shared atomic a
+//     segment a warp, not a lane.
+// A segment inside its tile is stored; one that spans tiles is added (atomicAdd) into its output,
+// which is zeroed first (cudaMemsetAsync, timed with the kernel: the library would use its
+// zeroed scratch words and a ticket, as the byte columns do). Sums are exact (64-bit integers,
+// two's complement for the signed types), so the order of the atomics cannot change a result.
+//
+// Cases (n = 2^26 elements): equal segments of 200 (the benchmark's), of 8192, random lengths
+// 0..400, the benchmark's uneven segments (10,000 of 0-3 elements around one of ~2^26), and one
+// segment. Each checked against the host's sums; prints the median of 7 batches of 20 launches
+// (CUDA events) as GB/s of input and as a fraction of a 16-byte grid-stride read kernel over the
+// same bytes, for int8, uint8, int16, uint32 and uint64, tiles of 16 and 32 KiB.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "probe_common.cuh"  // (CK)
+
+constexpr int kBlock = 256, kWarps = kBlock / 32;
+constexpr int kCap = 1024;  // segments a window
+
+using u64 = unsigned long long;
+
+// the bench's read kernel (bench/common.cuh read_kernel, one input)
+__global__ void __launch_bounds__(256) read_kernel(const int4* __restrict__ x, std::int64_t nv, unsigned* sink) {
+  unsigned acc = 0;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
+    int4 a = __ldg(x + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+/// The sum of elements [e, end) of a 16-byte vector of T (0 <= e < end <= 16 / sizeof(T)), as
+/// a 64-bit two's complement word.
+template <class T> __device__ __forceinline__ u64 piece_sum(const uint4& v, int e, int end) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  if constexpr (sizeof(T) == 1) {
+    int s = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int lo = min(max(e - 4 * q, 0), 4), hi = min(max(end - 4 * q, 0), 4);
+      const unsigned m = static_cast<unsigned>(((1ull << (8 * hi)) - 1) & ~((1ull << (8 * lo)) - 1));
+      if constexpr (std::is_signed_v<T>) s = __dp4a(static_cast<int>(w[q] & m), 0x01010101, s);
+      else s = static_cast<int>(__dp4a(w[q] & m, 0x01010101u, static_cast<unsigned>(s)));
+    }
+    return static_cast<u64>(static_cast<long long>(s));
+  } else if constexpr (sizeof(T) == 2) {
+    int s = 0;  // (8 halves of at most 2^16: an int holds their sum)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int lo = std::is_signed_v<T> ? static_cast<int>(static_cast<short>(w[q] & 0xffffu)) : static_cast<int>(w[q] & 0xffffu);
+      const int hi = std::is_signed_v<T> ? static_cast<int>(w[q]) >> 16 : static_cast<int>(w[q] >> 16);
+      s += (2 * q >= e && 2 * q < end ? lo : 0) + (2 * q + 1 >= e && 2 * q + 1 < end ? hi : 0);
+    }
+    return static_cast<u64>(static_cast<long long>(s));
+  } else {
+    constexpr int E = 16 / sizeof(T);
+    T el[E];
+    std::memcpy(el, w, 16);
+    long long s = 0;
+#pragma unroll
+    for (int i = 0; i < E; ++i)
+      if (i >= e && i < end) s += static_cast<long long>(el[i]);
+    return static_cast<u64>(s);
+  }
+}
+
+/// Sums of x (n elements of T, 16-byte aligned, n a multiple of 16 / sizeof(T)) along the segments
+/// [off[s], off[s + 1]) (off: segs + 1 non-decreasing offsets, off[0] = 0, off[segs] = n), into
+/// out (segs 64-bit words, zero before the launch). Grid: one block a tile of kBlock V vectors.
+template <class T, int V>
+__global__ void __launch_bounds__(kBlock) flat_seg_sum(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
+                                                       std::int64_t segs, u64* out) {
+  constexpr int E = 16 / sizeof(T);        // elements a vector
+  constexpr int kTileVec = kBlock * V;     // vectors a tile
+  constexpr int kTile = kTileVec * E;      // elements a tile
+  __shared__ int sh_off[kCap + 1];         // the window's boundaries, relative to the tile, clamped to [0, len]
+  __shared__ u64 sh_sum[kCap];             // (window segments)
+  __shared__ unsigned short sh_first[kTileVec];  // (vector slots) the window segment of the slot's first element
+  __shared__ std::int64_t sh_bound[2][2];  // (targets, lo / hi)
+  __shared__ int sh_cnt[kWarps];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const std::int64_t t1 = t0 + kTile < n ? t0 + kTile : n;
+  const int len = static_cast<int>(t1 - t0);
+  // 1. the tile's vectors, all in flight
+  uint4 v[V];
+  const uint4* xv = reinterpret_cast<const uint4*>(x + t0);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int slot = i * kBlock + tid;
+    v[i] = slot * E < len ? __ldg(xv + slot) : make_uint4(0, 0, 0, 0);
+  }
+  // 2. A = the first segment starting at or after t0, B = the first starting at or after t1
+  // (the last tile: segs + 1, so the empty segments at n are its), 128-ary searches
+  const int grp = tid / 128, k = tid % 128;
+  const std::int64_t target = grp == 0 ? t0 : (t1 == n ? n + 1 : t1);
+  if (tid < 2) {
+    sh_bound[tid][0] = 0;
+    sh_bound[tid][1] = segs + 1;  // (the answer lies in [lo, hi])
+  }
+  __syncthreads();
+  for (;;) {
+    const std::int64_t lo = sh_bound[grp][0], hi = sh_bound[grp][1];
+    if (sh_bound[0][0] == sh_bound[0][1] && sh_bound[1][0] == sh_bound[1][1]) break;  // (uniform)
+    const std::int64_t step = (hi - lo + 127) / 128;
+    const std::int64_t p = lo + k * step;
+    const bool pred = lo < hi && p < hi && __ldg(off + p) < target;
+    const unsigned b = __ballot_sync(0xffffffffu, pred);
+    if (lane == 0) sh_cnt[warp] = __popc(b);
+    __syncthreads();
+    if (k == 0 && lo < hi) {
+      const int c = sh_cnt[4 * grp] + sh_cnt[4 * grp + 1] + sh_cnt[4 * grp + 2] + sh_cnt[4 * grp + 3];
+      // (the samples lo + i step below the answer are the first c)
+      const std::int64_t nlo = c == 0 ? lo : lo + (c - 1) * step + 1;
+      const std::int64_t nhi = c == 0 ? lo : (lo + c * step < hi ? lo + c * step : hi);
+      sh_bound[grp][0] = nlo;
+      sh_bound[grp][1] = nhi;
+    }
+    __syncthreads();
+  }
+  const std::int64_t A = sh_bound[0][0], B = sh_bound[1][0];
+  const std::int64_t s_in = A > 0 && __ldg(off + A) > t0 ? A - 1 : A;  // (A <= segs: off[segs] = n > t0)
+  const std::int64_t s_end = B < segs ? B : segs;                       // (the tile's segments: [s_in, s_end))
+  for (std::int64_t w0 = s_in; w0 < s_end; w0 += kCap) {
+    const int wm = static_cast<int>(s_end - w0 < kCap ? s_end - w0 : kCap);
+    __syncthreads();  // (the window before is done with the shared arrays)
+    for (int j = tid; j <= wm; j += kBlock) {
+      const std::int64_t o = __ldg(off + w0 + j) - t0;
+      sh_off[j] = static_cast<int>(o < 0 ? 0 : o > len ? len : o);
+      if (j < wm) sh_sum[j] = 0;
+    }
+    __syncthreads();
+    for (int j = tid; j < wm; j += kBlock)  // (the slots whose first element segment j holds)
+      for (int q = (sh_off[j] + E - 1) / E; q * E < sh_off[j + 1]; ++q) sh_first[q] = static_cast<unsigned short>(j);
+    __syncthreads();
+    const int wa = sh_off[0], wb = sh_off[wm];  // (the window's elements, relative)
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int r = (i * kBlock + tid) * E;  // (this lane's vector's first element, relative)
+      int ck = -1, hk = -1;                  // (the last piece's and, when it differs, the first piece's segment)
+      u64 cv = 0, hv = 0;
+      if (r < wb && r + E > wa) {
+        int e = wa > r ? wa - r : 0;
+        const int e_end = wb - r < E ? wb - r : E;
+        int j = r >= wa ? sh_first[r / E] : 0;
+        int pieces = 0;
+        while (e < e_end) {
+          const int b = sh_off[j + 1] - r;
+          const int end = b < e_end ? b : e_end;
+          if (end > e) {
+            const u64 s = (e == 0 && end == E) ? piece_sum<T>(v[i], 0, E) : piece_sum<T>(v[i], e, end);
+            if (pieces == 1) {
+              hk = ck;
+              hv = cv;
+            } else if (pieces > 1) {
+              atomicAdd(&sh_sum[ck], cv);  // (a whole segment inside the vector)
+            }
+            ck = j;
+            cv = s;
+            ++pieces;
+            e = end;
+          }
+          ++j;
+        }
+      }
+      // the first piece joins the lane before's last when that is the same segment
+      const int nk = __shfl_down_sync(0xffffffffu, hk, 1);
+      const u64 nv = __shfl_down_sync(0xffffffffu, hv, 1);
+      if (lane < 31 && nk >= 0 && nk == ck) cv += nv;
+      const int pk = __shfl_up_sync(0xffffffffu, ck, 1);
+      if (hk >= 0 && !(lane > 0 && pk == hk)) atomicAdd(&sh_sum[hk], hv);
+      // the last pieces: a segmented suffix sum over the lanes (a segment's lanes are consecutive)
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const u64 t = __shfl_down_sync(0xffffffffu, cv, d);
+        const int tk = __shfl_down_sync(0xffffffffu, ck, d);
+        if (lane + d < 32 && tk == ck) cv += t;
+      }
+      if (ck >= 0 && (lane == 0 || pk != ck)) atomicAdd(&sh_sum[ck], cv);
+    }
+    __syncthreads();
+    for (int j = tid; j < wm; j += kBlock) {
+      const std::int64_t s = w0 + j;
+      if (s >= A && __ldg(off + s + 1) <= t1) out[s] = sh_sum[j];  // (inside the tile: this block's alone)
+      else atomicAdd(out + s, sh_sum[j]);                           // (spans tiles)
+    }
+  }
+}
+
+template <class T> const char* type_name() {
+  if constexpr (std::is_same_v<T, std::int8_t>) return "int8";
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return "uint8";
+  else if constexpr (std::is_same_v<T, std::int16_t>) return "int16";
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return "uint32";
+  else return "uint64";
+}
+
+struct ctx {
+  cudaEvent_t e0, e1;
+  unsigned* sink;
+  void* buf;    // 2^26 x 8 bytes
+  u64* out;     // 2^26 words
+  std::int64_t* doff;
+};
+
+template <class F> double time_it(ctx& c, F&& launch) {
+  for (int i = 0; i < 5; ++i) launch();
+  std::vector<float> per;
+  for (int b = 0; b < 7; ++b) {
+    CK(cudaEventRecord(c.e0));
+    for (int i = 0; i < 20; ++i) launch();
+    CK(cudaEventRecord(c.e1));
+    CK(cudaEventSynchronize(c.e1));
+    CK(cudaGetLastError());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, c.e0, c.e1));
+    per.push_back(ms * 1e3f / 20);
+  }
+  std::sort(per.begin(), per.end());
+  return double(per[per.size() / 2]);  // us
+}
+
+template <class T, int V>
+bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, const char* name, double t_read, const std::vector<u64>& ref) {
+  const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
+  CK(cudaMemcpy(c.doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
+  constexpr std::int64_t tile = std::int64_t(kBlock) * V * (16 / sizeof(T));
+  const unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);
+  auto launch = [&] {
+    CK(cudaMemsetAsync(c.out, 0, segs * 8));
+    flat_seg_sum<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+  };
+  CK(cudaMemset(c.out, 0xa5, segs * 8));  // (garbage before: the launch must zero what it adds into)
+  launch();
+  CK(cudaDeviceSynchronize());
+  CK(cudaGetLastError());
+  std::vector<u64> got(static_cast<std::size_t>(segs));
+  CK(cudaMemcpy(got.data(), c.out, segs * 8, cudaMemcpyDeviceToHost));
+  std::int64_t bad = 0, first_bad = -1;
+  for (std::int64_t s = 0; s < segs; ++s) {
+    if (got[std::size_t(s)] != ref[std::size_t(s)]) {
+      if (first_bad < 0) first_bad = s;
+      ++bad;
+    }
+  }
+  const double t = time_it(c, launch);
+  const double t_zero = time_it(c, [&] { CK(cudaMemsetAsync(c.out, 0, segs * 8)); });
+  const double gb = double(n) * sizeof(T) / 1e3;
+  std::printf("%-7s %-10s tile %6lld B %9lld segs: %8.2f us %7.1f GB/s  %.3f of read (memset alone %.2f us)  %s",
+              type_name<T>(), name, (long long)(tile * sizeof(T)), (long long)segs, t, gb / t, t_read / t, t_zero,
+              bad == 0 ? "checked: all equal\n" : "");
+  if (bad != 0) std::printf("WRONG: %lld segments differ, first %lld\n", (long long)bad, (long long)first_bad);
+  return bad == 0;
+}
+
+template <class T> bool run_type(ctx& c, std::int64_t n) {
+  std::vector<T> h(static_cast<std::size_t>(n));
+  std::mt19937_64 g(7);
+  for (auto& e : h) e = static_cast<T>(std::is_same_v<T, std::uint64_t> ? g() >> 24 : g());
+  CK(cudaMemcpy(c.buf, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  const std::int64_t words = n * std::int64_t(sizeof(T)) / 16;
+  const double t_read = time_it(c, [&] { read_kernel<<<132 * 8, 256>>>(static_cast<const int4*>(c.buf), words, c.sink); });
+  std::printf("%-7s read kernel %8.2f us %7.1f GB/s\n", type_name<T>(), t_read, double(n) * sizeof(T) / 1e3 / t_read);
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> cases;
+  {
+    std::vector<std::int64_t> o;
+    for (std::int64_t i = 0; i < n / 200; ++i) o.push_back(i * 200);
+    o.push_back(n);
+    cases.push_back({"equal200", o});
+    o.clear();
+    for (std::int64_t i = 0; i < n / 8192; ++i) o.push_back(i * 8192);
+    o.push_back(n);
+    cases.push_back({"equal8192", o});
+    o.assign(1, 0);
+    std::mt19937_64 r(11);
+    while (o.back() < n) o.push_back(std::min<std::int64_t>(n, o.back() + std::int64_t(r() % 401)));
+    cases.push_back({"rand0-400", o});
+    const std::int64_t segs = 10001;  // (bench/gpu_bench.cu uneven_offsets)
+    std::int64_t tiny = 0;
+    for (std::int64_t s = 0; s < segs; ++s) tiny += s == segs / 2 ? 0 : s % 4;
+    o.assign(1, 0);
+    for (std::int64_t s = 0; s < segs; ++s) o.push_back(o.back() + (s == segs / 2 ? n - tiny : s % 4));
+    cases.push_back({"uneven", o});
+    cases.push_back({"one", {0, n}});
+  }
+  bool ok = true;
+  for (const auto& [name, o] : cases) {
+    std::vector<u64> ref(o.size() - 1, 0);  // (the host's sums, 64-bit two's complement)
+    for (std::size_t s = 0; s + 1 < o.size(); ++s)
+      for (std::int64_t i = o[s]; i < o[s + 1]; ++i) ref[s] += static_cast<u64>(static_cast<long long>(h[std::size_t(i)]));
+    ok &= run_case<T, 4>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 8>(c, n, o, name.c_str(), t_read, ref);
+  }
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  const std::int64_t n = std::int64_t(1) << (argc > 1 ? std::atoi(argv[1]) : 26);
+  ctx c{};
+  CK(cudaEventCreate(&c.e0));
+  CK(cudaEventCreate(&c.e1));
+  CK(cudaMalloc(&c.sink, 4));
+  CK(cudaMalloc(&c.buf, std::size_t(n) * 8));
+  CK(cudaMalloc(&c.out, std::size_t(n) * 8));
+  CK(cudaMalloc(&c.doff, std::size_t(n + 1) * 8));
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("flat_seg_probe: %s, n = %lld\n", prop.name, (long long)n);
+  bool ok = true;
+  ok &= run_type<std::int8_t>(c, n);
+  ok &= run_type<std::uint8_t>(c, n);
+  ok &= run_type<std::int16_t>(c, n);
+  ok &= run_type<std::uint32_t>(c, n);
+  ok &= run_type<std::uint64_t>(c, n);
+  std::printf(ok ? "all cases checked equal\n" : "SOME CASES WRONG\n");
+  return ok ? 0 : 1;
+}
