@@ -29,7 +29,7 @@
 // 0..400, the benchmark's uneven segments (10,000 of 0-3 elements around one of ~2^26), and one
 // segment. Each checked against the host's sums; prints the median of 7 batches of 20 launches
 // (CUDA events) as GB/s of input and as a fraction of a 16-byte grid-stride read kernel over the
-// same bytes, for int8, uint8, int16, uint32 and uint64, tiles of 16 and 32 KiB.
+// same bytes, for int8, uint8, int16, uint32 and uint64, tiles of 16, 32 and 64 KiB (V 4, 8, 16).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -320,6 +320,7 @@ template <class T> bool run_type(ctx& c, std::int64_t n) {
       for (std::int64_t i = o[s]; i < o[s + 1]; ++i) ref[s] += static_cast<u64>(static_cast<long long>(h[std::size_t(i)]));
     ok &= run_case<T, 4>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 8>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 16>(c, n, o, name.c_str(), t_read, ref);
   }
   return ok;
 }
