@@ -30,6 +30,9 @@
 // segment. Each checked against the host's sums; prints the median of 7 batches of 20 launches
 // (CUDA events) as GB/s of input and as a fraction of a 16-byte grid-stride read kernel over the
 // same bytes, for int8, uint8, int16, uint32 and uint64, tiles of 16, 32 and 64 KiB (V 4, 8, 16).
+// flat_seg_sum_persistent<T, V>: the same tiles taken by one wave of blocks in turn (tile
+// blockIdx.x, + gridDim.x, ...), each block loading its next tile's vectors before the current
+// tile's searches and sums (V 4 and 8).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -94,32 +97,47 @@ template <class T> __device__ __forceinline__ u64 piece_sum(const uint4& v, int 
   }
 }
 
-/// Sums of x (n elements of T, 16-byte aligned, n a multiple of 16 / sizeof(T)) along the segments
-/// [off[s], off[s + 1]) (off: segs + 1 non-decreasing offsets, off[0] = 0, off[segs] = n), into
-/// out (segs 64-bit words, zero before the launch). Grid: one block a tile of kBlock V vectors.
-template <class T, int V>
-__global__ void __launch_bounds__(kBlock) flat_seg_sum(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
-                                                       std::int64_t segs, u64* out) {
-  constexpr int E = 16 / sizeof(T);        // elements a vector
-  constexpr int kTileVec = kBlock * V;     // vectors a tile
-  constexpr int kTile = kTileVec * E;      // elements a tile
-  __shared__ int sh_off[kCap + 1];         // the window's boundaries, relative to the tile, clamped to [0, len]
-  __shared__ u64 sh_sum[kCap];             // (window segments)
-  __shared__ unsigned short sh_first[kTileVec];  // (vector slots) the window segment of the slot's first element
-  __shared__ std::int64_t sh_bound[2][2];  // (targets, lo / hi)
-  __shared__ int sh_cnt[kWarps];
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const std::int64_t t1 = t0 + kTile < n ? t0 + kTile : n;
-  const int len = static_cast<int>(t1 - t0);
-  // 1. the tile's vectors, all in flight
-  uint4 v[V];
+/// The shared memory of one tile's sums.
+template <int V> struct tile_shared {
+  int off[kCap + 1];                    // the window's boundaries, relative to the tile, clamped to [0, len]
+  u64 sum[kCap];                        // (window segments)
+  unsigned short first[kBlock * V];     // (vector slots) the window segment of the slot's first element
+  std::int64_t bound[2][2];             // (targets, lo / hi)
+  int cnt[kWarps];
+};
+
+/// Loads tile `tile` of x (kBlock V vectors; lane j of warp w vector i kBlock + 32 w + j), zeros past n.
+template <class T, int V> __device__ __forceinline__ void load_tile(const T* __restrict__ x, std::int64_t n, std::int64_t tile, uint4 (&v)[V]) {
+  constexpr int E = 16 / sizeof(T);
+  constexpr std::int64_t kTile = std::int64_t(kBlock) * V * E;
+  const std::int64_t t0 = tile * kTile;
+  const std::int64_t len = t0 + kTile < n ? kTile : n - t0;
   const uint4* xv = reinterpret_cast<const uint4*>(x + t0);
 #pragma unroll
   for (int i = 0; i < V; ++i) {
-    const int slot = i * kBlock + tid;
+    const int slot = i * kBlock + threadIdx.x;
     v[i] = slot * E < len ? __ldg(xv + slot) : make_uint4(0, 0, 0, 0);
   }
+}
+
+/// Sums of x (n elements of T, 16-byte aligned, n a multiple of 16 / sizeof(T)) along the segments
+/// [off[s], off[s + 1]) (off: segs + 1 non-decreasing offsets, off[0] = 0, off[segs] = n), into
+/// out (segs 64-bit words, zero before the launch), for tile `tile`, whose vectors v holds.
+template <class T, int V>
+__device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V], std::int64_t tile, std::int64_t n,
+                                          const std::int64_t* __restrict__ off, std::int64_t segs, u64* out) {
+  constexpr int E = 16 / sizeof(T);        // elements a vector
+  constexpr int kTile = kBlock * V * E;    // elements a tile
+  int* sh_off = sh.off;
+  u64* sh_sum = sh.sum;
+  unsigned short* sh_first = sh.first;
+  auto& sh_bound = sh.bound;
+  int* sh_cnt = sh.cnt;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const std::int64_t t0 = tile * kTile;
+  const std::int64_t t1 = t0 + kTile < n ? t0 + kTile : n;
+  const int len = static_cast<int>(t1 - t0);
+  __syncthreads();  // (the tile before is done with the shared words)
   // 2. A = the first segment starting at or after t0, B = the first starting at or after t1
   // (the last tile: segs + 1, so the empty segments at n are its), 128-ary searches
   const int grp = tid / 128, k = tid % 128;
@@ -217,6 +235,35 @@ __global__ void __launch_bounds__(kBlock) flat_seg_sum(const T* __restrict__ x, 
   }
 }
 
+/// One block a tile (grid: the tiles).
+template <class T, int V>
+__global__ void __launch_bounds__(kBlock) flat_seg_sum(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
+                                                       std::int64_t segs, u64* out) {
+  __shared__ tile_shared<V> sh;
+  uint4 v[V];
+  load_tile<T, V>(x, n, blockIdx.x, v);  // (all in flight before the tile's searches)
+  tile_sums<T, V>(sh, v, blockIdx.x, n, off, segs, out);
+}
+
+/// Persistent blocks (grid: one wave), tiles blockIdx.x, + gridDim.x, ...; the next tile's
+/// vectors are loaded before the current tile's searches and sums.
+template <class T, int V>
+__global__ void __launch_bounds__(kBlock) flat_seg_sum_persistent(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
+                                                                  std::int64_t segs, u64* out) {
+  __shared__ tile_shared<V> sh;
+  constexpr std::int64_t kTile = std::int64_t(kBlock) * V * (16 / sizeof(T));
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  uint4 v[V], w[V];
+  std::int64_t t = blockIdx.x;
+  if (t < tiles) load_tile<T, V>(x, n, t, v);
+  for (; t < tiles; t += gridDim.x) {
+    if (t + gridDim.x < tiles) load_tile<T, V>(x, n, t + gridDim.x, w);
+    tile_sums<T, V>(sh, v, t, n, off, segs, out);
+#pragma unroll
+    for (int i = 0; i < V; ++i) v[i] = w[i];
+  }
+}
+
 template <class T> const char* type_name() {
   if constexpr (std::is_same_v<T, std::int8_t>) return "int8";
   else if constexpr (std::is_same_v<T, std::uint8_t>) return "uint8";
@@ -250,15 +297,22 @@ template <class F> double time_it(ctx& c, F&& launch) {
   return double(per[per.size() / 2]);  // us
 }
 
-template <class T, int V>
+template <class T, int V, bool P>
 bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, const char* name, double t_read, const std::vector<u64>& ref) {
   const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
   CK(cudaMemcpy(c.doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
   constexpr std::int64_t tile = std::int64_t(kBlock) * V * (16 / sizeof(T));
-  const unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);
+  unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);
+  if constexpr (P) {  // (one wave of resident blocks)
+    int per_sm = 0, sms = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flat_seg_sum_persistent<T, V>, kBlock, 0));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    grid = std::min<unsigned>(grid, static_cast<unsigned>(per_sm * sms));
+  }
   auto launch = [&] {
     CK(cudaMemsetAsync(c.out, 0, segs * 8));
-    flat_seg_sum<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+    if constexpr (P) flat_seg_sum_persistent<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+    else flat_seg_sum<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
   };
   CK(cudaMemset(c.out, 0xa5, segs * 8));  // (garbage before: the launch must zero what it adds into)
   launch();
@@ -276,8 +330,8 @@ bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, cons
   const double t = time_it(c, launch);
   const double t_zero = time_it(c, [&] { CK(cudaMemsetAsync(c.out, 0, segs * 8)); });
   const double gb = double(n) * sizeof(T) / 1e3;
-  std::printf("%-7s %-10s tile %6lld B %9lld segs: %8.2f us %7.1f GB/s  %.3f of read (memset alone %.2f us)  %s",
-              type_name<T>(), name, (long long)(tile * sizeof(T)), (long long)segs, t, gb / t, t_read / t, t_zero,
+  std::printf("%-7s %-10s %s tile %6lld B grid %6u %9lld segs: %8.2f us %7.1f GB/s  %.3f of read (memset alone %.2f us)  %s",
+              type_name<T>(), name, P ? "persistent" : "block/tile", (long long)(tile * sizeof(T)), grid, (long long)segs, t, gb / t, t_read / t, t_zero,
               bad == 0 ? "checked: all equal\n" : "");
   if (bad != 0) std::printf("WRONG: %lld segments differ, first %lld\n", (long long)bad, (long long)first_bad);
   return bad == 0;
@@ -318,9 +372,11 @@ template <class T> bool run_type(ctx& c, std::int64_t n) {
     std::vector<u64> ref(o.size() - 1, 0);  // (the host's sums, 64-bit two's complement)
     for (std::size_t s = 0; s + 1 < o.size(); ++s)
       for (std::int64_t i = o[s]; i < o[s + 1]; ++i) ref[s] += static_cast<u64>(static_cast<long long>(h[std::size_t(i)]));
-    ok &= run_case<T, 4>(c, n, o, name.c_str(), t_read, ref);
-    ok &= run_case<T, 8>(c, n, o, name.c_str(), t_read, ref);
-    ok &= run_case<T, 16>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 4, false>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 8, false>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 16, false>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 4, true>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 8, true>(c, n, o, name.c_str(), t_read, ref);
   }
   return ok;
 }
