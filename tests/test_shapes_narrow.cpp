@@ -1389,11 +1389,11 @@ TEST(ShapesNarrowAsync, Float16ColumnSumsAndMeansOfSpecialColumns) {
 }
 
 // float16 row and segment sums and means, stream-ordered and blocking against the cpu backend
-// (CUDA only). Under plan f16_in_place=1 (ShapesNarrowF16InPlace(Whole).cuda; fifty-fifth
-// session) the fixed-point kernels classify an output's infinities and NaNs on the device
-// (f16_fixed_op::write reads an output whose state saw one again), so both forms read in
-// place; by default the stream-ordered ones take the widened copy and the blocking ones with
-// a special send the call there. 264 rows of 5000 (and 5000 x 264:
+// (CUDA only). By default (plan f16_in_place=1, since run 192) the fixed-point kernels
+// classify an output's infinities and NaNs on the device (f16_fixed_op::write reads an output
+// whose state saw one again), so both forms read in place; under f16_in_place=0
+// (ShapesNarrowF16Widened.cuda) the stream-ordered ones take the widened copy and the blocking
+// ones with a special send the call there. 264 rows of 5000 (and 5000 x 264:
 // rows of one 16-byte vector's 8 elements 33 times) with special rows: a NaN last, +inf,
 // -inf, both infinities, all -0.0, -0.0 and +0.0 mixed, +-65504 cancelling, -inf and a NaN
 // first; then the same elements as uneven segments (empty ones, one of 300,000) with the

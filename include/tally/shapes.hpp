@@ -11,15 +11,15 @@
 // uint32 and uint64 (as int64; uint64 biased by -2^63, undone exactly in the results) reduce
 // as those wide values, converted exactly: 16-bit floats are never accumulated in 16 bits.
 // On the CUDA backend, the nine narrow types' rows (adjacent elements), columns and segments
-// are read in place by the kernels, which convert each element as they load it (blocking
-// exact float16 sums and means: 128-bit fixed point in units of 2^-24, exact for outputs of
-// up to 2^28 elements; an output holding an infinity or a NaN sends the call to the widened
-// route below, same bits). float16 columns of row-major matrices whose rows are whole 16-byte
+// are read in place by the kernels, which convert each element as they load it (exact
+// float16 sums and means, blocking or stream-ordered: 128-bit fixed point in units of 2^-24,
+// exact for outputs of up to 2^28 elements; an output holding an infinity or a NaN is read
+// again on the device to tell which). float16 columns of row-major matrices whose rows are whole 16-byte
 // vectors (a multiple of 8 columns, base and row stride 16-byte aligned) and of at most 2^23
 // rows go 8 columns a lane in 64-bit fixed point with infinities and NaNs handled on the
 // device: their exact sums and means, blocking or stream-ordered, never widen, and their fast
 // sums are exact too (correctly rounded). Every other case (those types' strided views,
-// stream-ordered exact float16 / bfloat16 sums and means but those columns, and the CPU
+// stream-ordered exact bfloat16 sums and means and float16 ones of longer outputs, and the CPU
 // backend) is first widened into a compact copy of n wide elements (CUDA: device memory kept per (device,
 // stream) for later calls; CPU: a host vector), which costs a read of x, a write and a read of 4 or 8 bytes per
 // element (docs/types.md has the table of result types and the measured GB/s). Either way

@@ -212,11 +212,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // chunks, from the shape alone, as their bits follow the chunks)
   constexpr bool kWideOp = v3::wide_bytes<Op>() || v3::wide_shorts<Op>() || v3::wide_half_keys<Op>() || v3::wide_half_sums<Op>() ||
                            v3::wide_half_fast<Op>();
+  // (the bfloat16 fast sums' blocks, either kernel: min(col_blocks, half_fast_col_blocks))
+  const std::int64_t col_blocks = v3::wide_half_fast<Op>() ? std::min(plan.col_blocks, plan.half_fast_col_blocks) : plan.col_blocks;
   if constexpr (FEW && v3::wide_half_fast<Op>()) {
     wide = column_mode && plan.half_col_wide == 1 && wide_layout(g, v3::kWideShortCols);
     if (wide) {
       gx = (g.outputs + v3::kWideShortTile - 1) / v3::kWideShortTile;
-      row_chunks(g.len, (plan.col_blocks + gx - 1) / gx, 64, chunks, chunk);
+      row_chunks(g.len, (col_blocks + gx - 1) / gx, 64, chunks, chunk);
     }
   } else if constexpr (FEW && kWideOp) {
     constexpr bool kBytes = v3::wide_bytes<Op>();
@@ -267,7 +269,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       }
       row_chunks(g.len, want, 16, chunks, chunk);
     } else {
-      std::int64_t want = (plan.col_blocks + gx - 1) / gx;
+      std::int64_t want = (col_blocks + gx - 1) / gx;
       if constexpr (FEW && !chunks_fix_bits<Op>()) {
         // (plan.col_wave: of at most col_blocks' chunks, the most whose grid fills its waves
         // of the kernel's resident blocks to 95% (else the best filled), so that no wave runs

@@ -447,11 +447,11 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
     if (r.what == kind::mean || r.acc == accuracy::exact) {
       if constexpr (std::is_same_v<In, f16_in>) {
         // (float16: the fixed-point sums, when no output can pass kMaxLen elements, blocking
-        // and stream-ordered, under plan f16_in_place=1 (fifty-fifth session; 0 by default
-        // until a device run tests it): an output with an infinity or a NaN is classified on
-        // the device (f16_fixed_op::special_flags_of), where otherwise it sends a blocking
-        // call to the widened route and the stream-ordered ones always go there, through the
-        // gated exact kernels at 0.18-0.19 of the read kernel, below)
+        // and stream-ordered, plan f16_in_place=1 (the default since run 192): an output with
+        // an infinity or a NaN is classified on the device (f16_fixed_op::special_flags_of);
+        // under f16_in_place=0 it sends a blocking call to the widened route and the
+        // stream-ordered ones always go there, through the gated exact kernels at 0.18-0.19
+        // of the read kernel, below)
         if (tuning::shapes_v3_params().f16_in_place == 1 && (segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
           const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
           const shapes_k::geo src{g.x, g.offsets, g.outputs, g.len, g.outer, g.inner, g.n};

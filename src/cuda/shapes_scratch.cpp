@@ -135,6 +135,8 @@ void check_plan(const shapes_v3_plan& p) {
   if (p.blocks_per_sm > 64) throw error(errc::invalid_argument, "tally: shapes_v3_plan.blocks_per_sm must be at most 64");
   if (p.col_blocks < 1 || p.col_blocks > (std::int64_t(1) << 20))
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_blocks must lie in [1, 2^20]");
+  if (p.half_fast_col_blocks < 1 || p.half_fast_col_blocks > (std::int64_t(1) << 20))
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_fast_col_blocks must lie in [1, 2^20]");
   if (p.col_wave != 0 && p.col_wave != 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.col_wave must be 0 or 1");
   if (p.byte_col_wide != 0 && p.byte_col_wide != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.byte_col_wide must be 0 or 1");
@@ -204,6 +206,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "seg_flat_len") p.seg_flat_len = v;
     else if (key == "blocks_per_sm") p.blocks_per_sm = small(v);
     else if (key == "col_blocks") p.col_blocks = v;
+    else if (key == "half_fast_col_blocks") p.half_fast_col_blocks = v;
     else if (key == "col_wave") p.col_wave = small(v);
     else if (key == "byte_col_wide") p.byte_col_wide = small(v);
     else if (key == "short_col_wide") p.short_col_wide = small(v);

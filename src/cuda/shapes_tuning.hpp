@@ -112,12 +112,17 @@ struct shapes_v3_plan {
                                       // bfloat16 max with index 0.89 -> 0.90). Since the fifty-fifth session also the
                                       // bfloat16 fast sums (cols_halves_fast_wide: scaled float64 terms, partials met
                                       // in cols_body's order over its row chunks, so the same bits either way)
-  int f16_in_place = 0;               // exact float16 sums and means (fixed point, outputs of at most 2^28 elements):
+  int f16_in_place = 1;               // exact float16 sums and means (fixed point, outputs of at most 2^28 elements):
                                       // 1 an output with an infinity or a NaN read again on the device to tell which
                                       // (f16_fixed_op::special_flags_of), so blocking and stream-ordered calls read in
                                       // place; 0 such a blocking call, and every stream-ordered one, on the widened route
-                                      // (but the float16 columns of half_col_wide). Never the bits. Fifty-fifth session:
-                                      // 0 until a device run has tested 1 (ShapesNarrowF16InPlace.cuda)
+                                      // (but the float16 columns of half_col_wide). Never the bits. (Written in the
+                                      // fifty-fifth session; on since run 192, H100, 8192 x 8192, stream-ordered, of read:
+                                      // exact float16 rows 0.185 -> 0.917, segments of 200 0.176 -> 0.75)
+  std::int64_t half_fast_col_blocks = 384;  // column mode, the bfloat16 fast sums (cols_halves_fast_wide and cols_body
+                                      // alike, whose bits follow the row chunks): about min(col_blocks, this) blocks,
+                                      // the row chunks from the shape alone. (Run 192, H100, 8192 x 8192, stream-ordered:
+                                      // 384 read at 0.905 of the read kernel, 512 (col_blocks') at 0.885, 1024 at 0.83)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
@@ -199,7 +204,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide or f16_in_place not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
+/// col_blocks or half_fast_col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide or f16_in_place not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);

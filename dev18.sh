@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Device call of the fifty-sixth session, on the binaries with f16_in_place=1 and
+# half_fast_col_blocks=384 as defaults: the narrow / plan / types GPU tests (ShapesNarrowF16Widened
+# and ShapesNarrowF16InPlaceWhole too), memcheck of the bfloat16 fast column test, then the
+# bench: bfloat16 / float16 with the defaults against half_fast_col_blocks=512 (the old chunks),
+# twice, and every narrow type once (the status table).
+# carry ["build/carry/bins.tar.xz"]; env TESTS_S (ctest's limit, default 200)
+source scripts/device-unpack.sh || exit 1
+R='ShapesNarrow.*cuda|ShapesNarrowEdges.*cuda|ShapesPlan|BoolBytes.*cuda|ShapesNarrowAsync|ShapesNarrowCols|Types.*cuda|Float16'
+timeout ${TESTS_S:-200} ctest --test-dir $B/tests --output-on-failure -j 12 --timeout 190 -R "$R" -E 'ShapesNarrowLanes' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
+grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -15
+echo "passed lines: $(grep -c ' Passed ' $OUT/ctest.log); skipped: $(grep -c '(Skipped)' $OUT/ctest.log)"
+grep -E "F16Widened|F16InPlaceWhole|Bfloat16FastColumnSums" $OUT/ctest.log | grep -E "Passed|Failed" | head -4
+timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/tally_tests --gtest_filter='ShapesPlanGpu.Bfloat16FastColumnSums*' > /tmp/san.log 2>&1
+echo "memcheck bf16 fast columns: exit $?; $(grep -E 'ERROR SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' /tmp/san.log | tr '\n' ' ') at ${SECONDS}s"
+cp /tmp/san.log $OUT/sanitize.log
+for plan in default half_fast_col_blocks=512 default half_fast_col_blocks=512; do
+  [ $SECONDS -gt ${BENCH_STOP:-260} ] && { echo "bench: stopped at ${SECONDS}s"; break; }
+  echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
+  if [ $plan = default ]; then unset TALLY_SHAPES_PLAN; else export TALLY_SHAPES_PLAN=$plan; fi
+  TALLY_BENCH_TYPES=bfloat16,float16 timeout 30 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
+done
+awk '/^## plan/{p=$3} /narrow-cols-8192x8192 bfloat16|narrow-read bfloat16/{h=$1; getline; getline; print p, h, $0}' $OUT/bench.txt
+unset TALLY_SHAPES_PLAN; timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 > $OUT/bench-all.txt 2>&1; echo "bench-all rc=$? at ${SECONDS}s"
+echo "done at ${SECONDS}s"
