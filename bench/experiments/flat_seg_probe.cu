@@ -33,6 +33,12 @@
 // flat_seg_sum_persistent<T, V>: the same tiles taken by one wave of blocks in turn (tile
 // blockIdx.x, + gridDim.x, ...), each block loading its next tile's vectors before the current
 // tile's searches and sums (V 4 and 8).
+// "guessed" (fifty-sixth session, after run 192: each block lived ~11 us, its chain of dependent
+// reads): one block a tile, whose first segment is guessed as if the segments were equal; a
+// 256-wide load of the offsets around the guess gives the tile's first and last segments and,
+// when they lie in it, the window's boundaries (one dependent read a tile, the searches only
+// when the guess misses); each vector's segment by a binary search of the window's boundaries
+// in shared memory (no per-segment slot loop) (V 4 and 8).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -104,6 +110,8 @@ template <int V> struct tile_shared {
   unsigned short first[kBlock * V];     // (vector slots) the window segment of the slot's first element
   std::int64_t bound[2][2];             // (targets, lo / hi)
   int cnt[kWarps];
+  int cnt2[kWarps];
+  int hit[kWarps];
 };
 
 /// Loads tile `tile` of x (kBlock V vectors; lane j of warp w vector i kBlock + 32 w + j), zeros past n.
@@ -123,7 +131,7 @@ template <class T, int V> __device__ __forceinline__ void load_tile(const T* __r
 /// Sums of x (n elements of T, 16-byte aligned, n a multiple of 16 / sizeof(T)) along the segments
 /// [off[s], off[s + 1]) (off: segs + 1 non-decreasing offsets, off[0] = 0, off[segs] = n), into
 /// out (segs 64-bit words, zero before the launch), for tile `tile`, whose vectors v holds.
-template <class T, int V>
+template <class T, int V, bool G>
 __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V], std::int64_t tile, std::int64_t n,
                                           const std::int64_t* __restrict__ off, std::int64_t segs, u64* out) {
   constexpr int E = 16 / sizeof(T);        // elements a vector
@@ -139,9 +147,57 @@ __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V
   const int len = static_cast<int>(t1 - t0);
   __syncthreads();  // (the tile before is done with the shared words)
   // 2. A = the first segment starting at or after t0, B = the first starting at or after t1
-  // (the last tile: segs + 1, so the empty segments at n are its), 128-ary searches
+  // (the last tile: segs + 1, so the empty segments at n are its)
+  const std::int64_t target1 = t1 == n ? n + 1 : t1;
+  // G: one 256-wide load of the offsets around where A would be were the segments equal; when
+  // A and B both fall inside it, it gives them and, if the tile's boundaries lie in it too,
+  // the first window's offsets (one dependent read a tile); else the searches below
+  bool guessed = false, direct = false;
+  std::int64_t gA = 0, gB = 0, g_in = 0;
+  if constexpr (G) {
+    const double frac = static_cast<double>(t0) / static_cast<double>(n);
+    std::int64_t g0 = static_cast<std::int64_t>(frac * static_cast<double>(segs)) - 64;
+    if (g0 > segs + 1 - kBlock) g0 = segs + 1 - kBlock;
+    if (g0 < 0) g0 = 0;
+    const int width = segs + 1 - g0 < kBlock ? static_cast<int>(segs + 1 - g0) : kBlock;
+    const std::int64_t p = g0 + tid;
+    const bool in = tid < width;
+    const std::int64_t o = in ? __ldg(off + p) : 0;
+    const unsigned b0 = __ballot_sync(0xffffffffu, in && o < t0), b1 = __ballot_sync(0xffffffffu, in && o < target1),
+                   b2 = __ballot_sync(0xffffffffu, in && o == t0);
+    if (lane == 0) {
+      sh_cnt[warp] = __popc(b0);
+      sh.cnt2[warp] = __popc(b1);
+      sh.hit[warp] = b2 != 0;
+    }
+    __syncthreads();
+    int c0 = 0, c1 = 0;
+    bool hit = false;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      c0 += sh_cnt[w];
+      c1 += sh.cnt2[w];
+      hit |= sh.hit[w] != 0;
+    }
+    const bool okA = (c0 > 0 || g0 == 0) && c0 < width;  // (A = g0 + c0 lies in the window; A <= segs always)
+    const bool okB = (c1 > 0 || g0 == 0) && (c1 < width || g0 + width == segs + 1);
+    guessed = okA && okB;
+    if (guessed) {
+      gA = g0 + c0;
+      gB = g0 + c1;
+      g_in = gA > 0 && !hit ? gA - 1 : gA;  // (off[A] == t0: no segment straddles t0)
+      const std::int64_t g_end = gB < segs ? gB : segs;
+      direct = g_in >= g0 && g_end < g0 + width && g_end - g_in <= kCap;
+      if (direct && p >= g_in && p <= g_end) {  // (the first window's boundaries, from the same load)
+        const std::int64_t rel = o - t0;
+        sh_off[p - g_in] = static_cast<int>(rel < 0 ? 0 : rel > len ? len : rel);
+        if (p < g_end) sh_sum[p - g_in] = 0;
+      }
+    }
+  }
   const int grp = tid / 128, k = tid % 128;
-  const std::int64_t target = grp == 0 ? t0 : (t1 == n ? n + 1 : t1);
+  const std::int64_t target = grp == 0 ? t0 : target1;
+  if (!guessed) {
   if (tid < 2) {
     sh_bound[tid][0] = 0;
     sh_bound[tid][1] = segs + 1;  // (the answer lies in [lo, hi])
@@ -166,21 +222,27 @@ __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V
     }
     __syncthreads();
   }
-  const std::int64_t A = sh_bound[0][0], B = sh_bound[1][0];
-  const std::int64_t s_in = A > 0 && __ldg(off + A) > t0 ? A - 1 : A;  // (A <= segs: off[segs] = n > t0)
+  }
+  const std::int64_t A = guessed ? gA : sh_bound[0][0], B = guessed ? gB : sh_bound[1][0];
+  const std::int64_t s_in = guessed ? g_in : A > 0 && __ldg(off + A) > t0 ? A - 1 : A;  // (A <= segs: off[segs] = n > t0)
   const std::int64_t s_end = B < segs ? B : segs;                       // (the tile's segments: [s_in, s_end))
   for (std::int64_t w0 = s_in; w0 < s_end; w0 += kCap) {
     const int wm = static_cast<int>(s_end - w0 < kCap ? s_end - w0 : kCap);
-    __syncthreads();  // (the window before is done with the shared arrays)
-    for (int j = tid; j <= wm; j += kBlock) {
-      const std::int64_t o = __ldg(off + w0 + j) - t0;
-      sh_off[j] = static_cast<int>(o < 0 ? 0 : o > len ? len : o);
-      if (j < wm) sh_sum[j] = 0;
+    __syncthreads();  // (the window before is done with the shared arrays; G: the direct offsets written)
+    if (!direct) {
+      for (int j = tid; j <= wm; j += kBlock) {
+        const std::int64_t o = __ldg(off + w0 + j) - t0;
+        sh_off[j] = static_cast<int>(o < 0 ? 0 : o > len ? len : o);
+        if (j < wm) sh_sum[j] = 0;
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    for (int j = tid; j < wm; j += kBlock)  // (the slots whose first element segment j holds)
-      for (int q = (sh_off[j] + E - 1) / E; q * E < sh_off[j + 1]; ++q) sh_first[q] = static_cast<unsigned short>(j);
-    __syncthreads();
+    direct = false;  // (one window only)
+    if constexpr (!G) {
+      for (int j = tid; j < wm; j += kBlock)  // (the slots whose first element segment j holds)
+        for (int q = (sh_off[j] + E - 1) / E; q * E < sh_off[j + 1]; ++q) sh_first[q] = static_cast<unsigned short>(j);
+      __syncthreads();
+    }
     const int wa = sh_off[0], wb = sh_off[wm];  // (the window's elements, relative)
 #pragma unroll
     for (int i = 0; i < V; ++i) {
@@ -190,7 +252,20 @@ __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V
       if (r < wb && r + E > wa) {
         int e = wa > r ? wa - r : 0;
         const int e_end = wb - r < E ? wb - r : E;
-        int j = r >= wa ? sh_first[r / E] : 0;
+        int j = 0;
+        if (r >= wa) {
+          if constexpr (G) {  // (the last segment starting at or before r: a binary search of the window's boundaries)
+            int lo = 0, hi = wm - 1;
+            while (lo < hi) {
+              const int mid = (lo + hi + 1) / 2;
+              if (sh_off[mid] <= r) lo = mid;
+              else hi = mid - 1;
+            }
+            j = lo;
+          } else {
+            j = sh_first[r / E];
+          }
+        }
         int pieces = 0;
         while (e < e_end) {
           const int b = sh_off[j + 1] - r;
@@ -235,14 +310,14 @@ __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V
   }
 }
 
-/// One block a tile (grid: the tiles).
-template <class T, int V>
+/// One block a tile (grid: the tiles); G: the guessed first segment (tile_sums).
+template <class T, int V, bool G = false>
 __global__ void __launch_bounds__(kBlock) flat_seg_sum(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
                                                        std::int64_t segs, u64* out) {
   __shared__ tile_shared<V> sh;
   uint4 v[V];
   load_tile<T, V>(x, n, blockIdx.x, v);  // (all in flight before the tile's searches)
-  tile_sums<T, V>(sh, v, blockIdx.x, n, off, segs, out);
+  tile_sums<T, V, G>(sh, v, blockIdx.x, n, off, segs, out);
 }
 
 /// Persistent blocks (grid: one wave), tiles blockIdx.x, + gridDim.x, ...; the next tile's
@@ -258,7 +333,7 @@ __global__ void __launch_bounds__(kBlock) flat_seg_sum_persistent(const T* __res
   if (t < tiles) load_tile<T, V>(x, n, t, v);
   for (; t < tiles; t += gridDim.x) {
     if (t + gridDim.x < tiles) load_tile<T, V>(x, n, t + gridDim.x, w);
-    tile_sums<T, V>(sh, v, t, n, off, segs, out);
+    tile_sums<T, V, false>(sh, v, t, n, off, segs, out);
 #pragma unroll
     for (int i = 0; i < V; ++i) v[i] = w[i];
   }
@@ -297,7 +372,7 @@ template <class F> double time_it(ctx& c, F&& launch) {
   return double(per[per.size() / 2]);  // us
 }
 
-template <class T, int V, bool P>
+template <class T, int V, bool P, bool G = false>
 bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, const char* name, double t_read, const std::vector<u64>& ref) {
   const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
   CK(cudaMemcpy(c.doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
@@ -312,7 +387,7 @@ bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, cons
   auto launch = [&] {
     CK(cudaMemsetAsync(c.out, 0, segs * 8));
     if constexpr (P) flat_seg_sum_persistent<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
-    else flat_seg_sum<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+    else flat_seg_sum<T, V, G><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
   };
   CK(cudaMemset(c.out, 0xa5, segs * 8));  // (garbage before: the launch must zero what it adds into)
   launch();
@@ -331,7 +406,7 @@ bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, cons
   const double t_zero = time_it(c, [&] { CK(cudaMemsetAsync(c.out, 0, segs * 8)); });
   const double gb = double(n) * sizeof(T) / 1e3;
   std::printf("%-7s %-10s %s tile %6lld B grid %6u %9lld segs: %8.2f us %7.1f GB/s  %.3f of read (memset alone %.2f us)  %s",
-              type_name<T>(), name, P ? "persistent" : "block/tile", (long long)(tile * sizeof(T)), grid, (long long)segs, t, gb / t, t_read / t, t_zero,
+              type_name<T>(), name, P ? "persistent" : G ? "guessed   " : "block/tile", (long long)(tile * sizeof(T)), grid, (long long)segs, t, gb / t, t_read / t, t_zero,
               bad == 0 ? "checked: all equal\n" : "");
   if (bad != 0) std::printf("WRONG: %lld segments differ, first %lld\n", (long long)bad, (long long)first_bad);
   return bad == 0;
@@ -375,6 +450,8 @@ template <class T> bool run_type(ctx& c, std::int64_t n) {
     ok &= run_case<T, 4, false>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 8, false>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 16, false>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 4, false, true>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 8, false, true>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 4, true>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 8, true>(c, n, o, name.c_str(), t_read, ref);
   }
