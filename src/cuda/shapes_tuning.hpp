@@ -122,7 +122,8 @@ struct shapes_v3_plan {
   std::int64_t half_fast_col_blocks = 384;  // column mode, the bfloat16 fast sums (cols_halves_fast_wide and cols_body
                                       // alike, whose bits follow the row chunks): about min(col_blocks, this) blocks,
                                       // the row chunks from the shape alone. (Run 192, H100, 8192 x 8192, stream-ordered:
-                                      // 384 read at 0.905 of the read kernel, 512 (col_blocks') at 0.885, 1024 at 0.83)
+                                      // 384 read at 0.906 of the read kernel, 512 (col_blocks') at 0.888-0.889, 1024 at
+                                      // 0.833, two rounds alike)
   int item_order = 0;                 // rows kernel: the order its blocks take the items in (shapes_items.hpp):
                                       // 0 tiles first, 1 group items (short outputs) first, 2 the tiles spread
                                       // evenly among the group items (never the bits; since the forty-sixth
