@@ -14,12 +14,7 @@ grep -E "F16Widened|F16InPlaceWhole|Bfloat16FastColumnSums" $OUT/ctest.log | gre
 timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/tally_tests --gtest_filter='ShapesPlanGpu.Bfloat16FastColumnSums*' > /tmp/san.log 2>&1
 echo "memcheck bf16 fast columns: exit $?; $(grep -E 'ERROR SUMMARY' /tmp/san.log | tail -1); $(grep -E '^\[  PASSED|^\[  FAILED' /tmp/san.log | tr '\n' ' ') at ${SECONDS}s"
 cp /tmp/san.log $OUT/sanitize.log
-for plan in default half_fast_col_blocks=512 default half_fast_col_blocks=512; do
-  [ $SECONDS -gt ${BENCH_STOP:-260} ] && { echo "bench: stopped at ${SECONDS}s"; break; }
-  echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
-  if [ $plan = default ]; then unset TALLY_SHAPES_PLAN; else export TALLY_SHAPES_PLAN=$plan; fi
-  TALLY_BENCH_TYPES=bfloat16,float16 timeout 30 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
-done
+bench_plans bfloat16,float16 ${BENCH_STOP:-260} default half_fast_col_blocks=512 default half_fast_col_blocks=512
 awk '/^## plan/{p=$3} /narrow-cols-8192x8192 bfloat16|narrow-read bfloat16/{h=$1; getline; getline; print p, h, $0}' $OUT/bench.txt
-unset TALLY_SHAPES_PLAN; timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 > $OUT/bench-all.txt 2>&1; echo "bench-all rc=$? at ${SECONDS}s"
+timeout 40 $B/bench/tally_bench --only shapes-narrow --max-log2 26 > $OUT/bench-all.txt 2>&1; echo "bench-all rc=$? at ${SECONDS}s"
 echo "done at ${SECONDS}s"

@@ -7,11 +7,6 @@
 source scripts/device-unpack.sh || exit 1
 timeout 60 $B/tests/tally_tests --gtest_filter='ShapesPlanGpu.Bfloat16Fast*:ShapesNarrowAsync.*:Backends/ShapesNarrow.*/cuda_float16:Backends/ShapesNarrow.*/cuda_bfloat16' > $OUT/tests.log 2>&1; echo "tests rc=$? at ${SECONDS}s"
 grep -E "^\[  PASSED|^\[  FAILED|^\[==========\]" $OUT/tests.log | head -6
-for plan in default half_fast_col_blocks=512 default half_fast_col_blocks=512; do
-  [ $SECONDS -gt ${BENCH_STOP:-90} ] && { echo "bench: stopped at ${SECONDS}s"; break; }
-  echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
-  if [ $plan = default ]; then unset TALLY_SHAPES_PLAN; else export TALLY_SHAPES_PLAN=$plan; fi
-  TALLY_BENCH_TYPES=bfloat16,float16 timeout 25 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
-done
+bench_plans bfloat16,float16 ${BENCH_STOP:-90} default half_fast_col_blocks=512 default half_fast_col_blocks=512
 awk '/^## plan/{p=$3} /narrow-cols-8192x8192 bfloat16|narrow-read bfloat16|narrow-rows-8192x8192 float16/{h=$1; getline; getline; print p, h, $0}' $OUT/bench.txt
 echo "done at ${SECONDS}s"

@@ -8,3 +8,17 @@ tar -C build-gpu -xJf build/carry/bins.tar.xz || return 1
 B=build-gpu
 sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+
+# bench_plans TYPES STOP PLAN...: the narrow bench (2^26) of TYPES (TALLY_BENCH_TYPES) under each
+# PLAN (TALLY_SHAPES_PLAN; "default": none) into $OUT/bench.txt, none started after STOP seconds.
+bench_plans() {
+  local types=$1 stop=$2 plan
+  shift 2
+  for plan in "$@"; do
+    [ $SECONDS -gt $stop ] && { echo "bench: stopped at ${SECONDS}s"; break; }
+    echo "## plan $plan (at ${SECONDS}s)" >> $OUT/bench.txt
+    if [ $plan = default ]; then unset TALLY_SHAPES_PLAN; else export TALLY_SHAPES_PLAN=$plan; fi
+    TALLY_BENCH_TYPES=$types timeout 30 $B/bench/tally_bench --only shapes-narrow --max-log2 26 >> $OUT/bench.txt 2>&1
+  done
+  unset TALLY_SHAPES_PLAN
+}

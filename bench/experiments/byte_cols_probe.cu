@@ -26,7 +26,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "probe_common.cuh"  // (CK)
+#include "probe_common.cuh"  // (CK, read_kernel)
 
 constexpr int kBlock = 256, kWarps = 8;
 constexpr std::int64_t kCols = 8192;
@@ -40,17 +40,6 @@ __constant__ std::int64_t c_stride;
 #else
 #define ROW_STRIDE kCols
 #endif
-
-// the bench's read kernel (bench/common.cuh read_kernel, one input)
-__global__ void __launch_bounds__(256) read_kernel(const int4* __restrict__ x, std::int64_t nv, unsigned* sink) {
-  unsigned acc = 0;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
-    int4 a = __ldg(x + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
 
 template <int VB> struct vec;
 template <> struct vec<4> { using type = unsigned; };

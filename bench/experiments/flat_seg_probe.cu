@@ -50,23 +50,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "probe_common.cuh"  // (CK)
+#include "probe_common.cuh"  // (CK, read_kernel)
 
 constexpr int kBlock = 256, kWarps = kBlock / 32;
 constexpr int kCap = 1024;  // segments a window
 
 using u64 = unsigned long long;
-
-// the bench's read kernel (bench/common.cuh read_kernel, one input)
-__global__ void __launch_bounds__(256) read_kernel(const int4* __restrict__ x, std::int64_t nv, unsigned* sink) {
-  unsigned acc = 0;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
-    int4 a = __ldg(x + i);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w;
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
 
 /// The sum of elements [e, end) of a 16-byte vector of T (0 <= e < end <= 16 / sizeof(T)), as
 /// a 64-bit two's complement word.

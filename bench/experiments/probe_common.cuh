@@ -1,5 +1,6 @@
-// Shared by the experiments in this folder (cols_probe.cu, seg_probe.cu): error checks and
-// the device words a fused (v3) launch's finish needs.
+// Shared by the experiments in this folder (cols_probe.cu, seg_probe.cu, byte_cols_probe.cu,
+// flat_seg_probe.cu): error checks, the device words a fused (v3) launch's finish needs and the
+// read kernel.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -70,4 +71,16 @@ inline float elapsed_ms(cudaEvent_t e0, cudaEvent_t e1) {
   float t = 0;
   CK(cudaEventElapsedTime(&t, e0, e1));
   return t;
+}
+
+/// The bench's read kernel (bench/common.cuh read_kernel, one input): nv 16-byte vectors of x,
+/// grid-stride (byte_cols_probe.cu and flat_seg_probe.cu time it beside their kernels).
+__global__ void __launch_bounds__(256) read_kernel(const int4* __restrict__ x, std::int64_t nv, unsigned* sink) {
+  unsigned acc = 0;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < nv; i += stride) {
+    int4 a = __ldg(x + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (acc == 0x12345678u) *sink = acc;
 }

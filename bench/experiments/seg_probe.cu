@@ -84,9 +84,9 @@ template <class Op, int G, bool LAZY, int AHEAD = 0> std::int64_t grid_for(std::
   int fit0 = 0, fit = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit0, kernel, kBlock, 0));
   if (staged) {
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(v3::row_smem_bytes())));
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, v3::row_smem_bytes()));
-    if (fit >= fit0) dyn = v3::row_smem_bytes();
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(v3::row_smem_bytes<Op>())));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, v3::row_smem_bytes<Op>()));
+    if (fit >= fit0) dyn = v3::row_smem_bytes<Op>();
   }
   fit = std::max(1, dyn ? fit : fit0);
   return std::min<std::int64_t>(items, static_cast<std::int64_t>(fit) * sms);
