@@ -3,9 +3,14 @@
 # half_fast_col_blocks=384 as defaults: the narrow / plan / types GPU tests (ShapesNarrowF16Widened
 # and ShapesNarrowF16InPlaceWhole too), memcheck of the bfloat16 fast column test, then the
 # bench: bfloat16 / float16 with the defaults against half_fast_col_blocks=512 (the old chunks),
-# twice, and every narrow type once (the status table).
-# carry ["build/carry/bins.tar.xz"]; env TESTS_S (ctest's limit, default 200)
+# twice, and every narrow type once (the status table). First, when carried, the flat segment
+# probe (bench/experiments/flat_seg_probe.cu: its "guessed" and "warp/chunk" variants not yet run).
+# carry ["build/carry/bins.tar.xz", "build/probe/flat_seg_probe"]; env TESTS_S (ctest's limit, default 200)
 source scripts/device-unpack.sh || exit 1
+if [ -x build/probe/flat_seg_probe ]; then
+  timeout 60 build/probe/flat_seg_probe > $OUT/flat_seg_probe.txt 2>&1; echo "probe rc=$? at ${SECONDS}s"
+  grep -E "read kernel|equal200|WRONG|checked equal|CASES" $OUT/flat_seg_probe.txt | grep -E "read kernel|guessed|warp/chunk|WRONG|CASES|all cases" | head -40
+fi
 R='ShapesNarrow.*cuda|ShapesNarrowEdges.*cuda|ShapesPlan|BoolBytes.*cuda|ShapesNarrowAsync|ShapesNarrowCols|Types.*cuda|Float16'
 timeout ${TESTS_S:-200} ctest --test-dir $B/tests --output-on-failure -j 12 --timeout 190 -R "$R" -E 'ShapesNarrowLanes' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
 grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -15

@@ -39,6 +39,9 @@
 // when they lie in it, the window's boundaries (one dependent read a tile, the searches only
 // when the guess misses); each vector's segment by a binary search of the window's boundaries
 // in shared memory (no per-segment slot loop) (V 4 and 8).
+// "warp/chunk" (flat_seg_sum_warp): a warp a chunk of 32 V vectors (2 / 4 KiB), no block
+// barriers, the same guess with a 32-wide offsets load, windows of 31 segments in the warp's
+// own shared words (V 4 and 8).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -90,6 +93,69 @@ template <class T> __device__ __forceinline__ u64 piece_sum(const uint4& v, int 
       if (i >= e && i < end) s += static_cast<long long>(el[i]);
     return static_cast<u64>(s);
   }
+}
+
+/// The last of the window's segments 0..wm-1 starting at or before r (offs: their wm + 1
+/// boundaries, non-decreasing, offs[0] <= r): a binary search in shared memory.
+__device__ __forceinline__ int last_at_or_before(const int* offs, int wm, int r) {
+  int lo = 0, hi = wm - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (offs[mid] <= r) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/// A warp's 32 consecutive vectors (this lane's: elements r .. r + E - 1, relative) into the
+/// window's segment sums (sums; offs: the window's boundaries, [wa, wb) its elements; j0: the
+/// segment of element r when r lies in the window). Each lane's vector in pieces, one a segment
+/// it meets; a lane's first piece joins the lane before's last when they are the same segment,
+/// then a segmented suffix sum over the lanes' last pieces (a segment's lanes are consecutive),
+/// so one shared atomic a segment a warp. Every lane of the warp calls it.
+template <class T>
+__device__ __forceinline__ void add_pieces(const uint4& v, int r, int wa, int wb, int j0, const int* offs, u64* sums, int lane) {
+  constexpr int E = 16 / sizeof(T);
+  int ck = -1, hk = -1;  // (the last piece's and, when it differs, the first piece's segment)
+  u64 cv = 0, hv = 0;
+  if (r < wb && r + E > wa) {
+    int e = wa > r ? wa - r : 0;
+    const int e_end = wb - r < E ? wb - r : E;
+    int j = j0;
+    int pieces = 0;
+    while (e < e_end) {
+      const int b = offs[j + 1] - r;
+      const int end = b < e_end ? b : e_end;
+      if (end > e) {
+        const u64 s = (e == 0 && end == E) ? piece_sum<T>(v, 0, E) : piece_sum<T>(v, e, end);
+        if (pieces == 1) {
+          hk = ck;
+          hv = cv;
+        } else if (pieces > 1) {
+          atomicAdd(&sums[ck], cv);  // (a whole segment inside the vector)
+        }
+        ck = j;
+        cv = s;
+        ++pieces;
+        e = end;
+      }
+      ++j;
+    }
+  }
+  // the first piece joins the lane before's last when that is the same segment
+  const int nk = __shfl_down_sync(0xffffffffu, hk, 1);
+  const u64 nv = __shfl_down_sync(0xffffffffu, hv, 1);
+  if (lane < 31 && nk >= 0 && nk == ck) cv += nv;
+  const int pk = __shfl_up_sync(0xffffffffu, ck, 1);
+  if (hk >= 0 && !(lane > 0 && pk == hk)) atomicAdd(&sums[hk], hv);
+  // the last pieces: a segmented suffix sum over the lanes
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const u64 t = __shfl_down_sync(0xffffffffu, cv, d);
+    const int tk = __shfl_down_sync(0xffffffffu, ck, d);
+    if (lane + d < 32 && tk == ck) cv += t;
+  }
+  if (ck >= 0 && (lane == 0 || pk != ck)) atomicAdd(&sums[ck], cv);
 }
 
 /// The shared memory of one tile's sums.
@@ -236,59 +302,8 @@ __device__ __forceinline__ void tile_sums(tile_shared<V>& sh, const uint4 (&v)[V
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const int r = (i * kBlock + tid) * E;  // (this lane's vector's first element, relative)
-      int ck = -1, hk = -1;                  // (the last piece's and, when it differs, the first piece's segment)
-      u64 cv = 0, hv = 0;
-      if (r < wb && r + E > wa) {
-        int e = wa > r ? wa - r : 0;
-        const int e_end = wb - r < E ? wb - r : E;
-        int j = 0;
-        if (r >= wa) {
-          if constexpr (G) {  // (the last segment starting at or before r: a binary search of the window's boundaries)
-            int lo = 0, hi = wm - 1;
-            while (lo < hi) {
-              const int mid = (lo + hi + 1) / 2;
-              if (sh_off[mid] <= r) lo = mid;
-              else hi = mid - 1;
-            }
-            j = lo;
-          } else {
-            j = sh_first[r / E];
-          }
-        }
-        int pieces = 0;
-        while (e < e_end) {
-          const int b = sh_off[j + 1] - r;
-          const int end = b < e_end ? b : e_end;
-          if (end > e) {
-            const u64 s = (e == 0 && end == E) ? piece_sum<T>(v[i], 0, E) : piece_sum<T>(v[i], e, end);
-            if (pieces == 1) {
-              hk = ck;
-              hv = cv;
-            } else if (pieces > 1) {
-              atomicAdd(&sh_sum[ck], cv);  // (a whole segment inside the vector)
-            }
-            ck = j;
-            cv = s;
-            ++pieces;
-            e = end;
-          }
-          ++j;
-        }
-      }
-      // the first piece joins the lane before's last when that is the same segment
-      const int nk = __shfl_down_sync(0xffffffffu, hk, 1);
-      const u64 nv = __shfl_down_sync(0xffffffffu, hv, 1);
-      if (lane < 31 && nk >= 0 && nk == ck) cv += nv;
-      const int pk = __shfl_up_sync(0xffffffffu, ck, 1);
-      if (hk >= 0 && !(lane > 0 && pk == hk)) atomicAdd(&sh_sum[hk], hv);
-      // the last pieces: a segmented suffix sum over the lanes (a segment's lanes are consecutive)
-#pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const u64 t = __shfl_down_sync(0xffffffffu, cv, d);
-        const int tk = __shfl_down_sync(0xffffffffu, ck, d);
-        if (lane + d < 32 && tk == ck) cv += t;
-      }
-      if (ck >= 0 && (lane == 0 || pk != ck)) atomicAdd(&sh_sum[ck], cv);
+      const int j0 = r < wa || r >= wb ? 0 : G ? last_at_or_before(sh_off, wm, r) : sh_first[r / E];
+      add_pieces<T>(v[i], r, wa, wb, j0, sh_off, sh_sum, lane);
     }
     __syncthreads();
     for (int j = tid; j < wm; j += kBlock) {
@@ -328,6 +343,101 @@ __global__ void __launch_bounds__(kBlock) flat_seg_sum_persistent(const T* __res
   }
 }
 
+/// The first index in off[0 .. segs] (non-decreasing) whose offset is at least target, or segs + 1:
+/// a 32-ary search by the warp (every lane calls it; the same answer in each).
+__device__ __forceinline__ std::int64_t warp_lower_bound(const std::int64_t* __restrict__ off, std::int64_t segs, std::int64_t target, int lane) {
+  std::int64_t lo = 0, hi = segs + 1;  // (the answer lies in [lo, hi])
+  while (lo < hi) {
+    const std::int64_t step = (hi - lo + 31) / 32;
+    const std::int64_t p = lo + lane * step;
+    const int c = __popc(__ballot_sync(0xffffffffu, p < hi && __ldg(off + p) < target));
+    const std::int64_t nlo = c == 0 ? lo : lo + (c - 1) * step + 1;
+    hi = c == 0 ? lo : (lo + c * step < hi ? lo + c * step : hi);
+    lo = nlo;
+  }
+  return lo;
+}
+
+/// A warp a chunk of 32 V vectors, no block barriers (grid: the chunks / kWarps): the chunk's
+/// vectors and a 32-wide load of the offsets around an equal-segments guess of its first
+/// segment go out together; when the chunk's first and last segments fall in that load (the
+/// usual case for segments of a few vectors or more), it gives their boundaries too (else
+/// 32-ary searches and loads of the boundaries); windows of 31 segments through the warp's own
+/// shared words. Each warp's chain: one dependent offsets read, the stores.
+template <class T, int V>
+__global__ void __launch_bounds__(kBlock) flat_seg_sum_warp(const T* __restrict__ x, std::int64_t n, const std::int64_t* __restrict__ off,
+                                                            std::int64_t segs, u64* out) {
+  constexpr int E = 16 / sizeof(T);
+  constexpr std::int64_t kChunk = std::int64_t(32) * V * E;  // elements a chunk
+  __shared__ int sh_off[kWarps][33];
+  __shared__ u64 sh_sum[kWarps][32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t t0 = (static_cast<std::int64_t>(blockIdx.x) * kWarps + warp) * kChunk;
+  if (t0 >= n) return;  // (the whole warp)
+  const std::int64_t t1 = t0 + kChunk < n ? t0 + kChunk : n;
+  const int len = static_cast<int>(t1 - t0);
+  uint4 v[V];
+  const uint4* xv = reinterpret_cast<const uint4*>(x + t0);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int slot = i * 32 + lane;
+    v[i] = slot * E < len ? __ldg(xv + slot) : make_uint4(0, 0, 0, 0);
+  }
+  const std::int64_t target1 = t1 == n ? n + 1 : t1;
+  std::int64_t g0 = static_cast<std::int64_t>(static_cast<double>(t0) / static_cast<double>(n) * static_cast<double>(segs)) - 8;
+  if (g0 > segs + 1 - 32) g0 = segs + 1 - 32;
+  if (g0 < 0) g0 = 0;
+  const int width = segs + 1 - g0 < 32 ? static_cast<int>(segs + 1 - g0) : 32;
+  const std::int64_t o = lane < width ? __ldg(off + g0 + lane) : 0;
+  const unsigned b0 = __ballot_sync(0xffffffffu, lane < width && o < t0), b1 = __ballot_sync(0xffffffffu, lane < width && o < target1),
+                 b2 = __ballot_sync(0xffffffffu, lane < width && o == t0);
+  const int c0 = __popc(b0), c1 = __popc(b1);
+  const bool guessed = (c0 > 0 || g0 == 0) && c0 < width && (c1 > 0 || g0 == 0) && (c1 < width || g0 + width == segs + 1);
+  std::int64_t A, B;
+  bool hit;
+  if (guessed) {
+    A = g0 + c0;
+    B = g0 + c1;
+    hit = b2 != 0;
+  } else {
+    A = warp_lower_bound(off, segs, t0, lane);
+    B = warp_lower_bound(off, segs, target1, lane);
+    hit = __ldg(off + A) == t0;  // (A <= segs: off[segs] = n > t0)
+  }
+  const std::int64_t s_in = A > 0 && !hit ? A - 1 : A;
+  const std::int64_t s_end = B < segs ? B : segs;  // (the chunk's segments: [s_in, s_end))
+  int* offs = sh_off[warp];
+  u64* sums = sh_sum[warp];
+  for (std::int64_t w0 = s_in; w0 < s_end; w0 += 31) {
+    const int wm = static_cast<int>(s_end - w0 < 31 ? s_end - w0 : 31);
+    std::int64_t ob;  // (boundary w0 + lane, lanes 0..wm)
+    if (guessed && w0 >= g0 && w0 + wm < g0 + width) {
+      ob = __shfl_sync(0xffffffffu, o, static_cast<int>(w0 - g0) + lane);  // (from the guessed load)
+    } else {
+      ob = lane <= wm ? __ldg(off + w0 + lane) : 0;
+    }
+    const std::int64_t rel = ob - t0;
+    if (lane <= wm) offs[lane] = static_cast<int>(rel < 0 ? 0 : rel > len ? len : rel);
+    if (lane < wm) sums[lane] = 0;
+    __syncwarp();
+    const int wa = offs[0], wb = offs[wm];
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int r = (i * 32 + lane) * E;
+      const int j0 = r < wa || r >= wb ? 0 : last_at_or_before(offs, wm, r);
+      add_pieces<T>(v[i], r, wa, wb, j0, offs, sums, lane);
+    }
+    __syncwarp();
+    const std::int64_t next = __shfl_down_sync(0xffffffffu, ob, 1);  // (boundary w0 + lane + 1)
+    if (lane < wm) {
+      const std::int64_t s = w0 + lane;
+      if (s >= A && next <= t1) out[s] = sums[lane];  // (inside the chunk: this warp's alone)
+      else atomicAdd(out + s, sums[lane]);            // (spans chunks)
+    }
+    __syncwarp();  // (before the next window's words)
+  }
+}
+
 template <class T> const char* type_name() {
   if constexpr (std::is_same_v<T, std::int8_t>) return "int8";
   else if constexpr (std::is_same_v<T, std::uint8_t>) return "uint8";
@@ -361,12 +471,12 @@ template <class F> double time_it(ctx& c, F&& launch) {
   return double(per[per.size() / 2]);  // us
 }
 
-template <class T, int V, bool P, bool G = false>
+template <class T, int V, bool P, bool G = false, bool W = false>
 bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, const char* name, double t_read, const std::vector<u64>& ref) {
   const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
   CK(cudaMemcpy(c.doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
   constexpr std::int64_t tile = std::int64_t(kBlock) * V * (16 / sizeof(T));
-  unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);
+  unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);  // (W: a block is kWarps chunks of 32 V vectors, the same elements as a tile)
   if constexpr (P) {  // (one wave of resident blocks)
     int per_sm = 0, sms = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flat_seg_sum_persistent<T, V>, kBlock, 0));
@@ -375,7 +485,8 @@ bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, cons
   }
   auto launch = [&] {
     CK(cudaMemsetAsync(c.out, 0, segs * 8));
-    if constexpr (P) flat_seg_sum_persistent<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+    if constexpr (W) flat_seg_sum_warp<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
+    else if constexpr (P) flat_seg_sum_persistent<T, V><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
     else flat_seg_sum<T, V, G><<<grid, kBlock>>>(static_cast<const T*>(c.buf), n, c.doff, segs, c.out);
   };
   CK(cudaMemset(c.out, 0xa5, segs * 8));  // (garbage before: the launch must zero what it adds into)
@@ -395,7 +506,7 @@ bool run_case(ctx& c, std::int64_t n, const std::vector<std::int64_t>& off, cons
   const double t_zero = time_it(c, [&] { CK(cudaMemsetAsync(c.out, 0, segs * 8)); });
   const double gb = double(n) * sizeof(T) / 1e3;
   std::printf("%-7s %-10s %s tile %6lld B grid %6u %9lld segs: %8.2f us %7.1f GB/s  %.3f of read (memset alone %.2f us)  %s",
-              type_name<T>(), name, P ? "persistent" : G ? "guessed   " : "block/tile", (long long)(tile * sizeof(T)), grid, (long long)segs, t, gb / t, t_read / t, t_zero,
+              type_name<T>(), name, W ? "warp/chunk" : P ? "persistent" : G ? "guessed   " : "block/tile", (long long)((W ? tile / kWarps : tile) * sizeof(T)), grid, (long long)segs, t, gb / t, t_read / t, t_zero,
               bad == 0 ? "checked: all equal\n" : "");
   if (bad != 0) std::printf("WRONG: %lld segments differ, first %lld\n", (long long)bad, (long long)first_bad);
   return bad == 0;
@@ -441,6 +552,8 @@ template <class T> bool run_type(ctx& c, std::int64_t n) {
     ok &= run_case<T, 16, false>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 4, false, true>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 8, false, true>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 4, false, false, true>(c, n, o, name.c_str(), t_read, ref);
+    ok &= run_case<T, 8, false, false, true>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 4, true>(c, n, o, name.c_str(), t_read, ref);
     ok &= run_case<T, 8, true>(c, n, o, name.c_str(), t_read, ref);
   }
