@@ -1,0 +1,245 @@
+// Experiment (not part of the library or its tests): the library's narrow integer segment sums
+// (v3::rows_body over narrow_op<In, int_sum<W>>, as launch_v3 runs them for int8, int16,
+// uint32 and uint64 under the FEW rules, lazy tiles) on equal segments of 200 elements at 2^26
+// elements, with the lanes a segment (G) and the kernel's resident blocks a SM (MINB, its
+// __launch_bounds__ minimum: 4 in the library, so 64 registers) varied. Build:
+// scripts/narrow-seg-probe.sh (nvcc -arch=sm_90). For each type it prints the read kernel's
+// GB/s and, for each (G, MINB), the median over 15 batches of 10 back-to-back launches, GB/s,
+// the fraction of read, the grid, and whether all 335,544 sums equal the host's.
+// The question (fifty-seventh session): the library's segments of 200 read at 0.73-0.87 of the
+// read kernel (run 193) where its rows of 8192 read at 0.91-0.99; ncu (run 172) showed the
+// group items waiting on their loads at half occupancy. Do more resident blocks (fewer
+// registers) or other lane counts than the launch rule's (2 lanes for int8, 2 for int16, 4 for
+// uint32, 32 for uint64) close the gap?
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_v3.cuh"
+#include "probe_common.cuh"
+#include "shapes_widen.hpp"
+
+using namespace tally::cuda;
+using namespace tally::cuda::shapes_k;
+using namespace tally::cuda::narrow_k;
+
+// ---- the element readers of src/cuda/shapes_narrow.cu and shapes_narrow_int.cu (copies) ----
+struct i8_in {
+  using src = std::int8_t;
+  using wide = std::int32_t;
+  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w ^ 0x80808080u; }
+  static constexpr std::int32_t byte_bias = 128;
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s = __dp4a(static_cast<int>(word_at(w, i)), 0x01010101, s);
+    return s;
+  }
+};
+struct i16_in {
+  using src = std::int16_t;
+  using wide = std::int32_t;
+  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
+  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int16_t>(q & 0xffffu); }
+  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q) >> 16; }
+  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
+    std::int32_t s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
+    return s;
+  }
+};
+struct u32_in {
+  using src = std::uint32_t;
+  using wide = std::int64_t;
+  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
+};
+struct u64_in {
+  using src = std::uint64_t;
+  using wide = std::int64_t;
+  static constexpr bool biased = true;
+  static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
+};
+
+template <class Op, int G, int MINB>
+__global__ void __launch_bounds__(kBlock, MINB)
+    probe_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile, std::int64_t split,
+                 std::int64_t tiles, std::int64_t items, v3::finish f) {
+  v3::rows_body<Op, G, true>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
+}
+
+__global__ void fill_bytes(unsigned* w, std::int64_t words) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ 0x9e3779b9u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    h *= 3266489917u;
+    h ^= h >> 16;
+    w[i] = h;
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct ctx {
+  int sms;
+  std::int64_t n, segs;
+  const std::int64_t* doff;
+  finish_words W;
+  unsigned* group_next;
+  void* partials;
+  std::int64_t* out;
+  long long* ovf;
+  std::vector<std::int64_t> want;  // the host's sums (uint64: the sums' bits)
+};
+
+/// Times launches of f (10 back to back, 15 batches after 3 warm-ups): the median us a launch.
+template <class F> double time_us(F&& f) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int w = 0; w < 3; ++w) f();
+  std::vector<double> t;
+  for (int b = 0; b < 15; ++b) {
+    CK(cudaEventRecord(e0));
+    for (int i = 0; i < 10; ++i) f();
+    t.push_back(elapsed_ms(e0, e1) * 100.0);  // (ms / 10 launches, in us)
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return median(t);
+}
+
+template <class In, class T, int G, int MINB> void run(ctx& c, const char* type, const T* x, double read_us) {
+  using W = typename In::wide;
+  using Op = narrow_op<In, int_sum<W>>;
+  constexpr bool biased = [] {
+    if constexpr (requires { In::biased; }) return In::biased;
+    else return false;
+  }();
+  constexpr auto kernel = probe_kernel<Op, G, MINB>;
+  int fit = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
+  cudaFuncAttributes attr{};
+  CK(cudaFuncGetAttributes(&attr, kernel));
+  const std::int64_t tile = 65536, split = 16384, tiles = (c.n + tile - 1) / tile;
+  constexpr std::int64_t per = kBlock / G;
+  const std::int64_t items = tiles + (c.segs + per - 1) / per;
+  const std::int64_t grid = std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
+  const geo g{x, c.doff, c.segs, 0, 0, 0, c.n};
+  v3::finish f{c.W.status, c.W.blocks_done, c.W.host_status, nullptr, 0, c.W.tickets, c.segs, c.W.tile_next, c.W.long_seen,
+               c.W.checked, grid <= static_cast<std::int64_t>(fit) * c.sms ? 1 : 0};
+  f.group_next = c.group_next;
+  f.warp_claim = 2;  // (plan seg_warp_claim's default, as launch_v3 gives lazy group items of 1..32 lanes)
+  Op op;
+  op.w0 = {c.out, c.ovf, std::is_unsigned_v<T>, biased};
+  CK(cudaMemset(c.out, 0, 8 * c.segs));
+  CK(cudaMemset(c.ovf, 0x7f, 8));
+  auto launch = [&] {
+    kernel<<<static_cast<unsigned>(grid), kBlock>>>(g, op, static_cast<typename Op::acc*>(c.partials), c.W.tickets, tile, split,
+                                                    tiles, items, f);
+  };
+  launch();
+  CK(cudaDeviceSynchronize());
+  std::vector<std::int64_t> got(static_cast<std::size_t>(c.segs));
+  CK(cudaMemcpy(got.data(), c.out, 8 * c.segs, cudaMemcpyDeviceToHost));
+  long long st[2] = {0, 0};
+  CK(cudaMemcpy(st, c.W.host_status, 16, cudaMemcpyDeviceToHost));
+  std::int64_t bad = 0;
+  for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != c.want[static_cast<std::size_t>(s)];
+  const double us = time_us(launch);
+  const double gbs = static_cast<double>(c.n) * sizeof(T) / (us * 1e3);
+  std::printf("%-6s G %2d minb %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
+              type, G, MINB, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit, static_cast<long long>(grid), us,
+              gbs, read_us / us, bad ? "WRONG" : "checked: all equal", st[0]);
+  if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
+}
+
+template <class In, class T> void type_cases(ctx& c, const char* type, void* buf) {
+  const T* x = static_cast<const T*>(buf);
+  {  // the host's sums of equal segments of 200 (the last one 264)
+    std::vector<T> h(static_cast<std::size_t>(c.n));
+    CK(cudaMemcpy(h.data(), x, sizeof(T) * c.n, cudaMemcpyDeviceToHost));
+    c.want.assign(static_cast<std::size_t>(c.segs), 0);
+    for (std::int64_t s = 0; s < c.segs; ++s) {
+      const std::int64_t b = s * 200, e = s + 1 == c.segs ? c.n : b + 200;
+      unsigned long long acc = 0;  // (mod 2^64: every sum here fits its output, uint64 as its bits)
+      for (std::int64_t i = b; i < e; ++i) acc += static_cast<unsigned long long>(static_cast<std::int64_t>(h[static_cast<std::size_t>(i)]));
+      if constexpr (std::is_same_v<T, std::uint64_t>) {
+        acc = 0;
+        for (std::int64_t i = b; i < e; ++i) acc += h[static_cast<std::size_t>(i)];
+      }
+      c.want[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(acc);
+    }
+  }
+  const std::int64_t nv = c.n * static_cast<std::int64_t>(sizeof(T)) / 16;
+  unsigned* sink = nullptr;
+  CK(cudaMalloc(&sink, 4));
+  const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
+  std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
+  run<In, T, 1, 4>(c, type, x, read_us);
+  run<In, T, 2, 4>(c, type, x, read_us);
+  run<In, T, 4, 4>(c, type, x, read_us);
+  run<In, T, 8, 4>(c, type, x, read_us);
+  run<In, T, 16, 4>(c, type, x, read_us);
+  run<In, T, 32, 4>(c, type, x, read_us);
+  run<In, T, 2, 6>(c, type, x, read_us);
+  run<In, T, 4, 6>(c, type, x, read_us);
+  run<In, T, 8, 6>(c, type, x, read_us);
+  run<In, T, 32, 6>(c, type, x, read_us);
+  run<In, T, 2, 8>(c, type, x, read_us);
+  run<In, T, 4, 8>(c, type, x, read_us);
+  run<In, T, 8, 8>(c, type, x, read_us);
+  run<In, T, 32, 8>(c, type, x, read_us);
+  CK(cudaFree(sink));
+}
+
+int main() {
+  ctx c{};
+  CK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, 0));
+  c.n = std::int64_t(1) << 26;
+  c.segs = c.n / 200;
+  void* buf = nullptr;
+  CK(cudaMalloc(&buf, 8 * c.n));
+  std::vector<std::int64_t> off(static_cast<std::size_t>(c.segs + 1));
+  for (std::int64_t s = 0; s < c.segs; ++s) off[static_cast<std::size_t>(s)] = s * 200;
+  off[static_cast<std::size_t>(c.segs)] = c.n;
+  std::int64_t* doff = nullptr;
+  CK(cudaMalloc(&doff, 8 * off.size()));
+  CK(cudaMemcpy(doff, off.data(), 8 * off.size(), cudaMemcpyHostToDevice));
+  c.doff = doff;
+  c.W = make_finish_words(static_cast<std::size_t>(c.segs));
+  CK(cudaMalloc(&c.group_next, 4));
+  CK(cudaMemset(c.group_next, 0, 4));
+  CK(cudaMalloc(&c.partials, 32 * 4096));
+  CK(cudaMalloc(&c.out, 8 * c.segs));
+  CK(cudaMalloc(&c.ovf, 8));
+  std::printf("equal segments of 200 (the last 264), 2^26 elements, %d SMs; integer sums, lazy tiles\n", c.sms);
+  for (int k = 0; k < 4; ++k) {
+    fill_bytes<<<c.sms * 4, 256>>>(static_cast<unsigned*>(buf), 2 * c.n);
+    CK(cudaDeviceSynchronize());
+    if (k == 0) type_cases<i8_in, std::int8_t>(c, "int8", buf);
+    if (k == 1) type_cases<i16_in, std::int16_t>(c, "int16", buf);
+    if (k == 2) type_cases<u32_in, std::uint32_t>(c, "uint32", buf);
+    if (k == 3) {
+      // (below 2^40, as the bench: no sum leaves uint64)
+      std::vector<std::uint64_t> h(static_cast<std::size_t>(c.n));
+      CK(cudaMemcpy(h.data(), buf, 8 * c.n, cudaMemcpyDeviceToHost));
+      for (auto& e : h) e >>= 24;
+      CK(cudaMemcpy(buf, h.data(), 8 * c.n, cudaMemcpyHostToDevice));
+      type_cases<u64_in, std::uint64_t>(c, "uint64", buf);
+    }
+  }
+  std::printf("done\n");
+  return 0;
+}
