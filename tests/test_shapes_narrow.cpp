@@ -541,7 +541,7 @@ TEST_P(ShapesNarrow, SegmentsShortLongAndPastSplitInOneCall) {
     if constexpr (!std::is_same_v<T, bool> && std::is_integral_v<S<T>> && sizeof(S<T>) <= 4) {  // (uint64: sums would overflow)
       using L = std::numeric_limits<S<T>>;
       // the type's lowest and highest at the first and last elements of segments 63, 64, 255, 256
-      // (group item ends for 1, 2 and 4 lanes) and twice inside segment 700
+      // (group item ends for 1 to 16 lanes) and twice inside segment 700
       for (const std::size_t s : {63, 64, 255, 256}) {
         if (off[s + 1] > off[s]) {
           x[static_cast<std::size_t>(off[s])] = L::max();

@@ -50,7 +50,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 3; }},
       {"seg_lanes", [](tn::shapes_v3_plan& p) { p.seg_lanes = 64; }},
       {"seg_tile must be at most 64 seg_split", [](tn::shapes_v3_plan& p) { p.seg_split = 1024; p.seg_tile = 65 * 1024; }},
-      {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = 8; }},
+      {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = 3; }},
+      {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = 64; }},
       {"few_lanes", [](tn::shapes_v3_plan& p) { p.few_lanes = -1; }},
       {"block_row_len", [](tn::shapes_v3_plan& p) { p.block_row_len = 0; }},
       {"heavy_lane_len", [](tn::shapes_v3_plan& p) { p.heavy_lane_len = 0; }},
@@ -131,6 +132,11 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.seg_claim_ahead = 2;
   tn::set_shapes_v3_params(p);
   EXPECT_TRUE(same(tn::shapes_v3_params(), p));
+  for (const int lanes : {1, 2, 8, 16, 32}) {  // (every lane count the narrow kernels have)
+    p.few_lanes = lanes;
+    tn::set_shapes_v3_params(p);
+    EXPECT_EQ(tn::shapes_v3_params().few_lanes, lanes);
+  }
   tn::set_shapes_v3_params(before);
   EXPECT_TRUE(same(tn::shapes_v3_params(), before));
 }

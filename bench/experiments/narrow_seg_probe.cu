@@ -4,8 +4,11 @@
 // elements, with the lanes a segment (G) and the kernel's resident blocks a SM (MINB, its
 // __launch_bounds__ minimum: 4 in the library, so 64 registers) varied. Build:
 // scripts/narrow-seg-probe.sh (nvcc -arch=sm_90). For each type it prints the read kernel's
-// GB/s and, for each (G, MINB), the median over 15 batches of 10 back-to-back launches, GB/s,
-// the fraction of read, the grid, and whether all 335,544 sums equal the host's.
+// GB/s and, for each (G, MINB, GU: vectors in flight a lane), the median over 15 batches of 10
+// back-to-back launches, GB/s, the fraction of read, the grid, and whether all 335,544 sums
+// equal the host's; then the same over rows of 200 (no offsets).
+// Run 194 (H100): more resident blocks (6 or 8 a SM: 40 or 32 registers, spilling) were
+// 1.3-3x slower for every type and lane count, so MINB is 4 (the library's) since.
 // The question (fifty-seventh session): the library's segments of 200 read at 0.73-0.87 of the
 // read kernel (run 193) where its rows of 8192 read at 0.91-0.99; ncu (run 172) showed the
 // group items waiting on their loads at half occupancy. Do more resident blocks (fewer
@@ -66,11 +69,11 @@ struct u64_in {
   static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
 };
 
-template <class Op, int G, int MINB>
+template <class Op, int G, int MINB, int GU>
 __global__ void __launch_bounds__(kBlock, MINB)
     probe_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile, std::int64_t split,
                  std::int64_t tiles, std::int64_t items, v3::finish f) {
-  v3::rows_body<Op, G, true>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
+  v3::rows_body<Op, G, true, v3::no_marks, -1, GU>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
 }
 
 __global__ void fill_bytes(unsigned* w, std::int64_t words) {
@@ -100,7 +103,7 @@ struct ctx {
   void* partials;
   std::int64_t* out;
   long long* ovf;
-  std::vector<std::int64_t> want;  // the host's sums (uint64: the sums' bits)
+  std::vector<std::int64_t> want, want_rows;  // the host's sums of the segments, of the rows (uint64: the sums' bits)
 };
 
 /// Times launches of f (10 back to back, 15 batches after 3 warm-ups): the median us a launch.
@@ -120,27 +123,34 @@ template <class F> double time_us(F&& f) {
   return median(t);
 }
 
-template <class In, class T, int G, int MINB> void run(ctx& c, const char* type, const T* x, double read_us) {
+/// One case: segments (c.doff, equal segments of 200, the last 264) or rows of 200 (no
+/// offsets, the first n - n % 200 elements), G lanes an output, MINB blocks a SM, GU vectors in
+/// flight a lane.
+template <class In, class T, int G, int MINB, int GU>
+void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   using W = typename In::wide;
   using Op = narrow_op<In, int_sum<W>>;
   constexpr bool biased = [] {
     if constexpr (requires { In::biased; }) return In::biased;
     else return false;
   }();
-  constexpr auto kernel = probe_kernel<Op, G, MINB>;
+  constexpr auto kernel = probe_kernel<Op, G, MINB, GU>;
   int fit = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
   cudaFuncAttributes attr{};
   CK(cudaFuncGetAttributes(&attr, kernel));
-  const std::int64_t tile = 65536, split = 16384, tiles = (c.n + tile - 1) / tile;
+  // (launch_v3: segments tile = seg_tile, split = seg_split, tiles over n; rows of 200: no tiles,
+  // split = tile)
+  const std::int64_t n = rows ? c.segs * 200 : c.n;
+  const std::int64_t tile = 65536, split = rows ? 65536 : 16384, tiles = rows ? 0 : (n + tile - 1) / tile;
   constexpr std::int64_t per = kBlock / G;
   const std::int64_t items = tiles + (c.segs + per - 1) / per;
   const std::int64_t grid = std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
-  const geo g{x, c.doff, c.segs, 0, 0, 0, c.n};
-  v3::finish f{c.W.status, c.W.blocks_done, c.W.host_status, nullptr, 0, c.W.tickets, c.segs, c.W.tile_next, c.W.long_seen,
-               c.W.checked, grid <= static_cast<std::int64_t>(fit) * c.sms ? 1 : 0};
+  const geo g = rows ? geo{x, nullptr, c.segs, 200, 200, 1, n} : geo{x, c.doff, c.segs, 0, 0, 0, n};
+  v3::finish f{c.W.status, c.W.blocks_done, c.W.host_status, nullptr, 0, rows ? nullptr : c.W.tickets, rows ? 0 : c.segs,
+               c.W.tile_next, c.W.long_seen, c.W.checked, grid <= static_cast<std::int64_t>(fit) * c.sms ? 1 : 0};
   f.group_next = c.group_next;
-  f.warp_claim = 2;  // (plan seg_warp_claim's default, as launch_v3 gives lazy group items of 1..32 lanes)
+  f.warp_claim = rows ? 0 : 2;  // (plan seg_warp_claim's default, as launch_v3 gives lazy segments' group items)
   Op op;
   op.w0 = {c.out, c.ovf, std::is_unsigned_v<T>, biased};
   CK(cudaMemset(c.out, 0, 8 * c.segs));
@@ -155,29 +165,32 @@ template <class In, class T, int G, int MINB> void run(ctx& c, const char* type,
   CK(cudaMemcpy(got.data(), c.out, 8 * c.segs, cudaMemcpyDeviceToHost));
   long long st[2] = {0, 0};
   CK(cudaMemcpy(st, c.W.host_status, 16, cudaMemcpyDeviceToHost));
+  const std::vector<std::int64_t>& want = rows ? c.want_rows : c.want;
   std::int64_t bad = 0;
-  for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != c.want[static_cast<std::size_t>(s)];
+  for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != want[static_cast<std::size_t>(s)];
   const double us = time_us(launch);
-  const double gbs = static_cast<double>(c.n) * sizeof(T) / (us * 1e3);
-  std::printf("%-6s G %2d minb %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
-              type, G, MINB, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit, static_cast<long long>(grid), us,
-              gbs, read_us / us, bad ? "WRONG" : "checked: all equal", st[0]);
+  const double gbs = static_cast<double>(n) * sizeof(T) / (us * 1e3);
+  std::printf("%-6s %-4s G %2d minb %d GU %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
+              type, rows ? "rows" : "segs", G, MINB, GU, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+              static_cast<long long>(grid), us, gbs, read_us / us * static_cast<double>(n) / static_cast<double>(c.n),
+              bad ? "WRONG" : "checked: all equal", st[0]);
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
 
 template <class In, class T> void type_cases(ctx& c, const char* type, void* buf) {
   const T* x = static_cast<const T*>(buf);
-  {  // the host's sums of equal segments of 200 (the last one 264)
+  {  // the host's sums of equal segments of 200 (the last one 264) and of rows of 200
     std::vector<T> h(static_cast<std::size_t>(c.n));
     CK(cudaMemcpy(h.data(), x, sizeof(T) * c.n, cudaMemcpyDeviceToHost));
     c.want.assign(static_cast<std::size_t>(c.segs), 0);
+    c.want_rows.assign(static_cast<std::size_t>(c.segs), 0);
     for (std::int64_t s = 0; s < c.segs; ++s) {
       const std::int64_t b = s * 200, e = s + 1 == c.segs ? c.n : b + 200;
-      unsigned long long acc = 0;  // (mod 2^64: every sum here fits its output, uint64 as its bits)
-      for (std::int64_t i = b; i < e; ++i) acc += static_cast<unsigned long long>(static_cast<std::int64_t>(h[static_cast<std::size_t>(i)]));
-      if constexpr (std::is_same_v<T, std::uint64_t>) {
-        acc = 0;
-        for (std::int64_t i = b; i < e; ++i) acc += h[static_cast<std::size_t>(i)];
+      unsigned long long acc = 0;  // (mod 2^64: every sum here fits its output; uint64 as its bits)
+      for (std::int64_t i = b; i < e; ++i) {
+        if constexpr (std::is_same_v<T, std::uint64_t>) acc += h[static_cast<std::size_t>(i)];
+        else acc += static_cast<unsigned long long>(static_cast<std::int64_t>(h[static_cast<std::size_t>(i)]));
+        if (i + 1 == b + 200) c.want_rows[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(acc);
       }
       c.want[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(acc);
     }
@@ -187,20 +200,21 @@ template <class In, class T> void type_cases(ctx& c, const char* type, void* buf
   CK(cudaMalloc(&sink, 4));
   const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
   std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
-  run<In, T, 1, 4>(c, type, x, read_us);
-  run<In, T, 2, 4>(c, type, x, read_us);
-  run<In, T, 4, 4>(c, type, x, read_us);
-  run<In, T, 8, 4>(c, type, x, read_us);
-  run<In, T, 16, 4>(c, type, x, read_us);
-  run<In, T, 32, 4>(c, type, x, read_us);
-  run<In, T, 2, 6>(c, type, x, read_us);
-  run<In, T, 4, 6>(c, type, x, read_us);
-  run<In, T, 8, 6>(c, type, x, read_us);
-  run<In, T, 32, 6>(c, type, x, read_us);
-  run<In, T, 2, 8>(c, type, x, read_us);
-  run<In, T, 4, 8>(c, type, x, read_us);
-  run<In, T, 8, 8>(c, type, x, read_us);
-  run<In, T, 32, 8>(c, type, x, read_us);
+  for (const bool rows : {false, true}) {
+    run<In, T, 1, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 2, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 4, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 8, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 16, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 32, 4, 4>(c, type, x, read_us, rows);
+    run<In, T, 1, 4, 8>(c, type, x, read_us, rows);
+    run<In, T, 2, 4, 8>(c, type, x, read_us, rows);
+    run<In, T, 4, 4, 8>(c, type, x, read_us, rows);
+    run<In, T, 8, 4, 8>(c, type, x, read_us, rows);
+    run<In, T, 16, 4, 8>(c, type, x, read_us, rows);
+    run<In, T, 2, 4, 2>(c, type, x, read_us, rows);
+    run<In, T, 4, 4, 2>(c, type, x, read_us, rows);
+  }
   CK(cudaFree(sink));
 }
 

@@ -102,6 +102,18 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
+/// Lanes a segment for the FEW ops not under few_masked_lanes (elements of 4 and 8 bytes, and
+/// the ops of 1- and 2-byte elements whose partial vectors are read element by element: the
+/// float16 / bfloat16 fast sums), from the mean segment length in bytes: 4 below 1 KiB, 8
+/// below 2 KiB, 16 below 4 KiB, then 32; about 128-256 bytes a lane, 2-4 rounds of kGroupUnroll
+/// vectors. It was 4 below 4 KiB. Measured (run 194, H100, bench/experiments/
+/// narrow_seg_probe.cu: the library's rows_body, integer sums, equal segments of 200, 2^26
+/// elements, fraction of the read kernel with 4 / 8 / 16 / 32 lanes): uint64 (1600 B)
+/// 0.883 / 0.921 / 0.922 / 0.773; uint32 (800 B) 0.876 / 0.880 / 0.734 / 0.586.
+inline int few_segment_lanes(std::int64_t mean_bytes) {
+  return mean_bytes < 1024 ? 4 : mean_bytes < 2048 ? 8 : mean_bytes < 4096 ? 16 : 32;
+}
+
 /// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
 /// narrow types') no more than keep the block's (8 warps x 32 lanes x V) accumulators within
 /// 24 KiB of static shared memory (16-byte vectors of int8 with 16-byte states would take
@@ -441,12 +453,18 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // run 152, uint32 argmax segments of 200 (800 bytes) read 9% slower with its 2 lanes than
       // run 150 with 4)
       constexpr bool masked = v2::takes_masked<Op>() || v2::takes_masked_at<Op>();
-      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_len * static_cast<std::int64_t>(sizeof(T)), v2::takes_masked_at<Op>(),
+      // (the others' segments, fifty-seventh session: 4, 8, 16 or 32 lanes from the mean length
+      // in bytes, few_segment_lanes; their rows keep 4 or 32)
+      const std::int64_t mean_bytes = mean_len * static_cast<std::int64_t>(sizeof(T));
+      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_bytes, v2::takes_masked_at<Op>(),
                                                                                 v2::takes_rounds_at<Op, v3::kGroupUnroll>())
+                               : segmented && !heavy ? few_segment_lanes(mean_bytes)
                                : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
                                                                                           : 4;
       const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;
       if (few == 32) go.template operator()<32, true>();
+      else if (few == 16) go.template operator()<16, true>();
+      else if (few == 8) go.template operator()<8, true>();
       else if constexpr (masked) {
         if (few == 4) go.template operator()<4, true>();
         else if (few == 1) go.template operator()<1, true>();

@@ -125,8 +125,9 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_tile must be at most 64 seg_split");
   if (p.seg_lanes != 0 && p.seg_lanes != 4 && p.seg_lanes != 8 && p.seg_lanes != 16 && p.seg_lanes != 32)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_lanes must be 0 (from the mean length), 4, 8, 16 or 32");
-  if (p.few_lanes != 0 && p.few_lanes != 1 && p.few_lanes != 2 && p.few_lanes != 4 && p.few_lanes != 32)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_lanes must be 0 (from the mean length), 1, 2, 4 or 32");
+  if (p.few_lanes != 0 && p.few_lanes != 1 && p.few_lanes != 2 && p.few_lanes != 4 && p.few_lanes != 8 && p.few_lanes != 16 &&
+      p.few_lanes != 32)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.few_lanes must be 0 (from the mean length), 1, 2, 4, 8, 16 or 32");
   if (p.block_row_len < 1) throw error(errc::invalid_argument, "tally: shapes_v3_plan.block_row_len must be positive");
   if (p.heavy_lane_len < 1 || p.heavy_lane_len > 65536)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.heavy_lane_len must lie in [1, 65536]");

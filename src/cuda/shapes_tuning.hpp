@@ -61,10 +61,11 @@ struct shapes_v3_plan {
                                       // length: the ops exact in any order whose partial vectors are read masked (sums and
                                       // means of bytes and 16-bit integers, float16 fixed-point sums, byte and 16-bit min /
                                       // max) 1, 2, 4 or 32 by its bytes (shapes_launch::few_masked_lanes, forty-second
-                                      // session); the others 32 lanes an output when it holds 1 KiB (rows; segments: a
-                                      // quarter of the mean length in bytes 256; the certified pass in heavy_lane_len
-                                      // terms), else 4;
-                                      // 1 or 2 (the masked ops; the others 4), 4 or 32 for every call
+                                      // session); the others' rows 32 lanes an output when it holds 1 KiB, else 4, their
+                                      // segments 4, 8, 16 or 32 by the mean length in bytes (shapes_launch::
+                                      // few_segment_lanes, fifty-seventh session; the certified pass's in heavy_lane_len
+                                      // terms);
+                                      // 1 or 2 (the masked ops; the others 4), 4, 8, 16 or 32 for every call
                                       // (the forty-sixth session removed plan fields whose other values lost on a device:
                                       // bf16_terms, half_extreme_vectors, half_extreme_cols, few_col_bound and
                                       // ext_col_blocks; docs/performance.md, run 159; the forty-seventh session's trial
@@ -203,7 +204,7 @@ shapes_v3_plan shapes_v3_params();
 shapes_v3_plan parse_shapes_plan(const char* text);
 
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
-/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4 or 32, block_row_len < 1,
+/// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks or half_fast_col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide or f16_in_place not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead not 0, 1 or 2, or

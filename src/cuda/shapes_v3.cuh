@@ -396,7 +396,9 @@ struct no_marks {
   static __device__ __forceinline__ void at(int) {}
 };
 
-template <class Op, int G, bool LAZY = false, class Marks = no_marks, int AHEAD = -1>
+// (GU: the vectors in flight a lane of the group items, kGroupUnroll in the library; other values
+// for bench/experiments/narrow_seg_probe.cu)
+template <class Op, int G, bool LAZY = false, class Marks = no_marks, int AHEAD = -1, int GU = kGroupUnroll>
 __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile,
                                           std::int64_t split, std::int64_t tiles, std::int64_t items, int order, int probe,
                                           finish f) {
@@ -780,7 +782,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       const std::int64_t len = e - b;
       A a = Op::identity();
       // (segments: partial head and tail vectors read whole and masked, for the ops that allow it)
-      if (live && len <= split) v2::fold_span<Op, kGroupUnroll, RS>(a, x, g.off ? g.n : 0, at, len, lane, G, stage);
+      if (live && len <= split) v2::fold_span<Op, GU, RS>(a, x, g.off ? g.n : 0, at, len, lane, G, stage);
       a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
@@ -975,7 +977,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
           if (live) span_from(g, lo, hi, b, e, at);
           const std::int64_t len = e - b;
           A a = Op::identity();
-          if (live && len <= split) v2::fold_contig<Op, kGroupUnroll, RS>(a, x + at, 0, len, lane, G, stage);
+          if (live && len <= split) v2::fold_contig<Op, GU, RS>(a, x + at, 0, len, lane, G, stage);
           a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
           if (live && lane == 0 && len <= split) op.write(o, a, len);
           if (nwi >= witems) break;
