@@ -96,21 +96,31 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 ///   16 B 595 / 330 / 174; 64 B 1513 / 1100 / 630; 200 B 1480 / 1496 / 1517;
 ///   600 B 1361 / 1558 / 1639; 1000 B 1344 / 1624 / 1646; 2000 B 1256 / 1599 / 1757;
 ///   8192 B 563 / 1010 / 1485 (32 lanes: 1705, and 1777 as the rule's).
-inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds = false) {
+/// The sums and means of 2-byte elements (`shorts`: 16-bit integers and the float16 fixed-point
+/// sums; not the bfloat16 certified pass's) take 4 lanes from 256 bytes, not 512 (fifty-seventh
+/// session; their vectors cost more instructions a byte than the bytes' dp4a): run 195, H100,
+/// 2^26 elements, stream-ordered GB/s with 2 / 4 lanes: int16 sums along segments of 200
+/// (400 B) 2276 / 2407, uint16 2277 / 2407, float16 exact 2249 / 2238; the probe
+/// (narrow_seg_probe.cu) int16 segments of 200 0.773 / 0.824 of read, rows of 200 0.818 / 0.873.
+inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds = false, bool shorts = false) {
   if (rounds) return mean_bytes < 128 ? 1 : mean_bytes < 4096 ? 4 : 32;
   if (extremes) return mean_bytes <= 256 ? 1 : mean_bytes <= 1024 ? 2 : mean_bytes < 4096 ? 4 : 32;
-  return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
+  return mean_bytes < 128 ? 1 : mean_bytes < (shorts ? 256 : 512) ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
-/// Lanes a segment for the FEW ops not under few_masked_lanes (elements of 4 and 8 bytes, and
-/// the ops of 1- and 2-byte elements whose partial vectors are read element by element: the
-/// float16 / bfloat16 fast sums), from the mean segment length in bytes: 4 below 1 KiB, 8
-/// below 2 KiB, 16 below 4 KiB, then 32; about 128-256 bytes a lane, 2-4 rounds of kGroupUnroll
-/// vectors. It was 4 below 4 KiB. Measured (run 194, H100, bench/experiments/
-/// narrow_seg_probe.cu: the library's rows_body, integer sums, equal segments of 200, 2^26
-/// elements, fraction of the read kernel with 4 / 8 / 16 / 32 lanes): uint64 (1600 B)
-/// 0.883 / 0.921 / 0.922 / 0.773; uint32 (800 B) 0.876 / 0.880 / 0.734 / 0.586.
-inline int few_segment_lanes(std::int64_t mean_bytes) {
+/// Lanes an output (a row or a segment) for the FEW ops not under few_masked_lanes (elements of
+/// 4 and 8 bytes, and the ops of 1- and 2-byte elements whose partial vectors are read element
+/// by element: the float16 / bfloat16 fast sums), but the certified pass's, from the mean
+/// length in bytes: 4 below 1 KiB, 8 below 2 KiB, 16 below 4 KiB, then 32; about 128-256
+/// bytes a lane, 2-4 rounds of kGroupUnroll vectors. Before the fifty-seventh session segments
+/// had 4 below 4 KiB and rows 4 below 1 KiB, 32 from it. Measured (runs 194-195, H100,
+/// bench/experiments/narrow_seg_probe.cu: the library's rows_body, integer sums, 2^26
+/// elements, fraction of the read kernel with 4 / 8 / 16 / 32 lanes):
+///   uint64 (1600 B) equal segments of 200 0.884 / 0.922 / 0.923 / 0.770, rows of 200
+///     0.899 / 0.937 / 0.938 / 0.808;
+///   uint32 (800 B) segments 0.878 / 0.881 / 0.732 / 0.583, rows 0.909 / 0.915 / 0.773 / 0.650.
+/// (Library, run 195: uint64 sums along segments of 200, stream-ordered, 2774 -> 2876 GB/s.)
+inline int few_unmasked_lanes(std::int64_t mean_bytes) {
   return mean_bytes < 1024 ? 4 : mean_bytes < 2048 ? 8 : mean_bytes < 4096 ? 16 : 32;
 }
 
@@ -453,12 +463,14 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // run 152, uint32 argmax segments of 200 (800 bytes) read 9% slower with its 2 lanes than
       // run 150 with 4)
       constexpr bool masked = v2::takes_masked<Op>() || v2::takes_masked_at<Op>();
-      // (the others' segments, fifty-seventh session: 4, 8, 16 or 32 lanes from the mean length
-      // in bytes, few_segment_lanes; their rows keep 4 or 32)
+      // (the others, fifty-seventh session: 4, 8, 16 or 32 lanes from the mean length in bytes,
+      // few_unmasked_lanes, rows and segments alike; the certified pass's keep 4 or 32 in
+      // heavy_lane_len terms)
       const std::int64_t mean_bytes = mean_len * static_cast<std::int64_t>(sizeof(T));
       const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_bytes, v2::takes_masked_at<Op>(),
-                                                                                v2::takes_rounds_at<Op, v3::kGroupUnroll>())
-                               : segmented && !heavy ? few_segment_lanes(mean_bytes)
+                                                                                v2::takes_rounds_at<Op, v3::kGroupUnroll>(),
+                                                                                sizeof(T) == 2 && !heavy)
+                               : !heavy ? few_unmasked_lanes(mean_bytes)
                                : lanes_len * static_cast<std::int64_t>(sizeof(T)) / 4 >= 256 ? 32
                                                                                           : 4;
       const int few = plan.few_lanes != 0 ? plan.few_lanes : lanes_by_len;

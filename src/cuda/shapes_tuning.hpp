@@ -61,10 +61,10 @@ struct shapes_v3_plan {
                                       // length: the ops exact in any order whose partial vectors are read masked (sums and
                                       // means of bytes and 16-bit integers, float16 fixed-point sums, byte and 16-bit min /
                                       // max) 1, 2, 4 or 32 by its bytes (shapes_launch::few_masked_lanes, forty-second
-                                      // session); the others' rows 32 lanes an output when it holds 1 KiB, else 4, their
-                                      // segments 4, 8, 16 or 32 by the mean length in bytes (shapes_launch::
-                                      // few_segment_lanes, fifty-seventh session; the certified pass's in heavy_lane_len
-                                      // terms);
+                                      // session; the 2-byte sums 4 lanes from 256 bytes, fifty-seventh); the others 4, 8,
+                                      // 16 or 32 by the mean length in bytes (shapes_launch::few_unmasked_lanes, rows
+                                      // and segments, fifty-seventh session; the certified pass's 4 or 32 in
+                                      // heavy_lane_len terms);
                                       // 1 or 2 (the masked ops; the others 4), 4, 8, 16 or 32 for every call
                                       // (the forty-sixth session removed plan fields whose other values lost on a device:
                                       // bf16_terms, half_extreme_vectors, half_extreme_cols, few_col_bound and
