@@ -7,6 +7,10 @@
 // GB/s and, for each (G, MINB, GU: vectors in flight a lane), the median over 15 batches of 10
 // back-to-back launches, GB/s, the fraction of read, the grid, and whether all 335,544 sums
 // equal the host's; then the same over rows of 200 (no offsets).
+// Since run 196 it runs uint32 alone by default (argument "all": every type and lane count):
+// the library's reader (an element at a time into the 128-bit state) against u32w_in, which
+// sums a 16-byte vector's four words in 64 bits and adds that once (as the byte and 16-bit
+// readers' sum_words), at 2, 4 and 8 lanes.
 // Run 194 (H100): more resident blocks (6 or 8 a SM: 40 or 32 registers, spilling) were
 // 1.3-3x slower for every type and lane count, so MINB is 4 (the library's) since.
 // The question (fifty-seventh session): the library's segments of 200 read at 0.73-0.87 of the
@@ -19,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cuda/shapes_narrow_op.cuh"
@@ -61,6 +66,14 @@ struct u32_in {
   using src = std::uint32_t;
   using wide = std::int64_t;
   static __device__ __forceinline__ std::int64_t read(src v) { return v; }
+};
+struct u32w_in {  // (not the library's, fifty-seventh session: a vector's 4 elements summed in 64 bits, exact, then added once)
+  using src = std::uint32_t;
+  using wide = std::int64_t;
+  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
+  static __device__ __forceinline__ std::int64_t sum_words(const uint4& w) {
+    return static_cast<std::int64_t>(static_cast<unsigned long long>(w.x) + w.y + w.z + w.w);
+  }
 };
 struct u64_in {
   using src = std::uint64_t;
@@ -177,7 +190,7 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
 
-template <class In, class T> void type_cases(ctx& c, const char* type, void* buf) {
+template <class In, class T, bool kFew = false> void type_cases(ctx& c, const char* type, void* buf) {
   const T* x = static_cast<const T*>(buf);
   {  // the host's sums of equal segments of 200 (the last one 264) and of rows of 200
     std::vector<T> h(static_cast<std::size_t>(c.n));
@@ -200,6 +213,15 @@ template <class In, class T> void type_cases(ctx& c, const char* type, void* buf
   CK(cudaMalloc(&sink, 4));
   const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
   std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
+  if constexpr (kFew) {  // (the lane counts near the best only)
+    for (const bool rows : {false, true}) {
+      run<In, T, 2, 4, 4>(c, type, x, read_us, rows);
+      run<In, T, 4, 4, 4>(c, type, x, read_us, rows);
+      run<In, T, 8, 4, 4>(c, type, x, read_us, rows);
+    }
+    CK(cudaFree(sink));
+    return;
+  }
   for (const bool rows : {false, true}) {
     run<In, T, 1, 4, 4>(c, type, x, read_us, rows);
     run<In, T, 2, 4, 4>(c, type, x, read_us, rows);
@@ -218,7 +240,7 @@ template <class In, class T> void type_cases(ctx& c, const char* type, void* buf
   CK(cudaFree(sink));
 }
 
-int main() {
+int main(int argc, char** argv) {
   ctx c{};
   CK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, 0));
   c.n = std::int64_t(1) << 26;
@@ -239,13 +261,20 @@ int main() {
   CK(cudaMalloc(&c.out, 8 * c.segs));
   CK(cudaMalloc(&c.ovf, 8));
   std::printf("equal segments of 200 (the last 264), 2^26 elements, %d SMs; integer sums, lazy tiles\n", c.sms);
+  // (argument "all": int8, int16 and uint64 too, every lane count, as runs 194-195; else uint32 alone,
+  // the library's reader and one summing a vector's words at once)
+  const bool all = argc > 1 && std::string(argv[1]) == "all";
   for (int k = 0; k < 4; ++k) {
     fill_bytes<<<c.sms * 4, 256>>>(static_cast<unsigned*>(buf), 2 * c.n);
     CK(cudaDeviceSynchronize());
-    if (k == 0) type_cases<i8_in, std::int8_t>(c, "int8", buf);
-    if (k == 1) type_cases<i16_in, std::int16_t>(c, "int16", buf);
-    if (k == 2) type_cases<u32_in, std::uint32_t>(c, "uint32", buf);
-    if (k == 3) {
+    if (k == 0 && all) type_cases<i8_in, std::int8_t>(c, "int8", buf);
+    if (k == 1 && all) type_cases<i16_in, std::int16_t>(c, "int16", buf);
+    if (k == 2) {
+      type_cases<u32_in, std::uint32_t, true>(c, "uint32", buf);
+      type_cases<u32w_in, std::uint32_t, true>(c, "u32w", buf);  // (the vectors summed at once)
+      type_cases<u32_in, std::uint32_t, true>(c, "uint32", buf);  // (again: the order's drift)
+    }
+    if (k == 3 && all) {
       // (below 2^40, as the bench: no sum leaves uint64)
       std::vector<std::uint64_t> h(static_cast<std::size_t>(c.n));
       CK(cudaMemcpy(h.data(), buf, 8 * c.n, cudaMemcpyDeviceToHost));
