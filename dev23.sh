@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Device call of the fifty-seventh session: the narrow segment probe, uint32 sums along equal
-# segments and rows of 200 with the library's reader and with a vector's four words summed at
-# once (u32w_in). carry ["build/probe/narrow_seg_probe"]
+# Device call of the fifty-seventh session: the narrow segment probe: each type's sums along equal
+# segments of 200 at 2, 4 and 8 lanes, with and without the L2 prefetch of the next item's
+# segment (rows_body PF; run 197: uint32 with u32w_in). carry ["build/probe/narrow_seg_probe"]
 mkdir -p $OUT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 timeout 100 build/probe/narrow_seg_probe > $OUT/narrow_seg_probe.txt 2>&1; echo "probe rc=$? at ${SECONDS}s"
