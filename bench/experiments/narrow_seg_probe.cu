@@ -11,8 +11,11 @@
 // which sums a 16-byte vector's four words in 64 bits and adds that once (as the byte and
 // 16-bit readers' sum_words): segments of 200 at 4 / 8 lanes 0.876-0.878 / 0.879-0.882 of read
 // against 0.880 / 0.888, within 1%, so the library keeps its reader.
-// By default (no argument "all": every lane count, rows too) it now runs each type's segments
-// at 2, 4 and 8 lanes with and without the L2 prefetch of the next item's segment (rows_body PF).
+// Run 198 added an L2 prefetch of a group item's next segment (cp.async.bulk.prefetch.L2 by
+// lane 0 once its own segment was read): slower everywhere (int8 G 2 0.741 -> 0.709, uint32
+// G 4 0.878 -> 0.844, uint64 G 8 0.922 -> 0.861), so removed.
+// By default (no argument "all": every lane count, rows too) it runs each type's segments at
+// 2, 4 and 8 lanes.
 
 // Run 194 (H100): more resident blocks (6 or 8 a SM: 40 or 32 registers, spilling) were
 // 1.3-3x slower for every type and lane count, so MINB is 4 (the library's) since.
@@ -85,11 +88,11 @@ struct u64_in {
   static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
 };
 
-template <class Op, int G, int MINB, int GU, int PF = 0>
+template <class Op, int G, int MINB, int GU>
 __global__ void __launch_bounds__(kBlock, MINB)
     probe_kernel(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile, std::int64_t split,
                  std::int64_t tiles, std::int64_t items, v3::finish f) {
-  v3::rows_body<Op, G, true, v3::no_marks, -1, GU, PF>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
+  v3::rows_body<Op, G, true, v3::no_marks, -1, GU>(g, op, partials, tickets, tile, split, tiles, items, 0, 1, f);
 }
 
 __global__ void fill_bytes(unsigned* w, std::int64_t words) {
@@ -142,7 +145,7 @@ template <class F> double time_us(F&& f) {
 /// One case: segments (c.doff, equal segments of 200, the last 264) or rows of 200 (no
 /// offsets, the first n - n % 200 elements), G lanes an output, MINB blocks a SM, GU vectors in
 /// flight a lane.
-template <class In, class T, int G, int MINB, int GU, int PF = 0>
+template <class In, class T, int G, int MINB, int GU>
 void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   using W = typename In::wide;
   using Op = narrow_op<In, int_sum<W>>;
@@ -150,7 +153,7 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
     if constexpr (requires { In::biased; }) return In::biased;
     else return false;
   }();
-  constexpr auto kernel = probe_kernel<Op, G, MINB, GU, PF>;
+  constexpr auto kernel = probe_kernel<Op, G, MINB, GU>;
   int fit = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
   cudaFuncAttributes attr{};
@@ -186,8 +189,8 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != want[static_cast<std::size_t>(s)];
   const double us = time_us(launch);
   const double gbs = static_cast<double>(n) * sizeof(T) / (us * 1e3);
-  std::printf("%-6s %-4s G %2d minb %d GU %d PF %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
-              type, rows ? "rows" : "segs", G, MINB, GU, PF, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+  std::printf("%-6s %-4s G %2d minb %d GU %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
+              type, rows ? "rows" : "segs", G, MINB, GU, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
               static_cast<long long>(grid), us, gbs, read_us / us * static_cast<double>(n) / static_cast<double>(c.n),
               bad ? "WRONG" : "checked: all equal", st[0]);
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
@@ -216,13 +219,10 @@ template <class In, class T, bool kFew = false> void type_cases(ctx& c, const ch
   CK(cudaMalloc(&sink, 4));
   const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
   std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
-  if constexpr (kFew) {  // (the segments at the lane counts near the best, with and without the L2 prefetch)
+  if constexpr (kFew) {  // (the segments at the lane counts near the best)
     run<In, T, 2, 4, 4>(c, type, x, read_us, false);
-    run<In, T, 2, 4, 4, 1>(c, type, x, read_us, false);
     run<In, T, 4, 4, 4>(c, type, x, read_us, false);
-    run<In, T, 4, 4, 4, 1>(c, type, x, read_us, false);
     run<In, T, 8, 4, 4>(c, type, x, read_us, false);
-    run<In, T, 8, 4, 4, 1>(c, type, x, read_us, false);
     CK(cudaFree(sink));
     return;
   }

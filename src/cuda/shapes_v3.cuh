@@ -396,25 +396,11 @@ struct no_marks {
   static __device__ __forceinline__ void at(int) {}
 };
 
-/// Asks the L2 for x's 16-byte vectors that hold elements [lo, hi) (the whole vectors inside
-/// x's first n elements), with no registers held and nothing to wait for
-/// (cp.async.bulk.prefetch.L2, sm_90; nothing before it).
-template <class T> __device__ __forceinline__ void prefetch_span_l2(const T* x, std::int64_t n, std::int64_t lo, std::int64_t hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const auto base = reinterpret_cast<std::uintptr_t>(x);
-  const std::uintptr_t first = (base + 15) & ~std::uintptr_t(15), end = (base + static_cast<std::uintptr_t>(n) * sizeof(T)) & ~std::uintptr_t(15);
-  std::uintptr_t s = (base + static_cast<std::uintptr_t>(lo) * sizeof(T)) & ~std::uintptr_t(15);
-  std::uintptr_t e = (base + static_cast<std::uintptr_t>(hi) * sizeof(T) + 15) & ~std::uintptr_t(15);
-  s = s < first ? first : s;
-  e = e > end ? end : e;
-  if (e > s) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(s), "r"(static_cast<unsigned>(e - s)) : "memory");
-#endif
-}
-
-// (GU: the vectors in flight a lane of the group items, kGroupUnroll in the library; PF: 1 the
-// segments' group items ask the L2 for their next item's segment (prefetch_span_l2) once their
-// own is read, 0 in the library; other values for bench/experiments/narrow_seg_probe.cu)
-template <class Op, int G, bool LAZY = false, class Marks = no_marks, int AHEAD = -1, int GU = kGroupUnroll, int PF = 0>
+// (GU: the vectors in flight a lane of the group items, kGroupUnroll in the library; other values
+// for bench/experiments/narrow_seg_probe.cu. Run 198 tried there an L2 prefetch of a group
+// item's next segment once its own was read, cp.async.bulk.prefetch.L2: 1-26% slower on every
+// type and lane count, removed.)
+template <class Op, int G, bool LAZY = false, class Marks = no_marks, int AHEAD = -1, int GU = kGroupUnroll>
 __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partials, unsigned* tickets, std::int64_t tile,
                                           std::int64_t split, std::int64_t tiles, std::int64_t items, int order, int probe,
                                           finish f) {
@@ -799,9 +785,6 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
       A a = Op::identity();
       // (segments: partial head and tail vectors read whole and masked, for the ops that allow it)
       if (live && len <= split) v2::fold_span<Op, GU, RS>(a, x, g.off ? g.n : 0, at, len, lane, G, stage);
-      if constexpr (PF == 1) {
-        if (have_next && lane == 0 && next_hi - next_lo <= split) prefetch_span_l2(x, g.n, next_lo, next_hi);
-      }
       a = group_reduce<Op, kTrim>(a, G, live && len <= split ? lanes_used<T>(len, G) : 0);
       if (live && lane == 0 && len <= split) op.write(o, a, len);
     }
