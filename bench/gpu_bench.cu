@@ -1116,26 +1116,56 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
   CK(cudaFree(buf));
 }
 
-// Lanes a segment for the narrow types' short outputs (plan few_lanes: 0 = the default rule,
-// 1, 2, 4 or 32), swept over equal segments of L elements (2^26 elements in all, so 64 MiB of
-// int8 and 128 MiB of float16: past the L2): int8 max and its first index, int8 exact sums,
-// float16 fast sums. One table a segment length, a column a lane count; "check" is how many
-// outputs differ from the default plan's (int8: must be 0, the results are exact in any
+// Lanes an output for the narrow types' short rows and segments (plan few_lanes: 0 = the
+// default rule, 1, 2, 4, 8, 16 or 32), swept over equal segments (and rows) of L elements
+// (2^26 elements in all, past the L2): int8 max and its first index, int8 and int16 exact sums
+// (few_masked_lanes), float16 fast sums and uint64 sums along segments and rows
+// (few_unmasked_lanes). One table a length, a column a lane count; "check" is how many outputs
+// differ from the default plan's (the integer ops: must be 0, their results are exact in any
 // order), or for the float16 fast sums the largest relative difference (another order may
-// change the last bits of the float64 accumulator, never more).
+// change the last bits of the float64 accumulator, never more). TALLY_LANES_OPS: a comma-
+// separated list of the ops' names (int8-argmax, int8-sum, int16-sum, float16-sum,
+// float16-rows, uint64-sum, uint64-rows) to run those alone.
 void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
   namespace tn = tally::cuda::tuning;
   timer tm(P.s);
   const tally::options fast{tally::backend::cuda, P.s, tally::accuracy::fast};
   void* buf = nullptr;
-  CK(cudaMalloc(&buf, std::size_t(n) * 2));
+  CK(cudaMalloc(&buf, std::size_t(n) * 8));
   std::int64_t* doff = nullptr;
   CK(cudaMalloc(&doff, sizeof(std::int64_t) * (n + 1)));
   auto* vals = reinterpret_cast<double*>(P.out);  // (room for n / 2 float64 results)
   std::int64_t* idx = nullptr;
   CK(cudaMalloc(&idx, sizeof(std::int64_t) * std::size_t(n / 8 + 1)));
   const tn::shapes_v3_plan p0 = tn::shapes_v3_params();
-  for (const std::int64_t len : {16, 64, 200, 600, 1000, 2000, 8192}) {
+  const char* only_ops = std::getenv("TALLY_LANES_OPS");
+  auto listed = [&](const char* name) {
+    if (!only_ops || !*only_ops) return true;
+    const std::string list = std::string(",") + only_ops + ",";
+    return list.find(std::string(",") + name + ",") != std::string::npos;
+  };
+  auto fetch = [&](const void* d, std::size_t k) {
+    std::vector<std::int64_t> v(k);
+    CK(cudaMemcpy(v.data(), d, k * 8, cudaMemcpyDeviceToHost));
+    return v;
+  };
+  auto count_differ = [&](const std::vector<std::int64_t>& want, const std::vector<std::int64_t>& got) {
+    double c = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) c += got[i] != want[i] ? 1 : 0;
+    return c;
+  };
+  // fills buf with n elements of T (the same values for every length)
+  auto fill = [&]<class T>() {
+    std::vector<T> h(static_cast<std::size_t>(n));
+    std::mt19937_64 g(11 + sizeof(T));
+    for (auto& e : h) {
+      if constexpr (std::is_same_v<T, tally::float16>) e = tally::to_float16(static_cast<float>(std::ldexp(double(g() % 2048) - 1024, -int(g() % 12))));
+      else if constexpr (std::is_same_v<T, std::uint64_t>) e = g() >> 24;  // (below 2^40: no sum leaves uint64)
+      else e = static_cast<T>(g());
+    }
+    CK(cudaMemcpy(buf, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  };
+  for (const std::int64_t len : {16, 64, 200, 300, 600, 1000, 2000, 8192}) {
     const std::int64_t segs = n / len;
     {
       std::vector<std::int64_t> off(static_cast<std::size_t>(segs + 1));
@@ -1143,9 +1173,10 @@ void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
       CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
     }
     const std::string shape = "narrow-lanes-seg" + std::to_string(len);
+    const std::size_t k = static_cast<std::size_t>(segs);
     auto sweep = [&]<class T>(const char* name, auto call, auto differ) {
       const double gb = double(segs * len) * sizeof(T) / 1e3;
-      for (const int lanes : {0, 1, 2, 4, 32}) {
+      for (const int lanes : {0, 1, 2, 4, 8, 16, 32}) {
         tn::shapes_v3_plan p = p0;
         p.few_lanes = lanes;
         tn::set_shapes_v3_params(p);
@@ -1156,55 +1187,68 @@ void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
       }
       tn::set_shapes_v3_params(p0);
     };
-    {  // int8
-      std::vector<std::int8_t> h(static_cast<std::size_t>(n));
-      std::mt19937_64 g(11);
-      for (auto& e : h) e = static_cast<std::int8_t>(g());
-      CK(cudaMemcpy(buf, h.data(), h.size(), cudaMemcpyHostToDevice));
-      std::vector<std::int64_t> want_i, want_s;
-      auto fetch = [&](const void* d, std::size_t k) {
-        std::vector<std::int64_t> v(k);
-        CK(cudaMemcpy(v.data(), d, k * 8, cudaMemcpyDeviceToHost));
-        return v;
-      };
-      auto count_differ = [&](const std::vector<std::int64_t>& want, const std::vector<std::int64_t>& got) {
-        double c = 0;
-        for (std::size_t i = 0; i < got.size(); ++i) c += got[i] != want[i] ? 1 : 0;
-        return c;
-      };
-      const std::size_t k = static_cast<std::size_t>(segs);
-      sweep.template operator()<std::int8_t>("int8-argmax", [&](int) {
-        tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, segs * len, tally::dtype::int8, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int8, tally::memory::device}, {idx, segs, tally::dtype::int64, tally::memory::device}, fast);
-      }, [&](bool first) {
-        std::vector<std::int64_t> got = fetch(idx, k);
-        if (first) want_i = got;
-        return count_differ(want_i, got);
+    // an integer op's sweep: the outputs (int64 words at out) must equal the default plan's
+    auto exact_sweep = [&]<class T>(const char* name, const void* out, auto call) {
+      std::vector<std::int64_t> want;
+      sweep.template operator()<T>(name, call, [&](bool first) {
+        std::vector<std::int64_t> got = fetch(out, k);
+        if (first) want = got;
+        return count_differ(want, got);
       });
-      sweep.template operator()<std::int8_t>("int8-sum", [&](int) {
-        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::int8, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
-      }, [&](bool first) {
-        std::vector<std::int64_t> got = fetch(vals, k);
-        if (first) want_s = got;
-        return count_differ(want_s, got);
+    };
+    const tally::array_ref x8{buf, segs * len, tally::dtype::int8, tally::memory::device};
+    if (listed("int8-argmax") || listed("int8-sum")) fill.template operator()<std::int8_t>();
+    if (listed("int8-argmax"))
+      exact_sweep.template operator()<std::int8_t>("int8-argmax", idx, [&](int) {
+        tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, x8, doff, segs, {vals, segs, tally::dtype::int8, tally::memory::device}, {idx, segs, tally::dtype::int64, tally::memory::device}, fast);
+      });
+    if (listed("int8-sum"))
+      exact_sweep.template operator()<std::int8_t>("int8-sum", vals, [&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, x8, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
+      });
+    if (listed("int16-sum")) {
+      fill.template operator()<std::int16_t>();
+      exact_sweep.template operator()<std::int16_t>("int16-sum", vals, [&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::int16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
       });
     }
-    {  // float16
-      std::vector<tally::float16> h(static_cast<std::size_t>(n));
-      std::mt19937_64 g(13);
-      for (auto& e : h) e = tally::to_float16(static_cast<float>(std::ldexp(double(g() % 2048) - 1024, -int(g() % 12))));
-      CK(cudaMemcpy(buf, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
-      std::vector<float> want;
-      sweep.template operator()<tally::float16>("float16-sum", [&](int) {
-        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::float16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::float32, tally::memory::device}, fast);
-      }, [&](bool first) {
-        std::vector<float> got(static_cast<std::size_t>(segs));
-        CK(cudaMemcpy(got.data(), vals, got.size() * 4, cudaMemcpyDeviceToHost));
-        if (first) want = got;
-        double worst = 0;
-        for (std::size_t i = 0; i < got.size(); ++i)
-          if (got[i] != want[i]) worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / std::max(1e-30, std::fabs(double(want[i]))));
-        return worst;
-      });
+    if (listed("float16-sum") || listed("float16-rows")) {
+      fill.template operator()<tally::float16>();
+      auto close = [&](std::vector<float>& want) {
+        return [&](bool first) {
+          std::vector<float> got(k);
+          CK(cudaMemcpy(got.data(), vals, got.size() * 4, cudaMemcpyDeviceToHost));
+          if (first) want = got;
+          double worst = 0;
+          for (std::size_t i = 0; i < got.size(); ++i)
+            if (got[i] != want[i]) worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / std::max(1e-30, std::fabs(double(want[i]))));
+          return worst;
+        };
+      };
+      std::vector<float> want_s, want_r;
+      if (listed("float16-sum"))
+        sweep.template operator()<tally::float16>("float16-sum", [&](int) {
+          tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::float16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::float32, tally::memory::device}, fast);
+        }, close(want_s));
+      if (listed("float16-rows")) {
+        const tally::matrix_ref m{buf, segs, len, len, 1, tally::dtype::float16, tally::memory::device};
+        sweep.template operator()<tally::float16>("float16-rows", [&](int) {
+          tally::reduce_axis(tally::reduce_op::sum, m, 1, {vals, segs, tally::dtype::float32, tally::memory::device}, fast);
+        }, close(want_r));
+      }
+    }
+    if (listed("uint64-sum") || listed("uint64-rows")) {
+      fill.template operator()<std::uint64_t>();
+      if (listed("uint64-sum"))
+        exact_sweep.template operator()<std::uint64_t>("uint64-sum", vals, [&](int) {
+          tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::uint64, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::uint64, tally::memory::device}, fast);
+        });
+      if (listed("uint64-rows")) {
+        const tally::matrix_ref m{buf, segs, len, len, 1, tally::dtype::uint64, tally::memory::device};
+        exact_sweep.template operator()<std::uint64_t>("uint64-rows", vals, [&](int) {
+          tally::reduce_axis(tally::reduce_op::sum, m, 1, {vals, segs, tally::dtype::uint64, tally::memory::device}, fast);
+        });
+      }
     }
   }
   CK(cudaFree(idx));
