@@ -102,18 +102,31 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 /// 2^26 elements, stream-ordered GB/s with 2 / 4 lanes: int16 sums along segments of 200
 /// (400 B) 2276 / 2407, uint16 2277 / 2407, float16 exact 2249 / 2238; the probe
 /// (narrow_seg_probe.cu) int16 segments of 200 0.773 / 0.824 of read, rows of 200 0.818 / 0.873.
+/// From 256 bytes they take few_unmasked_lanes' counts (run 199, H100, `tally_bench --only
+/// narrow-lanes`, int16 sums along equal segments, blocking GB/s with 4 / 8 / 16 / 32 lanes:
+/// 600 B 2021 / 1997 / 1561 / 906; 1200 B 2104 / 2142 / 2100 / 1605; 2000 B 2140 / 2192 /
+/// 2230 / 1837; 4000 B 2160 / 2180 / 2217 / 2206: the 4 lanes they had up to 2 KiB lost 2-4%
+/// from 1 KiB on).
+inline int few_unmasked_lanes(std::int64_t mean_bytes);
 inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds = false, bool shorts = false) {
   if (rounds) return mean_bytes < 128 ? 1 : mean_bytes < 4096 ? 4 : 32;
   if (extremes) return mean_bytes <= 256 ? 1 : mean_bytes <= 1024 ? 2 : mean_bytes < 4096 ? 4 : 32;
-  return mean_bytes < 128 ? 1 : mean_bytes < (shorts ? 256 : 512) ? 2 : mean_bytes < 2048 ? 4 : 32;
+  if (shorts) return mean_bytes < 128 ? 1 : mean_bytes < 256 ? 2 : few_unmasked_lanes(mean_bytes);
+  return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
 /// Lanes an output (a row or a segment) for the FEW ops not under few_masked_lanes (elements of
 /// 4 and 8 bytes, and the ops of 1- and 2-byte elements whose partial vectors are read element
 /// by element: the float16 / bfloat16 fast sums), but the certified pass's, from the mean
-/// length in bytes: 4 below 1 KiB, 8 below 2 KiB, 16 below 4 KiB, then 32; about 128-256
+/// length in bytes: 4 below 1 KiB, 8 below 1.5 KiB, 16 below 4 KiB, then 32; about 100-250
 /// bytes a lane, 2-4 rounds of kGroupUnroll vectors. Before the fifty-seventh session segments
-/// had 4 below 4 KiB and rows 4 below 1 KiB, 32 from it. Measured (runs 194-195, H100,
+/// had 4 below 4 KiB and rows 4 below 1 KiB, 32 from it. Run 199 (`tally_bench --only
+/// narrow-lanes`, blocking GB/s, lengths of 16 to 8192 elements) put the 8 / 16 boundary at
+/// 1.5 KiB, not 2: at 2000 B float16 fast sums along segments read 2092 / 2147 with 8 / 16
+/// lanes (int16 sums 2192 / 2230), at 1600 B uint64 2695 / 2698, at 1200 B float16 2210 /
+/// 2221 and int16 2142 / 2100; and it measured the rows: uint64 rows of 200 2742 GB/s by
+/// the rule against 2352 with the 32 lanes rows had, float16 fast rows of 600 2293 against
+/// 2233. Measured (runs 194-195, H100,
 /// bench/experiments/narrow_seg_probe.cu: the library's rows_body, integer sums, 2^26
 /// elements, fraction of the read kernel with 4 / 8 / 16 / 32 lanes):
 ///   uint64 (1600 B) equal segments of 200 0.884 / 0.922 / 0.923 / 0.770, rows of 200
@@ -121,7 +134,7 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
 ///   uint32 (800 B) segments 0.878 / 0.881 / 0.732 / 0.583, rows 0.909 / 0.915 / 0.773 / 0.650.
 /// (Library, run 195: uint64 sums along segments of 200, stream-ordered, 2774 -> 2876 GB/s.)
 inline int few_unmasked_lanes(std::int64_t mean_bytes) {
-  return mean_bytes < 1024 ? 4 : mean_bytes < 2048 ? 8 : mean_bytes < 4096 ? 16 : 32;
+  return mean_bytes < 1024 ? 4 : mean_bytes < 1536 ? 8 : mean_bytes < 4096 ? 16 : 32;
 }
 
 /// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
