@@ -118,13 +118,15 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
 /// Lanes an output (a row or a segment) for the FEW ops not under few_masked_lanes (elements of
 /// 4 and 8 bytes, and the ops of 1- and 2-byte elements whose partial vectors are read element
 /// by element: the float16 / bfloat16 fast sums), but the certified pass's, from the mean
-/// length in bytes: 4 below 1 KiB, 8 below 1.5 KiB, 16 below 4 KiB, then 32; about 100-250
+/// length in bytes: 4 below 1 KiB, 8 below 1.75 KiB, 16 below 4 KiB, then 32; about 100-250
 /// bytes a lane, 2-4 rounds of kGroupUnroll vectors. Before the fifty-seventh session segments
 /// had 4 below 4 KiB and rows 4 below 1 KiB, 32 from it. Run 199 (`tally_bench --only
-/// narrow-lanes`, blocking GB/s, lengths of 16 to 8192 elements) put the 8 / 16 boundary at
-/// 1.5 KiB, not 2: at 2000 B float16 fast sums along segments read 2092 / 2147 with 8 / 16
-/// lanes (int16 sums 2192 / 2230), at 1600 B uint64 2695 / 2698, at 1200 B float16 2210 /
-/// 2221 and int16 2142 / 2100; and it measured the rows: uint64 rows of 200 2742 GB/s by
+/// narrow-lanes`, blocking GB/s, lengths of 16 to 8192 elements) moved the 8 / 16 boundary
+/// below 2 KiB: at 2000 B float16 fast sums along segments read 2092 / 2147 with 8 / 16
+/// lanes (int16 sums 2192 / 2230), at 1600 B uint64 sums 2695 / 2698, at 1200 B float16 2210 /
+/// 2221 and int16 2142 / 2100. At 1.5 KiB (run 200) the uint64 max with index along
+/// segments of 200 (1600 B) took 16 lanes and read 2712 GB/s stream-ordered against 2779
+/// with 8 (run 196): so 1.75 KiB, between the two. Run 199 also measured the rows: uint64 rows of 200 2742 GB/s by
 /// the rule against 2352 with the 32 lanes rows had, float16 fast rows of 600 2293 against
 /// 2233. Measured (runs 194-195, H100,
 /// bench/experiments/narrow_seg_probe.cu: the library's rows_body, integer sums, 2^26
@@ -134,7 +136,7 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
 ///   uint32 (800 B) segments 0.878 / 0.881 / 0.732 / 0.583, rows 0.909 / 0.915 / 0.773 / 0.650.
 /// (Library, run 195: uint64 sums along segments of 200, stream-ordered, 2774 -> 2876 GB/s.)
 inline int few_unmasked_lanes(std::int64_t mean_bytes) {
-  return mean_bytes < 1024 ? 4 : mean_bytes < 1536 ? 8 : mean_bytes < 4096 ? 16 : 32;
+  return mean_bytes < 1024 ? 4 : mean_bytes < 1792 ? 8 : mean_bytes < 4096 ? 16 : 32;
 }
 
 /// Outputs a lane of the column kernel: a 16-byte vector's elements, but for FEW ops (the
