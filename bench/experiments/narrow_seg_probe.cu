@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_narrow_readers.cuh"
 #include "cuda/shapes_v3.cuh"
 #include "probe_common.cuh"
 #include "shapes_widen.hpp"
@@ -41,38 +42,7 @@ using namespace tally::cuda;
 using namespace tally::cuda::shapes_k;
 using namespace tally::cuda::narrow_k;
 
-// ---- the element readers of src/cuda/shapes_narrow.cu and shapes_narrow_int.cu (copies) ----
-struct i8_in {
-  using src = std::int8_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w ^ 0x80808080u; }
-  static constexpr std::int32_t byte_bias = 128;
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    int s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s = __dp4a(static_cast<int>(word_at(w, i)), 0x01010101, s);
-    return s;
-  }
-};
-struct i16_in {
-  using src = std::int16_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int16_t>(q & 0xffffu); }
-  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q) >> 16; }
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    std::int32_t s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
-    return s;
-  }
-};
-struct u32_in {
-  using src = std::uint32_t;
-  using wide = std::int64_t;
-  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
-};
+// (the library's element readers: i8_in, i16_in, u32_in, u64_in, src/cuda/shapes_narrow_readers.cuh)
 struct u32w_in {  // (not the library's, fifty-seventh session: a vector's 4 elements summed in 64 bits, exact, then added once)
   using src = std::uint32_t;
   using wide = std::int64_t;
@@ -80,12 +50,6 @@ struct u32w_in {  // (not the library's, fifty-seventh session: a vector's 4 ele
   static __device__ __forceinline__ std::int64_t sum_words(const uint4& w) {
     return static_cast<std::int64_t>(static_cast<unsigned long long>(w.x) + w.y + w.z + w.w);
   }
-};
-struct u64_in {
-  using src = std::uint64_t;
-  using wide = std::int64_t;
-  static constexpr bool biased = true;
-  static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
 };
 
 template <class Op, int G, int MINB, int GU>

@@ -30,6 +30,7 @@
 #include "cuda/shapes_launch.cuh"
 #include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_narrow_readers.cuh"
 #include "cuda/shapes_narrow_run.cuh"
 #include "shapes_widen.hpp"
 #include "tally/ops/small.hpp"
@@ -130,34 +131,6 @@ struct bf16_in : pair_ops<__nv_bfloat162> {  // bfloat16 bits -> float32 (the up
          ((tiny_lo(w.z) + tiny_hi(w.z)) + (tiny_lo(w.w) + tiny_hi(w.w)))) *
         kUnscale;
     return exact_for(max(mx & 0xffffu, mx >> 16), min(mn & 0xffffu, mn >> 16), 3);
-  }
-};
-struct i8_in {
-  using src = std::int8_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  /// A word's four bytes as values 0..255 (column sums, v3::cols_body): x + 128, taken off
-  /// again as byte_bias per row.
-  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w ^ 0x80808080u; }
-  static constexpr std::int32_t byte_bias = 128;
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    int s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s = __dp4a(static_cast<int>(word_at(w, i)), 0x01010101, s);
-    return s;
-  }
-};
-struct u8_in {
-  using src = std::uint8_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  static __device__ __forceinline__ unsigned byte_values(unsigned w) { return w; }
-  static constexpr std::int32_t byte_bias = 0;
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    unsigned s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s = __dp4a(word_at(w, i), 0x01010101u, s);
-    return static_cast<std::int32_t>(s);
   }
 };
 struct b8_in {  // bool's byte: any nonzero value is true (NumPy), as shapes::widen_bool

@@ -27,6 +27,7 @@
 #include "cuda/shapes_launch.cuh"
 #include "cuda/shapes_narrow.hpp"
 #include "cuda/shapes_narrow_op.cuh"
+#include "cuda/shapes_narrow_readers.cuh"
 #include "cuda/shapes_narrow_run.cuh"
 #include "shapes_widen.hpp"
 
@@ -38,48 +39,7 @@ using namespace shapes_launch;
 using namespace narrow_k;
 using tally::shapes::kind;
 
-// ---- element readers: the stored type and its exact conversion (tally::shapes::widen_one) ----
-struct i16_in {
-  using src = std::int16_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  /// A word's low and high elements, sign-extended.
-  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int16_t>(q & 0xffffu); }
-  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q) >> 16; }
-  /// The vector's 8 elements summed in int32 (|sum| <= 8 x 2^15).
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    std::int32_t s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
-    return s;
-  }
-};
-struct u16_in {
-  using src = std::uint16_t;
-  using wide = std::int32_t;
-  static __device__ __forceinline__ std::int32_t read(src v) { return v; }
-  /// A word's low and high elements, zero-extended.
-  static __device__ __forceinline__ std::int32_t short_lo(unsigned q) { return static_cast<std::int32_t>(q & 0xffffu); }
-  static __device__ __forceinline__ std::int32_t short_hi(unsigned q) { return static_cast<std::int32_t>(q >> 16); }
-  /// The vector's 8 elements summed in int32 (sum <= 8 x 65535 < 2^20).
-  static __device__ __forceinline__ std::int32_t sum_words(const uint4& w) {
-    std::int32_t s = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) s += short_hi(word_at(w, i)) + short_lo(word_at(w, i));
-    return s;
-  }
-};
-struct u32_in {
-  using src = std::uint32_t;
-  using wide = std::int64_t;
-  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
-};
-struct u64_in {  // biased: the bits x ^ 2^63 as int64 (src/shapes_widen.hpp)
-  using src = std::uint64_t;
-  using wide = std::int64_t;
-  static constexpr bool biased = true;
-  static __device__ __forceinline__ std::int64_t read(src v) { return tally::shapes::widen_one(v); }
-};
+// (the element readers i16_in, u16_in, u32_in, u64_in: src/cuda/shapes_narrow_readers.cuh)
 
 }  // namespace
 
