@@ -102,16 +102,17 @@ template <class T, class Out> struct is_fast_sum<fast_sum<T, Out>> : std::true_t
 /// 2^26 elements, stream-ordered GB/s with 2 / 4 lanes: int16 sums along segments of 200
 /// (400 B) 2276 / 2407, uint16 2277 / 2407, float16 exact 2249 / 2238; the probe
 /// (narrow_seg_probe.cu) int16 segments of 200 0.773 / 0.824 of read, rows of 200 0.818 / 0.873.
-/// The byte min / max (`rounds`) take 2 lanes from 128 to 512 bytes (fifty-seventh session; they
-/// had 4): run 203, H100, `tally_bench --only narrow-lanes`, int8 max with index along equal
-/// segments, blocking GB/s with 1 / 2 / 4 / 8 lanes: 64 B 1521 / 1111 / 640 / 343; 200 B
-/// 1468 / 1537 / 1512 / 920; 300 B 1355 / **1606** / 1306 / 1248; 600 B 1371 / 1572 / 1664 /
-/// 1295; 1000 B 1341 / 1630 / 1683 / 1678; 2000 B 1283 / 1634 / 1769 / 1775.
 /// From 256 bytes they take few_unmasked_lanes' counts (run 199, H100, `tally_bench --only
 /// narrow-lanes`, int16 sums along equal segments, blocking GB/s with 4 / 8 / 16 / 32 lanes:
 /// 600 B 2021 / 1997 / 1561 / 906; 1200 B 2104 / 2142 / 2100 / 1605; 2000 B 2140 / 2192 /
 /// 2230 / 1837; 4000 B 2160 / 2180 / 2217 / 2206: the 4 lanes they had up to 2 KiB lost 2-4%
 /// from 1 KiB on).
+/// The byte min / max (`rounds`) take 2 lanes from 128 to 512 bytes (fifty-seventh session; they
+/// had 4): run 203, H100, `tally_bench --only narrow-lanes`, int8 max with index along equal
+/// segments, blocking GB/s with 1 / 2 / 4 / 8 lanes: 64 B 1521 / 1111 / 640 / 343; 200 B
+/// 1468 / 1537 / 1512 / 920; 300 B 1355 / **1606** / 1306 / 1248; 600 B 1371 / 1572 / 1664 /
+/// 1295; 1000 B 1341 / 1630 / 1683 / 1678; 2000 B 1283 / 1634 / 1769 / 1775 (run 204, the rule: 300 B
+/// 1643, 200 B 1550).
 inline int few_unmasked_lanes(std::int64_t mean_bytes);
 inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds = false, bool shorts = false) {
   if (rounds) return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 4096 ? 4 : 32;
