@@ -1118,14 +1118,14 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
 
 // Lanes an output for the narrow types' short rows and segments (plan few_lanes: 0 = the
 // default rule, 1, 2, 4, 8, 16 or 32), swept over equal segments (and rows) of L elements
-// (2^26 elements in all, past the L2): int8 max and its first index, int8 and int16 exact sums
-// (few_masked_lanes), float16 fast sums and uint64 sums along segments and rows
+// (2^26 elements in all, past the L2): int8, int16 and float16 max and its first index, int8
+// and int16 exact sums (few_masked_lanes), float16 fast sums and uint64 sums along segments and rows
 // (few_unmasked_lanes). One table a length, a column a lane count; "check" is how many outputs
 // differ from the default plan's (the integer ops: must be 0, their results are exact in any
 // order), or for the float16 fast sums the largest relative difference (another order may
 // change the last bits of the float64 accumulator, never more). TALLY_LANES_OPS: a comma-
-// separated list of the ops' names (int8-argmax, int8-sum, int16-sum, float16-sum,
-// float16-rows, uint64-sum, uint64-rows) to run those alone.
+// separated list of the ops' names (int8-argmax, int8-sum, int16-sum, int16-argmax,
+// float16-sum, float16-rows, float16-argmax, uint64-sum, uint64-rows) to run those alone.
 void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
   namespace tn = tally::cuda::tuning;
   timer tm(P.s);
@@ -1206,14 +1206,21 @@ void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
       exact_sweep.template operator()<std::int8_t>("int8-sum", vals, [&](int) {
         tally::reduce_segments(tally::reduce_op::sum, x8, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
       });
-    if (listed("int16-sum")) {
-      fill.template operator()<std::int16_t>();
+    if (listed("int16-sum") || listed("int16-argmax")) fill.template operator()<std::int16_t>();
+    if (listed("int16-sum"))
       exact_sweep.template operator()<std::int16_t>("int16-sum", vals, [&](int) {
         tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::int16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int64, tally::memory::device}, fast);
       });
-    }
-    if (listed("float16-sum") || listed("float16-rows")) {
+    if (listed("int16-argmax"))
+      exact_sweep.template operator()<std::int16_t>("int16-argmax", idx, [&](int) {
+        tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, segs * len, tally::dtype::int16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::int16, tally::memory::device}, {idx, segs, tally::dtype::int64, tally::memory::device}, fast);
+      });
+    if (listed("float16-sum") || listed("float16-rows") || listed("float16-argmax")) {
       fill.template operator()<tally::float16>();
+      if (listed("float16-argmax"))
+        exact_sweep.template operator()<tally::float16>("float16-argmax", idx, [&](int) {
+          tally::extreme_segments(tally::extreme_op::max, tally::nan_policy::propagate, {buf, segs * len, tally::dtype::float16, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::float16, tally::memory::device}, {idx, segs, tally::dtype::int64, tally::memory::device}, fast);
+        });
       auto close = [&](std::vector<float>& want) {
         return [&](bool first) {
           std::vector<float> got(k);
