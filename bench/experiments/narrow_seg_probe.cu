@@ -7,10 +7,11 @@
 // GB/s and, for each (G, MINB, GU: vectors in flight a lane), the median over 15 batches of 10
 // back-to-back launches, GB/s, the fraction of read, the grid, and whether all 335,544 sums
 // equal the host's; then the same over rows of 200 (no offsets).
-// Run 197 compared uint32's reader (an element at a time into the 128-bit state) with u32w_in,
-// which sums a 16-byte vector's four words in 64 bits and adds that once (as the byte and
+// Run 197 compared uint32's reader (an element at a time into the 128-bit state) with a reader
+// that summed a 16-byte vector's four words in 64 bits and added that once (as the byte and
 // 16-bit readers' sum_words): segments of 200 at 4 / 8 lanes 0.876-0.878 / 0.879-0.882 of read
-// against 0.880 / 0.888, within 1%, so the library keeps its reader.
+// against 0.880 / 0.888, within 1%, so the library keeps its reader (and the probe dropped
+// that one).
 // Run 198 added an L2 prefetch of a group item's next segment (cp.async.bulk.prefetch.L2 by
 // lane 0 once its own segment was read): slower everywhere (int8 G 2 0.741 -> 0.709, uint32
 // G 4 0.878 -> 0.844, uint64 G 8 0.922 -> 0.861), so removed.
@@ -43,14 +44,6 @@ using namespace tally::cuda::shapes_k;
 using namespace tally::cuda::narrow_k;
 
 // (the library's element readers: i8_in, i16_in, u32_in, u64_in, src/cuda/shapes_narrow_readers.cuh)
-struct u32w_in {  // (not the library's, fifty-seventh session: a vector's 4 elements summed in 64 bits, exact, then added once)
-  using src = std::uint32_t;
-  using wide = std::int64_t;
-  static __device__ __forceinline__ std::int64_t read(src v) { return v; }
-  static __device__ __forceinline__ std::int64_t sum_words(const uint4& w) {
-    return static_cast<std::int64_t>(static_cast<unsigned long long>(w.x) + w.y + w.z + w.w);
-  }
-};
 
 template <class Op, int G, int MINB, int GU>
 __global__ void __launch_bounds__(kBlock, MINB)
