@@ -79,6 +79,7 @@ struct ctx {
   void* partials;
   std::int64_t* out;
   long long* ovf;
+  bool lean = false;  // (argument "lean")
   std::vector<std::int64_t> want, want_rows;  // the host's sums of the segments, of the rows (uint64: the sums' bits)
 };
 
@@ -153,7 +154,128 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
 
-template <class In, class T, bool kFew = false> void type_cases(ctx& c, const char* type, void* buf) {
+
+// ---- Lean segment sums (fifty-eighth session) ----
+// The question: is the library's segments-of-200 gap (int8 0.75, int16 0.83, uint32 0.88 of
+// read, stream-ordered) the general kernel's (rows_body: tiles, offsets check, 128-bit
+// states, 64 registers at 4 blocks a SM), or any group-item kernel's? lean_seg is the least a
+// segment sum needs: G lanes a segment, its offsets, the aligned 16-byte vectors holding it
+// (U in flight a lane, the first and last masked), a 32-bit (bytes, 16-bit) or 64-bit (uint32)
+// sum a lane, G-lane shuffles, one write. No offsets check, no tiles, no overflow check.
+// ONESHOT: one block an item (grid = items; the hardware schedules the blocks), else
+// persistent (grid = resident blocks, items in turn, the next item's offsets loaded ahead).
+template <class T> struct lean_acc { using type = std::int32_t; };
+template <> struct lean_acc<std::uint32_t> { using type = std::int64_t; };
+
+/// The bytes [from, to) of a 16-byte vector kept, the others zeroed (two 64-bit halves: fewer
+/// registers than v2::keep_elements' 128-bit masks).
+__device__ __forceinline__ uint4 lean_keep(const uint4& w, int from, int to) {
+  auto half = [&](int h) {
+    const int lo = min(max(from - 8 * h, 0), 8), hi = min(max(to - 8 * h, 0), 8);
+    const unsigned long long up = hi >= 8 ? ~0ull : (1ull << (8 * hi)) - 1, down = lo >= 8 ? 0ull : ~0ull << (8 * lo);
+    return up & down;
+  };
+  const unsigned long long m0 = half(0), m1 = half(1);
+  return make_uint4(w.x & static_cast<unsigned>(m0), w.y & static_cast<unsigned>(m0 >> 32), w.z & static_cast<unsigned>(m1),
+                    w.w & static_cast<unsigned>(m1 >> 32));
+}
+
+template <class In, int G, int MINB, int U, bool ONESHOT>
+__global__ void __launch_bounds__(kBlock, MINB)
+    lean_seg(const typename In::src* x, const std::int64_t* off, std::int64_t segs, std::int64_t* out) {
+  using T = typename In::src;
+  using A = typename lean_acc<T>::type;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  constexpr int per = kBlock / G;
+  const int lane = static_cast<int>(threadIdx.x % G);
+  const std::int64_t items = (segs + per - 1) / per;
+  std::int64_t item = blockIdx.x;
+  std::int64_t s = item * per + threadIdx.x / G;
+  std::int64_t lo = 0, hi = 0;
+  if (s < segs) {
+    lo = __ldg(off + s);
+    hi = __ldg(off + s + 1);
+  }
+  while (true) {
+    std::int64_t nlo = 0, nhi = 0;
+    const std::int64_t nitem = item + gridDim.x;
+    if constexpr (!ONESHOT) {
+      const std::int64_t ns = nitem * per + threadIdx.x / G;
+      if (nitem < items && ns < segs) {
+        nlo = __ldg(off + ns);
+        nhi = __ldg(off + ns + 1);
+      }
+    }
+    A a = 0;
+    if (s < segs && hi > lo) {
+      const auto b0 = reinterpret_cast<std::uintptr_t>(x + lo), b1 = reinterpret_cast<std::uintptr_t>(x + hi);
+      const std::uintptr_t a0 = b0 & ~std::uintptr_t(15), a1 = (b1 + 15) & ~std::uintptr_t(15);
+      const uint4* p = reinterpret_cast<const uint4*>(a0);
+      const int nv = static_cast<int>((a1 - a0) / 16);
+      const int from0 = static_cast<int>((b0 - a0) / sizeof(T)), to_last = V - static_cast<int>((a1 - b1) / sizeof(T));
+      for (int j = lane; j < nv; j += G * U) {
+        uint4 r[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) r[u] = j + u * G < nv ? __ldg(p + j + u * G) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int k = j + u * G;
+          uint4 w = r[u];
+          if (k == 0 || k == nv - 1) w = lean_keep(w, k == 0 ? from0 * static_cast<int>(sizeof(T)) : 0,
+                                                   k == nv - 1 ? to_last * static_cast<int>(sizeof(T)) : 16);
+          if constexpr (sizeof(T) <= 2) a += In::sum_words(w);
+          else a += static_cast<A>(w.x) + static_cast<A>(w.y) + static_cast<A>(w.z) + static_cast<A>(w.w);
+        }
+      }
+    }
+#pragma unroll
+    for (int d = G / 2; d >= 1; d /= 2) a += __shfl_down_sync(0xffffffffu, a, d, G);
+    if (lane == 0 && s < segs) out[s] = a;
+    if (ONESHOT || nitem >= items) break;
+    item = nitem;
+    s = item * per + threadIdx.x / G;
+    lo = nlo;
+    hi = nhi;
+  }
+}
+
+template <class In, class T, int G, int MINB, int U, bool ONESHOT>
+void run_lean(ctx& c, const char* type, const T* x, double read_us) {
+  constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT>;
+  int fit = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
+  cudaFuncAttributes attr{};
+  CK(cudaFuncGetAttributes(&attr, kernel));
+  constexpr std::int64_t per = kBlock / G;
+  const std::int64_t items = (c.segs + per - 1) / per;
+  const std::int64_t grid = ONESHOT ? items : std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
+  CK(cudaMemset(c.out, 0, 8 * c.segs));
+  auto launch = [&] { kernel<<<static_cast<unsigned>(grid), kBlock>>>(x, c.doff, c.segs, c.out); };
+  launch();
+  CK(cudaDeviceSynchronize());
+  std::vector<std::int64_t> got(static_cast<std::size_t>(c.segs));
+  CK(cudaMemcpy(got.data(), c.out, 8 * c.segs, cudaMemcpyDeviceToHost));
+  std::int64_t bad = 0;
+  for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != c.want[static_cast<std::size_t>(s)];
+  const double us = time_us(launch);
+  const double gbs = static_cast<double>(c.n) * sizeof(T) / (us * 1e3);
+  std::printf("%-6s lean %-7s G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
+              type, ONESHOT ? "oneshot" : "persist", G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+              static_cast<long long>(grid), us, gbs, read_us / us, bad ? "WRONG" : "checked: all equal");
+  if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
+}
+
+template <class In, class T, int G> void lean_set(ctx& c, const char* type, const T* x, double read_us) {
+  run_lean<In, T, G, 4, 4, false>(c, type, x, read_us);
+  run_lean<In, T, G, 6, 4, false>(c, type, x, read_us);
+  run_lean<In, T, G, 8, 2, false>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 8, false>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true>(c, type, x, read_us);
+  run_lean<In, T, G, 8, 4, true>(c, type, x, read_us);
+  run_lean<In, T, G, 8, 2, true>(c, type, x, read_us);
+}
+
+template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void type_cases(ctx& c, const char* type, void* buf) {
   const T* x = static_cast<const T*>(buf);
   {  // the host's sums of equal segments of 200 (the last one 264) and of rows of 200
     std::vector<T> h(static_cast<std::size_t>(c.n));
@@ -176,6 +298,15 @@ template <class In, class T, bool kFew = false> void type_cases(ctx& c, const ch
   CK(cudaMalloc(&sink, 4));
   const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
   std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
+  if constexpr (LG1 > 0) {  // (argument "lean": the library's body at LG1 lanes beside lean_seg at LG1 and LG2)
+    if (c.lean) {
+      run<In, T, LG1, 4, 4>(c, type, x, read_us, false);
+      lean_set<In, T, LG1>(c, type, x, read_us);
+      lean_set<In, T, LG2>(c, type, x, read_us);
+      CK(cudaFree(sink));
+      return;
+    }
+  }
   if constexpr (kFew) {  // (the segments at the lane counts near the best)
     run<In, T, 2, 4, 4>(c, type, x, read_us, false);
     run<In, T, 4, 4, 4>(c, type, x, read_us, false);
@@ -225,20 +356,21 @@ int main(int argc, char** argv) {
   // (argument "all": int8, int16 and uint64 too, every lane count, as runs 194-195; else uint32 alone,
   // the library's reader and one summing a vector's words at once)
   const bool all = argc > 1 && std::string(argv[1]) == "all";
-  for (int k = 0; k < 4; ++k) {
+  c.lean = argc > 1 && std::string(argv[1]) == "lean";
+  for (int k = 0; k < (c.lean ? 3 : 4); ++k) {
     fill_bytes<<<c.sms * 4, 256>>>(static_cast<unsigned*>(buf), 2 * c.n);
     CK(cudaDeviceSynchronize());
     if (k == 0) {
       if (all) type_cases<i8_in, std::int8_t>(c, "int8", buf);
-      else type_cases<i8_in, std::int8_t, true>(c, "int8", buf);
+      else type_cases<i8_in, std::int8_t, true, 2, 4>(c, "int8", buf);
     }
     if (k == 1) {
       if (all) type_cases<i16_in, std::int16_t>(c, "int16", buf);
-      else type_cases<i16_in, std::int16_t, true>(c, "int16", buf);
+      else type_cases<i16_in, std::int16_t, true, 4, 8>(c, "int16", buf);
     }
     if (k == 2) {
       if (all) type_cases<u32_in, std::uint32_t>(c, "uint32", buf);
-      else type_cases<u32_in, std::uint32_t, true>(c, "uint32", buf);
+      else type_cases<u32_in, std::uint32_t, true, 4, 8>(c, "uint32", buf);
     }
     if (k == 3) {
       // (below 2^40, as the bench: no sum leaves uint64)
