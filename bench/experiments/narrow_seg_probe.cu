@@ -180,9 +180,14 @@ __device__ __forceinline__ uint4 lean_keep(const uint4& w, int from, int to) {
                     w.w & static_cast<unsigned>(m1 >> 32));
 }
 
-template <class In, int G, int MINB, int U, bool ONESHOT>
+// CHECK: 0 the offsets unchecked; 1 each block first checks a balanced share of them (as
+// rows_body's check_offsets: 4 loads a thread in flight, the first bad index to *status);
+// 2 each group checks its own pair (lo <= hi; off[0] = 0 and off[segs] = n by the groups of the
+// first and last segments), the loads it makes anyway.
+template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0>
 __global__ void __launch_bounds__(kBlock, MINB)
-    lean_seg(const typename In::src* x, const std::int64_t* off, std::int64_t segs, std::int64_t* out) {
+    lean_seg(const typename In::src* x, const std::int64_t* off, std::int64_t segs, std::int64_t* out, long long* status,
+             std::int64_t n) {
   using T = typename In::src;
   using A = typename lean_acc<T>::type;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
@@ -196,7 +201,32 @@ __global__ void __launch_bounds__(kBlock, MINB)
     lo = __ldg(off + s);
     hi = __ldg(off + s + 1);
   }
+  if constexpr (CHECK == 1) {
+    const std::int64_t entries = segs + 1, share = entries / gridDim.x, rem = entries % gridDim.x, b = blockIdx.x;
+    const std::int64_t i0 = b * share + (b < rem ? b : rem), i1 = i0 + share + (b < rem ? 1 : 0);
+    for (std::int64_t ib = i0 + threadIdx.x; ib < i1; ib += 4 * kBlock) {
+      std::int64_t v[4], pv[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const std::int64_t i = ib + static_cast<std::int64_t>(k) * kBlock;
+        v[k] = i < i1 ? __ldg(off + i) : 0;
+        pv[k] = i < i1 && i > 0 ? __ldg(off + i - 1) : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const std::int64_t i = ib + static_cast<std::int64_t>(k) * kBlock;
+        if (i >= i1) break;
+        bool good = i == 0 ? v[k] == 0 : v[k] >= pv[k];
+        if (i == segs) good = good && v[k] == n;
+        if (!good) atomicMin(status, static_cast<long long>(i));
+      }
+    }
+  }
   while (true) {
+    if constexpr (CHECK == 2) {
+      if (lane == 0 && s < segs && (hi < lo || (s == 0 && lo != 0) || (s == segs - 1 && hi != n)))
+        atomicMin(status, static_cast<long long>(hi < lo ? s + 1 : s == 0 && lo != 0 ? 0 : segs));
+    }
     std::int64_t nlo = 0, nhi = 0;
     const std::int64_t nitem = item + gridDim.x;
     if constexpr (!ONESHOT) {
@@ -239,9 +269,9 @@ __global__ void __launch_bounds__(kBlock, MINB)
   }
 }
 
-template <class In, class T, int G, int MINB, int U, bool ONESHOT>
+template <class In, class T, int G, int MINB, int U, bool ONESHOT, int CHECK = 0>
 void run_lean(ctx& c, const char* type, const T* x, double read_us) {
-  constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT>;
+  constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT, CHECK>;
   int fit = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
   cudaFuncAttributes attr{};
@@ -250,7 +280,8 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   const std::int64_t items = (c.segs + per - 1) / per;
   const std::int64_t grid = ONESHOT ? items : std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
   CK(cudaMemset(c.out, 0, 8 * c.segs));
-  auto launch = [&] { kernel<<<static_cast<unsigned>(grid), kBlock>>>(x, c.doff, c.segs, c.out); };
+  CK(cudaMemset(c.W.status, 0x7f, 16));
+  auto launch = [&] { kernel<<<static_cast<unsigned>(grid), kBlock>>>(x, c.doff, c.segs, c.out, c.W.status, c.n); };
   launch();
   CK(cudaDeviceSynchronize());
   std::vector<std::int64_t> got(static_cast<std::size_t>(c.segs));
@@ -259,8 +290,11 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   for (std::int64_t s = 0; s < c.segs; ++s) bad += got[static_cast<std::size_t>(s)] != c.want[static_cast<std::size_t>(s)];
   const double us = time_us(launch);
   const double gbs = static_cast<double>(c.n) * sizeof(T) / (us * 1e3);
-  std::printf("%-6s lean %-7s G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
-              type, ONESHOT ? "oneshot" : "persist", G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+  long long st = 0;
+  CK(cudaMemcpy(&st, c.W.status, 8, cudaMemcpyDeviceToHost));
+  if (st != 0x7f7f7f7f7f7f7f7fLL) std::printf("  status %lld: a check failed\n", st);
+  std::printf("%-6s lean %-7s check %d G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
+              type, ONESHOT ? "oneshot" : "persist", CHECK, G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
               static_cast<long long>(grid), us, gbs, read_us / us, bad ? "WRONG" : "checked: all equal");
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
@@ -273,6 +307,10 @@ template <class In, class T, int G> void lean_set(ctx& c, const char* type, cons
   run_lean<In, T, G, 4, 4, true>(c, type, x, read_us);
   run_lean<In, T, G, 8, 4, true>(c, type, x, read_us);
   run_lean<In, T, G, 8, 2, true>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 2>(c, type, x, read_us);
+  run_lean<In, T, G, 8, 2, true, 1>(c, type, x, read_us);
+  run_lean<In, T, G, 8, 2, true, 2>(c, type, x, read_us);
 }
 
 template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void type_cases(ctx& c, const char* type, void* buf) {
