@@ -1125,7 +1125,8 @@ void bench_shapes_narrow(pools& P, std::int64_t n, int reps) {
 // order), or for the float16 fast sums the largest relative difference (another order may
 // change the last bits of the float64 accumulator, never more). TALLY_LANES_OPS: a comma-
 // separated list of the ops' names (int8-argmax, int8-sum, int16-sum, int16-argmax,
-// float16-sum, float16-rows, float16-argmax, uint64-sum, uint64-rows) to run those alone.
+// float16-sum, float16-rows, float16-argmax, uint32-sum, uint64-sum, uint64-rows) to run those
+// alone (uint32-sum only when listed).
 void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
   namespace tn = tally::cuda::tuning;
   timer tm(P.s);
@@ -1243,6 +1244,12 @@ void bench_narrow_lanes(pools& P, std::int64_t n, int reps) {
           tally::reduce_axis(tally::reduce_op::sum, m, 1, {vals, segs, tally::dtype::float32, tally::memory::device}, fast);
         }, close(want_r));
       }
+    }
+    if (only_ops && listed("uint32-sum")) {
+      fill.template operator()<std::uint32_t>();
+      exact_sweep.template operator()<std::uint32_t>("uint32-sum", vals, [&](int) {
+        tally::reduce_segments(tally::reduce_op::sum, {buf, segs * len, tally::dtype::uint32, tally::memory::device}, doff, segs, {vals, segs, tally::dtype::uint64, tally::memory::device}, fast);
+      });
     }
     if (listed("uint64-sum") || listed("uint64-rows")) {
       fill.template operator()<std::uint64_t>();

@@ -557,6 +557,31 @@ TEST_P(ShapesNarrow, SegmentsShortLongAndPastSplitInOneCall) {
   });
 }
 
+// Segment sums of the type's lowest and of its highest value only, lengths around a 16-byte
+// vector's (15, 16, 17 elements), 200, 4095, up to the default seg_split (16384) and past it
+// (16385, 40000: tile items), over bases shifted 0 and 3 elements: the GPU sums the byte, bool,
+// 16-bit and uint32 segments in 64-bit lane partials (v2::fold_span_sum), whose largest values
+// these are (uint32: 16384 x (2^32 - 1) in one segment). Every output against the exact sum and
+// mean (uint64 left out: its sums of the highest value leave uint64; bool: 0 and 1 are the
+// other tests' values).
+TEST_P(ShapesNarrow, SegmentSumsOfTheTypeExtremesUpToAndPastSplit) {
+  with_small_type(t(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool> && std::is_integral_v<S<T>> && sizeof(S<T>) <= 4) {  // (bool: the others' tests)
+      using L = std::numeric_limits<S<T>>;
+      const std::vector<std::int64_t> lens{1, 15, 16, 17, 200, 0, 4095, 16383, 16384, 16385, 40000, 3};
+      std::vector<std::int64_t> off{0};
+      for (const std::int64_t len : lens) off.push_back(off.back() + len);
+      for (const S<T> v : {L::lowest(), L::max()}) {
+        SCOPED_TRACE("every element " + std::to_string(static_cast<long long>(v)));
+        const std::vector<S<T>> x(static_cast<std::size_t>(off.back()), v);
+        for (std::size_t shift : {0, 3}) check_segments<T>(x, off, shift);
+      }
+    } else {
+      GTEST_SKIP() << "integer types up to 32 bits, not bool";
+    }
+  });
+}
+
 // Segments of one repeated value, the type's lowest or highest (bool: 0 or 1), at every start
 // in a 16-byte vector, lengths 1..40, over bases shifted 0, 1, 3 and 7 elements: the GPU's byte
 // min / max read a segment's partial first and last vectors whole, with the bytes outside the

@@ -16,7 +16,16 @@
 // lane 0 once its own segment was read): slower everywhere (int8 G 2 0.741 -> 0.709, uint32
 // G 4 0.878 -> 0.844, uint64 G 8 0.922 -> 0.861), so removed.
 // By default (no argument "all": every lane count, rows too) it runs each type's segments at
-// 2, 4 and 8 lanes.
+// 2, 4 and 8 lanes. Argument "lean" (fifty-eighth session): the library's body at two lane
+// counts, with and without tile items, beside lean_seg (below) in its variants.
+// Runs 206-209 (H100; docs/benchmarks/h100-run206..209-*): lean_seg read int8 / int16 / uint32
+// segments of 200 at 0.85-0.87 / 0.89-0.90 / 0.92-0.93 of read persistent, 0.89 / 0.92 / 0.95
+// one block an item, where the library's body read 0.74 / 0.83 / 0.88. What the gap was made
+// of, int8 at 4 lanes: the 128-bit state's adds and 4-word shuffles (v2::fold_span_sum's
+// 64-bit lane partials took int8 from 0.65 to 0.75 at 4 lanes, int16 0.61 -> 0.80 at 8), the
+// tiles' handshake at each block's end (1.5 us a call: long_seen_after_checks' early read),
+// block_done (1.9 us: lean_seg with it, "+done"; an acq_rel atomic in place of its fences
+// changed nothing), and ~1.9 us of the body's own.
 
 // Run 194 (H100): more resident blocks (6 or 8 a SM: 40 or 32 registers, spilling) were
 // 1.3-3x slower for every type and lane count, so MINB is 4 (the library's) since.
@@ -104,7 +113,7 @@ template <class F> double time_us(F&& f) {
 /// offsets, the first n - n % 200 elements), G lanes an output, MINB blocks a SM, GU vectors in
 /// flight a lane.
 template <class In, class T, int G, int MINB, int GU>
-void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
+void run(ctx& c, const char* type, const T* x, double read_us, bool rows, bool no_tiles = false) {
   using W = typename In::wide;
   using Op = narrow_op<In, int_sum<W>>;
   constexpr bool biased = [] {
@@ -119,7 +128,7 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   // (launch_v3: segments tile = seg_tile, split = seg_split, tiles over n; rows of 200: no tiles,
   // split = tile)
   const std::int64_t n = rows ? c.segs * 200 : c.n;
-  const std::int64_t tile = 65536, split = rows ? 65536 : 16384, tiles = rows ? 0 : (n + tile - 1) / tile;
+  const std::int64_t tile = 65536, split = rows ? 65536 : 16384, tiles = rows || no_tiles ? 0 : (n + tile - 1) / tile;
   constexpr std::int64_t per = kBlock / G;
   const std::int64_t items = tiles + (c.segs + per - 1) / per;
   const std::int64_t grid = std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
@@ -148,7 +157,7 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows) {
   const double us = time_us(launch);
   const double gbs = static_cast<double>(n) * sizeof(T) / (us * 1e3);
   std::printf("%-6s %-4s G %2d minb %d GU %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s (status %lld)\n",
-              type, rows ? "rows" : "segs", G, MINB, GU, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+              type, rows ? "rows" : no_tiles ? "segs (no tiles)" : "segs", G, MINB, GU, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
               static_cast<long long>(grid), us, gbs, read_us / us * static_cast<double>(n) / static_cast<double>(c.n),
               bad ? "WRONG" : "checked: all equal", st[0]);
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
@@ -184,10 +193,12 @@ __device__ __forceinline__ uint4 lean_keep(const uint4& w, int from, int to) {
 // rows_body's check_offsets: 4 loads a thread in flight, the first bad index to *status);
 // 2 each group checks its own pair (lo <= hi; off[0] = 0 and off[segs] = n by the groups of the
 // first and last segments), the loads it makes anyway.
-template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0>
+// FIN: the library's end, v3::block_done (every block counted, the last one resets the words and
+// writes the status).
+template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, bool FIN = false>
 __global__ void __launch_bounds__(kBlock, MINB)
     lean_seg(const typename In::src* x, const std::int64_t* off, std::int64_t segs, std::int64_t* out, long long* status,
-             std::int64_t n) {
+             std::int64_t n, v3::finish f) {
   using T = typename In::src;
   using A = typename lean_acc<T>::type;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
@@ -267,11 +278,12 @@ __global__ void __launch_bounds__(kBlock, MINB)
     lo = nlo;
     hi = nhi;
   }
+  if constexpr (FIN) v3::block_done(f);
 }
 
-template <class In, class T, int G, int MINB, int U, bool ONESHOT, int CHECK = 0>
+template <class In, class T, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, bool FIN = false>
 void run_lean(ctx& c, const char* type, const T* x, double read_us) {
-  constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT, CHECK>;
+  constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT, CHECK, FIN>;
   int fit = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kBlock, 0));
   cudaFuncAttributes attr{};
@@ -281,7 +293,10 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   const std::int64_t grid = ONESHOT ? items : std::min<std::int64_t>(items, static_cast<std::int64_t>(std::max(fit, 1)) * c.sms);
   CK(cudaMemset(c.out, 0, 8 * c.segs));
   CK(cudaMemset(c.W.status, 0x7f, 16));
-  auto launch = [&] { kernel<<<static_cast<unsigned>(grid), kBlock>>>(x, c.doff, c.segs, c.out, c.W.status, c.n); };
+  v3::finish f{c.W.status, c.W.blocks_done, c.W.host_status, nullptr, 0, c.W.tickets, c.segs,
+               c.W.tile_next, c.W.long_seen, c.W.checked, 0};
+  f.group_next = c.group_next;
+  auto launch = [&] { kernel<<<static_cast<unsigned>(grid), kBlock>>>(x, c.doff, c.segs, c.out, c.W.status, c.n, f); };
   launch();
   CK(cudaDeviceSynchronize());
   std::vector<std::int64_t> got(static_cast<std::size_t>(c.segs));
@@ -293,24 +308,18 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   long long st = 0;
   CK(cudaMemcpy(&st, c.W.status, 8, cudaMemcpyDeviceToHost));
   if (st != 0x7f7f7f7f7f7f7f7fLL) std::printf("  status %lld: a check failed\n", st);
-  std::printf("%-6s lean %-7s check %d G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
-              type, ONESHOT ? "oneshot" : "persist", CHECK, G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+  std::printf("%-6s lean %-7s%s check %d G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
+              type, ONESHOT ? "oneshot" : "persist", FIN ? " +done" : "", CHECK, G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
               static_cast<long long>(grid), us, gbs, read_us / us, bad ? "WRONG" : "checked: all equal");
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
 
 template <class In, class T, int G> void lean_set(ctx& c, const char* type, const T* x, double read_us) {
   run_lean<In, T, G, 4, 4, false>(c, type, x, read_us);
-  run_lean<In, T, G, 6, 4, false>(c, type, x, read_us);
-  run_lean<In, T, G, 8, 2, false>(c, type, x, read_us);
-  run_lean<In, T, G, 4, 8, false>(c, type, x, read_us);
-  run_lean<In, T, G, 4, 4, true>(c, type, x, read_us);
-  run_lean<In, T, G, 8, 4, true>(c, type, x, read_us);
-  run_lean<In, T, G, 8, 2, true>(c, type, x, read_us);
   run_lean<In, T, G, 4, 4, false, 1>(c, type, x, read_us);
-  run_lean<In, T, G, 4, 4, false, 2>(c, type, x, read_us);
-  run_lean<In, T, G, 8, 2, true, 1>(c, type, x, read_us);
-  run_lean<In, T, G, 8, 2, true, 2>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, true>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, true>(c, type, x, read_us);
 }
 
 template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void type_cases(ctx& c, const char* type, void* buf) {
@@ -339,6 +348,9 @@ template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void t
   if constexpr (LG1 > 0) {  // (argument "lean": the library's body at LG1 lanes beside lean_seg at LG1 and LG2)
     if (c.lean) {
       run<In, T, LG1, 4, 4>(c, type, x, read_us, false);
+      run<In, T, LG1, 4, 4>(c, type, x, read_us, false, true);
+      run<In, T, LG2, 4, 4>(c, type, x, read_us, false);
+      run<In, T, LG2, 4, 4>(c, type, x, read_us, false, true);
       lean_set<In, T, LG1>(c, type, x, read_us);
       lean_set<In, T, LG2>(c, type, x, read_us);
       CK(cudaFree(sink));

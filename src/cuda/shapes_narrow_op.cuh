@@ -4,6 +4,7 @@
 // uint8, bool) and src/cuda/shapes_narrow_int.cu (int16, uint16, uint32, uint64).
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -30,6 +31,10 @@ template <class W> struct is_int_extreme : std::false_type {};
 template <bool MAX, bool SKIP> struct is_int_extreme<extreme<std::int32_t, MAX, SKIP>> : std::true_type {};
 template <class W> struct is_wide_int_extreme : is_int_extreme<W> {};
 template <bool MAX, bool SKIP> struct is_wide_int_extreme<extreme<std::int64_t, MAX, SKIP>> : std::true_type {};
+/// Whether W is an exact integer sum or mean (int_sum, int_mean: a 128-bit state that only adds).
+template <class W> struct is_int_add : std::false_type {};
+template <class T> struct is_int_add<int_sum<T>> : std::true_type {};
+template <class T, class Out> struct is_int_add<int_mean<T, Out>> : std::true_type {};
 /// Whether W is the float min / max op (the float16 and bfloat16 extremes).
 template <class W> struct is_float_extreme : std::false_type {};
 template <bool MAX, bool SKIP> struct is_float_extreme<extreme<float, MAX, SKIP>> : std::true_type {};
@@ -75,6 +80,27 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     requires(std::is_same_v<acc, ops::i128> && requires { In::sum_words(w); })
   {
     a += In::sum_words(v2::keep_elements<static_cast<int>(sizeof(elem))>(w, from, to, 0u));  // (0: the identity of these reads)
+  }
+  /// 64-bit lane partials for the group items (v2::takes_lane_sums, v2::fold_span_sum): the
+  /// integer sums and means (int_sum, int_mean: a 128-bit state that only adds) of the readers
+  /// with an int32 sum_words (bytes, bool, 16-bit integers) and of uint32 (a vector's four
+  /// words added in 64 bits). Not uint64 (its sums need the 128 bits) nor float16's fixed point
+  /// (2^40 units an element).
+  static constexpr bool lane_sums = [] {
+    if constexpr (!is_int_add<W0>::value) return false;
+    else if constexpr (requires(const uint4& w) { { In::sum_words(w) } -> std::same_as<std::int32_t>; }) return true;
+    else return std::is_same_v<elem, std::uint32_t> && std::is_same_v<decltype(In::read(elem{})), std::int64_t>;
+  }();
+  static __device__ __forceinline__ std::int64_t vector_sum(const uint4& w)
+    requires lane_sums
+  {
+    if constexpr (requires { In::sum_words(w); }) return In::sum_words(w);
+    else return static_cast<std::int64_t>(static_cast<std::uint64_t>(w.x) + w.y + w.z + w.w);
+  }
+  static __device__ __forceinline__ std::int64_t value_of(elem v)
+    requires lane_sums
+  {
+    return In::read(v);
   }
   /// Certified sums and means of bfloat16 (the float32 op's state, W0 = certified_sum<float,
   /// ...>; forty-third session): a 16-byte vector's 8 terms enter the state as one exact float64

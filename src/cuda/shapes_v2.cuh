@@ -258,6 +258,67 @@ template <int B> __device__ __forceinline__ uint4 keep_elements(const uint4& w, 
 /// there). Only where those vectors lie inside x's first n elements (else, and for every other
 /// op, fold_contig). The order differs from fold_contig's; these ops' results (exact sums, the
 /// extreme and its first index) do not depend on it, so the bits do not.
+/// The bytes [from, to) of a 16-byte vector kept (0 <= from < to <= 16), the others zeroed: a
+/// 64-bit mask a half (fold_span_sum: fewer instructions and registers than keep_elements'
+/// 128-bit masks).
+__device__ __forceinline__ uint4 keep_bytes(const uint4& w, int from, int to) {
+  auto half = [&](int h) {
+    const int lo = min(max(from - 8 * h, 0), 8), hi = min(max(to - 8 * h, 0), 8);
+    const unsigned long long up = hi >= 8 ? ~0ull : (1ull << (8 * hi)) - 1, down = lo >= 8 ? 0ull : ~0ull << (8 * lo);
+    return up & down;
+  };
+  const unsigned long long m0 = half(0), m1 = half(1);
+  return make_uint4(w.x & static_cast<unsigned>(m0), w.y & static_cast<unsigned>(m0 >> 32), w.z & static_cast<unsigned>(m1),
+                    w.w & static_cast<unsigned>(m1 >> 32));
+}
+
+/// Whether Op's sums may be taken as 64-bit lane partials (narrow_k::narrow_op::lane_sums: the
+/// exact integer sums and means of bytes, bool, 16-bit integers and uint32, whose 128-bit
+/// state only adds; Op::vector_sum and Op::value_of give a vector's and an element's exact
+/// value). A lane's partial over a span of at most 2^31 elements of at most 2^32 each stays
+/// below 2^63.
+template <class Op> __host__ __device__ constexpr bool takes_lane_sums() {
+  if constexpr (requires { Op::lane_sums; }) return Op::lane_sums;
+  else return false;
+}
+
+/// The exact sum of x[at + k], k in [0, len), k = first, first + step, ... in this lane's
+/// share (as fold_span's: the aligned 16-byte vectors that hold the span, lane j the vectors
+/// j, j + step, ..., U in flight, the first and last masked to the span's bytes, where those
+/// vectors lie inside x's first n elements; else element by element), as a 64-bit integer
+/// (takes_lane_sums; len < 2^31). Fifty-eighth session: the group items' 128-bit state
+/// (an add with carry chain a vector, 4-word shuffles) and keep_elements' 128-bit masks cost
+/// int8 segments of 200 15% against this (run 206, bench/experiments/narrow_seg_probe.cu "lean").
+template <class Op, int U>
+__device__ __forceinline__ std::int64_t fold_span_sum(const typename Op::elem* x, std::int64_t n, std::int64_t at,
+                                                      std::int64_t len, int first, int step) {
+  using T = typename Op::elem;
+  std::int64_t p = 0;
+  if (len <= 0) return p;
+  const auto s = reinterpret_cast<std::uintptr_t>(x + at), e = reinterpret_cast<std::uintptr_t>(x + at + len);
+  const std::uintptr_t vb = s & ~std::uintptr_t(15), ve = (e + 15) & ~std::uintptr_t(15);
+  if (vb >= reinterpret_cast<std::uintptr_t>(x) && ve <= reinterpret_cast<std::uintptr_t>(x + n)) {
+    const uint4* pv = reinterpret_cast<const uint4*>(vb);
+    const int nv = static_cast<int>((ve - vb) / 16);
+    const int from0 = static_cast<int>(s - vb), to_last = 16 - static_cast<int>(ve - e);  // (bytes)
+    for (int j = first; j < nv; j += U * step) {
+      uint4 r[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) r[u] = j + u * step < nv ? __ldg(pv + j + u * step) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int k = j + u * step;
+        uint4 w = r[u];
+        if (k == 0 || k == nv - 1) w = keep_bytes(w, k == 0 ? from0 : 0, k == nv - 1 ? to_last : 16);
+        p += Op::vector_sum(w);  // (past nv: zeros)
+      }
+    }
+    return p;
+  }
+  for (std::int64_t k = first; k < len; k += step) p += Op::value_of(__ldg(x + at + k));
+  return p;
+}
+
 template <class Op, int U = kUnroll2, int STAGES = 0>
 __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op::elem* x, std::int64_t n,
                                           std::int64_t at, std::int64_t len, int first, int step,

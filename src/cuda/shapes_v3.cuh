@@ -210,7 +210,21 @@ struct finish {
 /// holding a long segment has looked. The bits never depend on it: a block that sets the flag claims
 /// tiles itself. (Not inlined: it runs once per block, and inlined its registers made the
 /// kernel's other paths spill.)
-__device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks) {
+/// `early` (fifty-eighth session): a read of f.checked that thread 0 made before the block's
+/// last group item, so that its round trip hid behind that item's loads (kNoEarly: none). Bit
+/// kLongBit of that word is set by a block that saw a long segment before it adds its count
+/// (atomics on one word are totally ordered), so a value that counts every block holds every
+/// block's flag: set, the tiles are needed; clear, they are not, with no other read. Run 208
+/// (bench/experiments/narrow_seg_probe.cu): the three dependent reads below cost int8
+/// segments of 200 ~1.5 us a call of 33 (the same body with no tile items).
+inline constexpr unsigned kLongBit = 0x80000000u;
+inline constexpr unsigned kNoEarly = 0xffffffffu;
+__device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks,
+                                                       unsigned early = kNoEarly) {
+  if (early != kNoEarly) {
+    if (early & kLongBit) return true;
+    if (early == gridDim.x) return false;  // (every block counted, none with the bit)
+  }
   if (atomicOr(long_seen, 0u) != 0) return true;
   if (!wait_checks) return false;
   const unsigned long long t0 = global_ns();
@@ -249,6 +263,9 @@ __device__ __forceinline__ void block_done(const finish& f) {
   // thread's writes before thread 0's fence, which is cumulative (PTX memory model; the
   // pattern of cooperative groups' grid.sync), so one fence a block, not one a thread
   // (plan done_fence = 1: every thread's own fence first, as before the twenty-fifth session).
+  // (Run 209, fifty-eighth session: thread 0's count as one acq_rel atomic, cuda::atomic_ref,
+  // without the fences: the same time, ~1.9 us a call of 31 for this end on int8 segments of
+  // 200, bench/experiments/narrow_seg_probe.cu; not taken)
   if (f.fence_each) __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -424,6 +441,10 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   // time, end the kernel balanced); the certified pass's states keep the tiles first, where
   // ptxas fits them without spills (twenty-first session, run 79)
   constexpr bool kGroupsFirst = !kTrim;
+  // the checks' word read before a block's last group item (long_seen_after_checks' `early`):
+  // the byte, bool and 16-bit integer sums and means (run 209, int8 / int16 segments of 200:
+  // +3.5% / +2.3%, the tiles' handshake then free)
+  constexpr bool kEarly = kGroupsFirst && v2::takes_lane_sums<Op>() && sizeof(T) <= 2;
   // plan seg_warp_claim (warp_phase): the certified pass's group items of 1..32 lanes, sums
   // (its mean's kernels spill 40 bytes already, and 116 with warp_phase: ptxas here)
   constexpr bool kWarpClaims = !kGroupsFirst && G >= 1 && G <= 32 && !is_mean_op<Op>::value;
@@ -480,7 +501,10 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     if (find_long) {
       const bool any = __syncthreads_or(longer);
       if (threadIdx.x == 0) {
-        if (any) atomicOr(f.long_seen, 1u);
+        if (any) {
+          atomicOr(f.long_seen, 1u);
+          atomicOr(f.checked, kLongBit);  // (the same word's count after it: long_seen_after_checks' early read)
+        }
         __threadfence();  // the flag before the count (a block that counts every check then reads it)
         atomicAdd(f.checked, 1u);
       }
@@ -782,6 +806,17 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         }
       }
       const std::int64_t len = e - b;
+      if constexpr (v2::takes_lane_sums<Op>()) {
+        // (segments of the narrow integer sums and means: 64-bit lane partials, v2::fold_span_sum;
+        // rows keep fold_span, whose vectors may not all lie in x there)
+        if (g.off) {
+          std::int64_t p = live && len <= split ? v2::fold_span_sum<Op, GU>(x, g.n, at, len, lane, G) : 0;
+#pragma unroll
+          for (int d = G / 2; d >= 1; d /= 2) p += __shfl_down_sync(0xffffffffu, p, d, G);
+          if (live && lane == 0 && len <= split) op.write(o, static_cast<A>(p), len);
+          return;
+        }
+      }
       A a = Op::identity();
       // (segments: partial head and tail vectors read whole and masked, for the ops that allow it)
       if (live && len <= split) v2::fold_span<Op, GU, RS>(a, x, g.off ? g.n : 0, at, len, lane, G, stage);
@@ -873,11 +908,12 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     // there is nothing to check, and every tile item is needed)
     if (!late_check && g.off) check_offsets(true);
     Marks::at(1);
+    unsigned early = kNoEarly;  // (thread 0: f.checked as read before the last group item)
     bool tiles_ran = false;  // (the same in every thread)
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0) tiles_needed = !g.off || long_seen_after_checks(f.long_seen, f.checked, f.wait_checks);
+        if (threadIdx.x == 0) tiles_needed = !g.off || long_seen_after_checks(f.long_seen, f.checked, f.wait_checks, early);
         __syncthreads();
         Marks::at(2);
         tiles_ran = tiles_needed;
@@ -1000,7 +1036,15 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         // 10% slower, the uneven ones 3% slower)
         if (kWarpClaims && tiles_ran && f.warp_claim > 0 && g.off) warp_phase();  // (segments only: rows have no offsets)
         else
-          for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) group_item(tiles + taken, taken);
+          for (std::int64_t taken = blockIdx.x; taken < items - tiles; taken += gridDim.x) {
+            // (groups first, segments with tiles: the checks' word read before the block's last
+            // item, its round trip behind the item's loads; long_seen_after_checks)
+            // (kEarly: the ops where run 209 measured it; uint32's kernels spilled 12-16 bytes for
+            // the register it holds and read 1-5% slower)
+            if (kEarly && g.off && tiles > 0 && threadIdx.x == 0 && taken + gridDim.x >= items - tiles)
+              early = *static_cast<const volatile unsigned*>(f.checked);
+            group_item(tiles + taken, taken);
+          }
       }
     };
     if constexpr (kGroupsFirst) {
