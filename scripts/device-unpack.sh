@@ -4,7 +4,11 @@
 # tree's paths into the CTest files (pack-carry's @B@ / @SRC@) and prints the GPU.
 mkdir -p "$OUT" build-gpu
 export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
-tar -C build-gpu -xJf build/carry/bins.tar.xz || return 1
+# (or, when the binaries no longer fit one carry beside the tree, build/carry/tests.tar.xz and
+# build/carry/bench.tar.xz, ONLY=tests / ONLY=bench, one a call: every pack carried is unpacked)
+packs=$(ls build/carry/*.tar.xz 2>/dev/null)
+[ -n "$packs" ] || { echo "no build/carry/*.tar.xz carried"; return 1; }
+for p in $packs; do tar -C build-gpu -xJf $p || return 1; done
 B=build-gpu
 sed -i -e "s#@B@#$PWD/$B#g" -e "s#@SRC@#$PWD#g" $B/tests/*.cmake
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
