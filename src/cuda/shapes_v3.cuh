@@ -191,7 +191,7 @@ struct finish {
   unsigned* tickets;               // segments: the per-output tickets (reset after bad offsets), else null
   std::int64_t ticket_count;
   unsigned* tile_next;             // device, 0 between calls: lazy tiles, the next tile item to claim
-  unsigned* long_seen;             // device, 0 between calls: lazy tiles, 1 once a segment longer than split is seen
+  unsigned* long_seen;             // device, 0 between calls: no longer set (the flag is kLongBit of `checked`, fifty-eighth session)
   unsigned* checked;               // device, 0 between calls: lazy tiles, the blocks done with their offsets check
   int wait_checks;                 // lazy tiles: the grid is co-resident, so a block with no long segment seen may
                                    // wait (bounded) for every block's offsets check before it skips the tiles
@@ -217,24 +217,29 @@ struct finish {
 /// block's flag: set, the tiles are needed; clear, they are not, with no other read. Run 208
 /// (bench/experiments/narrow_seg_probe.cu): the three dependent reads below cost int8
 /// segments of 200 ~1.5 us a call of 33 (the same body with no tile items).
+/// Since the same session the flag is only that bit (f.long_seen is no longer set), and the
+/// block's check adds it and its count with no fence between (two atomics of one thread on
+/// one word keep their order): thread 0 no longer waits at its block's start for a fence, a
+/// wait its warp carried to the kernel's end. Every read here is a plain volatile read of that
+/// word (run 100's first read was an atomic on it).
 inline constexpr unsigned kLongBit = 0x80000000u;
 inline constexpr unsigned kNoEarly = 0xffffffffu;
-__device__ __forceinline__ bool long_seen_after_checks(unsigned* long_seen, const unsigned* checked, int wait_checks,
-                                                       unsigned early = kNoEarly) {
+__device__ __forceinline__ bool long_seen_after_checks(const unsigned* checked, int wait_checks, unsigned early = kNoEarly) {
   if (early != kNoEarly) {
     if (early & kLongBit) return true;
     if (early == gridDim.x) return false;  // (every block counted, none with the bit)
   }
-  if (atomicOr(long_seen, 0u) != 0) return true;
-  if (!wait_checks) return false;
+  auto read = [&]() { return *static_cast<const volatile unsigned*>(checked); };
+  unsigned w = read();
+  if (!wait_checks) return (w & kLongBit) != 0;
   const unsigned long long t0 = global_ns();
   // (the flag, once seen set, ends the wait at once: the tiles need not wait for the blocks
   // that have not yet checked)
-  while (*static_cast<const volatile unsigned*>(long_seen) == 0 &&
-         *static_cast<const volatile unsigned*>(checked) < gridDim.x && global_ns() - t0 < kCheckWaitNs)
+  while (!(w & kLongBit) && w < gridDim.x && global_ns() - t0 < kCheckWaitNs) {
     __nanosleep(128);
-  __threadfence();  // the count before the flag (each block sets the flag before it counts)
-  return atomicOr(long_seen, 0u) != 0;
+    w = read();
+  }
+  return (w & kLongBit) != 0;
 }
 
 /// Column mode, called by every thread of a block of row chunk blockIdx.y once its part of the
@@ -465,7 +470,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
   // has one when there are at least as many offsets as blocks; run 48). The reads of the
   // items are safe with any offsets (span_of clamps them into x).
   //  - Lazy tiles (every segments launch): first, also looking for
-  //    segments longer than split; a block that sees one sets f.long_seen, and every block
+  //    segments longer than split; a block that sees one sets kLongBit of f.checked, and every block
   //    then counts itself in f.checked. (Run 52 checked the offsets inside the group items
   //    instead, already loaded there: no faster on equal segments of 200, and 2% slower on
   //    one huge among tiny ones, where the blocks then learnt of the tiles only after every
@@ -501,11 +506,8 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     if (find_long) {
       const bool any = __syncthreads_or(longer);
       if (threadIdx.x == 0) {
-        if (any) {
-          atomicOr(f.long_seen, 1u);
-          atomicOr(f.checked, kLongBit);  // (the same word's count after it: long_seen_after_checks' early read)
-        }
-        __threadfence();  // the flag before the count (a block that counts every check then reads it)
+        // the flag, then the count, on one word (long_seen_after_checks): no fence between
+        if (any) atomicOr(f.checked, kLongBit);
         atomicAdd(f.checked, 1u);
       }
     }
@@ -913,7 +915,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     auto tiles_phase = [&]() {
       if (tiles > 0) {
         __shared__ bool tiles_needed;
-        if (threadIdx.x == 0) tiles_needed = !g.off || long_seen_after_checks(f.long_seen, f.checked, f.wait_checks, early);
+        if (threadIdx.x == 0) tiles_needed = !g.off || long_seen_after_checks(f.checked, f.wait_checks, early);
         __syncthreads();
         Marks::at(2);
         tiles_ran = tiles_needed;
