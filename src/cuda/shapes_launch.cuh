@@ -121,6 +121,19 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
   return mean_bytes < 128 ? 1 : mean_bytes < 512 ? 2 : mean_bytes < 2048 ? 4 : 32;
 }
 
+/// Lanes a segment for the byte and bool sums and means (v2::takes_lane_sums: 64-bit lane
+/// partials, v2::fold_span_sum), from the mean length in bytes: 1 below 128, 2 below 256, 4
+/// below 1.5 KiB, 16 below 4 KiB, then 32 (rows keep few_masked_lanes). Run 210 (H100,
+/// `tally_bench --only narrow-lanes`, int8 sums along equal segments, blocking GB/s with 1 / 2
+/// / 4 / 8 / 16 / 32 lanes): 64 B 1503 / 1297 / 839 / ...; 200 B 1496 / 1625 / 1632 / 1153;
+/// 300 B 1359 / 1605 / **1640** / 1507 (few_masked_lanes' 2: 1587); 600 B 1351 / 1557 / 1654
+/// / 1636 / 1497; 1000 B 1358 / 1618 / 1716 / 1706 / 1705 / 1343; 2000 B 1287 / 1590 / 1714 /
+/// 1752 / **1769** / 1756 (few_masked_lanes' 4: 1718); 8192 B 602 / 1082 / 1556 / 1734 / 1769
+/// / 1770.
+inline int few_byte_sum_lanes(std::int64_t mean_bytes) {
+  return mean_bytes < 128 ? 1 : mean_bytes < 256 ? 2 : mean_bytes < 1536 ? 4 : mean_bytes < 4096 ? 16 : 32;
+}
+
 /// Lanes an output (a row or a segment) for the FEW ops not under few_masked_lanes (elements of
 /// 4 and 8 bytes, and the ops of 1- and 2-byte elements whose partial vectors are read element
 /// by element: the float16 / bfloat16 fast sums), but the certified pass's, from the mean
@@ -488,7 +501,10 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
       // few_unmasked_lanes, rows and segments alike; the certified pass's keep 4 or 32 in
       // heavy_lane_len terms)
       const std::int64_t mean_bytes = mean_len * static_cast<std::int64_t>(sizeof(T));
-      const int lanes_by_len = masked && sizeof(T) <= 2 ? few_masked_lanes(mean_bytes, v2::takes_masked_at<Op>(),
+      // (the byte and bool sums and means along segments, on 64-bit lane partials since the
+      // fifty-eighth session: few_byte_sum_lanes)
+      const int lanes_by_len = segmented && sizeof(T) == 1 && v2::takes_lane_sums<Op>() ? few_byte_sum_lanes(mean_bytes)
+                               : masked && sizeof(T) <= 2 ? few_masked_lanes(mean_bytes, v2::takes_masked_at<Op>(),
                                                                                 v2::takes_rounds_at<Op, v3::kGroupUnroll>(),
                                                                                 sizeof(T) == 2 && !heavy)
                                : !heavy ? few_unmasked_lanes(mean_bytes)
