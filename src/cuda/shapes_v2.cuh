@@ -249,15 +249,6 @@ template <int B> __device__ __forceinline__ uint4 keep_elements(const uint4& w, 
                     (w.w & q[3]) | (fill & ~q[3]));
 }
 
-/// Folds x[at + k], k in [0, len), into a, this lane `first` of `step` (as fold_contig(a, x +
-/// at, 0, len, ...)). For the ops of takes_masked and takes_masked_at: the span read as the
-/// aligned 16-byte vectors that hold it, lane j the vectors j, j + step, ..., U in flight, the
-/// first and last masked to the span's elements; so a head or tail off the 16-byte boundaries
-/// costs no scalar loads (a round trip each, after the vectors': ncu run 125, int8 segments of
-/// 200, half of them starting 8 bytes past a boundary, spent a quarter of their instructions
-/// there). Only where those vectors lie inside x's first n elements (else, and for every other
-/// op, fold_contig). The order differs from fold_contig's; these ops' results (exact sums, the
-/// extreme and its first index) do not depend on it, so the bits do not.
 /// The bytes [from, to) of a 16-byte vector kept (0 <= from < to <= 16), the others zeroed: a
 /// 64-bit mask a half (fold_span_sum: fewer instructions and registers than keep_elements'
 /// 128-bit masks).
@@ -319,6 +310,15 @@ __device__ __forceinline__ std::int64_t fold_span_sum(const typename Op::elem* x
   return p;
 }
 
+/// Folds x[at + k], k in [0, len), into a, this lane `first` of `step` (as fold_contig(a, x +
+/// at, 0, len, ...)). For the ops of takes_masked and takes_masked_at: the span read as the
+/// aligned 16-byte vectors that hold it, lane j the vectors j, j + step, ..., U in flight, the
+/// first and last masked to the span's elements; so a head or tail off the 16-byte boundaries
+/// costs no scalar loads (a round trip each, after the vectors': ncu run 125, int8 segments of
+/// 200, half of them starting 8 bytes past a boundary, spent a quarter of their instructions
+/// there). Only where those vectors lie inside x's first n elements (else, and for every other
+/// op, fold_contig). The order differs from fold_contig's; these ops' results (exact sums, the
+/// extreme and its first index) do not depend on it, so the bits do not.
 template <class Op, int U = kUnroll2, int STAGES = 0>
 __device__ __forceinline__ void fold_span(typename Op::acc& a, const typename Op::elem* x, std::int64_t n,
                                           std::int64_t at, std::int64_t len, int first, int step,
