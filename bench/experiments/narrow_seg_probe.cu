@@ -176,23 +176,6 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows, bool n
 template <class T> struct lean_acc { using type = std::int32_t; };
 template <> struct lean_acc<std::uint32_t> { using type = std::int64_t; };
 
-/// The bytes [from, to) of a 16-byte vector kept, the others zeroed (two 64-bit halves: fewer
-/// registers than v2::keep_elements' 128-bit masks).
-__device__ __forceinline__ uint4 lean_keep(const uint4& w, int from, int to) {
-  auto half = [&](int h) {
-    const int lo = min(max(from - 8 * h, 0), 8), hi = min(max(to - 8 * h, 0), 8);
-    const unsigned long long up = hi >= 8 ? ~0ull : (1ull << (8 * hi)) - 1, down = lo >= 8 ? 0ull : ~0ull << (8 * lo);
-    return up & down;
-  };
-  const unsigned long long m0 = half(0), m1 = half(1);
-  return make_uint4(w.x & static_cast<unsigned>(m0), w.y & static_cast<unsigned>(m0 >> 32), w.z & static_cast<unsigned>(m1),
-                    w.w & static_cast<unsigned>(m1 >> 32));
-}
-
-// CHECK: 0 the offsets unchecked; 1 each block first checks a balanced share of them (as
-// rows_body's check_offsets: 4 loads a thread in flight, the first bad index to *status);
-// 2 each group checks its own pair (lo <= hi; off[0] = 0 and off[segs] = n by the groups of the
-// first and last segments), the loads it makes anyway.
 // FIN: the library's end, v3::block_done (every block counted, the last one resets the words and
 // writes the status).
 template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, bool FIN = false>
@@ -262,8 +245,9 @@ __global__ void __launch_bounds__(kBlock, MINB)
         for (int u = 0; u < U; ++u) {
           const int k = j + u * G;
           uint4 w = r[u];
-          if (k == 0 || k == nv - 1) w = lean_keep(w, k == 0 ? from0 * static_cast<int>(sizeof(T)) : 0,
-                                                   k == nv - 1 ? to_last * static_cast<int>(sizeof(T)) : 16);
+          // (v2::keep_bytes: the probe's own copy, lean_keep in runs 206-210, moved into the library)
+          if (k == 0 || k == nv - 1) w = v2::keep_bytes(w, k == 0 ? from0 * static_cast<int>(sizeof(T)) : 0,
+                                                        k == nv - 1 ? to_last * static_cast<int>(sizeof(T)) : 16);
           if constexpr (sizeof(T) <= 2) a += In::sum_words(w);
           else a += static_cast<A>(w.x) + static_cast<A>(w.y) + static_cast<A>(w.z) + static_cast<A>(w.w);
         }
