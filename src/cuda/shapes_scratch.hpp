@@ -18,7 +18,7 @@ struct shapes_persistent {
   unsigned* blocks_done;  // 0
   unsigned* tickets;      // [capacity]: 0
   unsigned* tile_next;    // 0: lazy tiles, the next tile item to claim
-  unsigned* long_seen;    // 0: lazy tiles, 1 once a block has seen a segment longer than seg_split
+  unsigned* long_seen;    // 0; no longer set since the fifty-eighth session (the flag is bit 31 of `checked`)
   unsigned* checked;      // 0: lazy tiles, the blocks done with their share of the offsets check
   unsigned* group_next;         // 0: plan seg_warp_claim, the group items' warp claims handed out
 };
