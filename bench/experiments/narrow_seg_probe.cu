@@ -89,6 +89,7 @@ struct ctx {
   std::int64_t* out;
   long long* ovf;
   bool lean = false;  // (argument "lean")
+  bool done = false;  // (argument "done")
   std::vector<std::int64_t> want, want_rows;  // the host's sums of the segments, of the rows (uint64: the sums' bits)
 };
 
@@ -176,9 +177,47 @@ void run(ctx& c, const char* type, const T* x, double read_us, bool rows, bool n
 template <class T> struct lean_acc { using type = std::int32_t; };
 template <> struct lean_acc<std::uint32_t> { using type = std::int64_t; };
 
-// FIN: the library's end, v3::block_done (every block counted, the last one resets the words and
-// writes the status).
-template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, bool FIN = false>
+// FIN: the block's end. 0 none; 1 the library's, v3::block_done (every block counted, the last
+// one resets the words and writes the status). Argument "done" (fifty-ninth session) takes
+// block_done apart: 2 thread 0's fence and count (no last block's work), 3 the count alone,
+// 4 block_done's steps less the tickets' branch (fence, count, the last block's reads, resets
+// and writes), 5 those without thread 0's fence, 6 the count as a reduction (no return value
+// waited for), 7 the closing barrier alone.
+template <int FIN> __device__ __forceinline__ void probe_done(const v3::finish& f) {
+  if constexpr (FIN == 1) {
+    v3::block_done(f);
+  } else if constexpr (FIN == 7) {
+    __syncthreads();
+  } else if constexpr (FIN >= 2) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if constexpr (FIN == 2 || FIN == 4) __threadfence();
+      if constexpr (FIN == 6) {
+        atomicAdd(f.blocks_done, 1u);  // (result unused: RED)
+        last = false;
+      } else {
+        last = atomicAdd(f.blocks_done, 1u) == gridDim.x - 1;
+      }
+    }
+    __syncthreads();
+    if constexpr (FIN == 4 || FIN == 5) {
+      if (!last || threadIdx.x != 0) return;
+      __threadfence();
+      volatile long long* st = f.status;
+      const long long s0 = st[0], s1 = st[1];
+      st[0] = kNone;
+      st[1] = kNone;
+      *f.blocks_done = 0;
+      *f.tile_next = 0;
+      *f.checked = 0;
+      f.host_status[0] = s0;
+      f.host_status[1] = s1;
+    }
+  }
+}
+
+template <class In, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, int FIN = 0>
 __global__ void __launch_bounds__(kBlock, MINB)
     lean_seg(const typename In::src* x, const std::int64_t* off, std::int64_t segs, std::int64_t* out, long long* status,
              std::int64_t n, v3::finish f) {
@@ -262,10 +301,10 @@ __global__ void __launch_bounds__(kBlock, MINB)
     lo = nlo;
     hi = nhi;
   }
-  if constexpr (FIN) v3::block_done(f);
+  probe_done<FIN>(f);
 }
 
-template <class In, class T, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, bool FIN = false>
+template <class In, class T, int G, int MINB, int U, bool ONESHOT, int CHECK = 0, int FIN = 0>
 void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   constexpr auto kernel = lean_seg<In, G, MINB, U, ONESHOT, CHECK, FIN>;
   int fit = 0;
@@ -292,8 +331,8 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
   long long st = 0;
   CK(cudaMemcpy(&st, c.W.status, 8, cudaMemcpyDeviceToHost));
   if (st != 0x7f7f7f7f7f7f7f7fLL) std::printf("  status %lld: a check failed\n", st);
-  std::printf("%-6s lean %-7s%s check %d G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
-              type, ONESHOT ? "oneshot" : "persist", FIN ? " +done" : "", CHECK, G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
+  std::printf("%-6s lean %-7s end %d check %d G %2d minb %d U %d: %3d regs, %zu B local, %d blocks a SM, grid %6lld: %8.2f us %7.1f GB/s %.3f of read  %s\n",
+              type, ONESHOT ? "oneshot" : "persist", FIN, CHECK, G, MINB, U, attr.numRegs, static_cast<std::size_t>(attr.localSizeBytes), fit,
               static_cast<long long>(grid), us, gbs, read_us / us, bad ? "WRONG" : "checked: all equal");
   if (bad) std::printf("  %lld sums differ\n", static_cast<long long>(bad));
 }
@@ -301,9 +340,27 @@ void run_lean(ctx& c, const char* type, const T* x, double read_us) {
 template <class In, class T, int G> void lean_set(ctx& c, const char* type, const T* x, double read_us) {
   run_lean<In, T, G, 4, 4, false>(c, type, x, read_us);
   run_lean<In, T, G, 4, 4, false, 1>(c, type, x, read_us);
-  run_lean<In, T, G, 4, 4, false, 1, true>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 1>(c, type, x, read_us);
   run_lean<In, T, G, 4, 4, true>(c, type, x, read_us);
-  run_lean<In, T, G, 4, 4, true, 2, true>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 1>(c, type, x, read_us);
+}
+
+// (argument "done": block_done's parts, probe_done's FIN, on the persistent lean kernel with
+// the offsets check, and on one block an item)
+template <class In, class T, int G> void done_set(ctx& c, const char* type, const T* x, double read_us) {
+  run_lean<In, T, G, 4, 4, false, 1, 0>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 1>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 2>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 3>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 4>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 5>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 6>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, false, 1, 7>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 0>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 1>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 3>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 5>(c, type, x, read_us);
+  run_lean<In, T, G, 4, 4, true, 2, 6>(c, type, x, read_us);
 }
 
 template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void type_cases(ctx& c, const char* type, void* buf) {
@@ -330,6 +387,11 @@ template <class In, class T, bool kFew = false, int LG1 = 0, int LG2 = 0> void t
   const double read_us = time_us([&] { read_kernel<<<c.sms * 8, 256>>>(static_cast<const int4*>(buf), nv, sink); });
   std::printf("%-6s read kernel %8.2f us %7.1f GB/s\n", type, read_us, static_cast<double>(c.n) * sizeof(T) / (read_us * 1e3));
   if constexpr (LG1 > 0) {  // (argument "lean": the library's body at LG1 lanes beside lean_seg at LG1 and LG2)
+    if (c.done) {
+      done_set<In, T, LG1>(c, type, x, read_us);
+      CK(cudaFree(sink));
+      return;
+    }
     if (c.lean) {
       run<In, T, LG1, 4, 4>(c, type, x, read_us, false);
       run<In, T, LG1, 4, 4>(c, type, x, read_us, false, true);
@@ -391,7 +453,8 @@ int main(int argc, char** argv) {
   // the library's reader and one summing a vector's words at once)
   const bool all = argc > 1 && std::string(argv[1]) == "all";
   c.lean = argc > 1 && std::string(argv[1]) == "lean";
-  for (int k = 0; k < (c.lean ? 3 : 4); ++k) {
+  c.done = argc > 1 && std::string(argv[1]) == "done";
+  for (int k = 0; k < (c.lean || c.done ? 3 : 4); ++k) {
     fill_bytes<<<c.sms * 4, 256>>>(static_cast<unsigned*>(buf), 2 * c.n);
     CK(cudaDeviceSynchronize());
     if (k == 0) {
