@@ -7,13 +7,14 @@
 # CLI pytest files) can use a prebuilt tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ninja -C build tally_tests tally_bench tools/cli/tally >/dev/null
+cli=tools/cli/tally; [[ "${NO_CLI:-}" == 1 ]] && cli=  # (NO_CLI=1, below: a build without CLI11/fmt has no target)
+ninja -C build tally_tests tally_bench $cli >/dev/null
 root=$PWD
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/tests" "$t/bench" "$t/tools/cli"
 strip -o "$t/tests/tally_tests" build/tests/tally_tests
 strip -o "$t/bench/tally_bench" build/bench/tally_bench
-strip -o "$t/tools/cli/tally" build/tools/cli/tally
+[[ -n "$cli" ]] && strip -o "$t/tools/cli/tally" build/tools/cli/tally
 for f in build/tests/CTestTestfile.cmake "build/tests/tally_tests[1]_include.cmake" "build/tests/tally_tests[1]_tests.cmake"; do
   # only the tally_tests suites: the CLI, MPI and NCCL subfolders are not carried
   sed -e "s#$root/build#@B@#g" -e "s#$root#@SRC@#g" -e '/^subdirs(/d' "$f" >"$t/tests/$(basename "$f")"

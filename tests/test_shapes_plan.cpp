@@ -33,7 +33,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
          a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
-         a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim;
+         a.seg_check_late == b.seg_check_late && a.seg_warp_claim == b.seg_warp_claim && a.check_end == b.check_end;
 }
 
 TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
@@ -79,6 +79,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = -1; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = 2; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = -1; }},
+      {"check_end", [](tn::shapes_v3_plan& p) { p.check_end = 2; }},
       {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = -1; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = 65; }},
@@ -221,6 +222,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_claim_ahead, 0);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("done_fence=1").done_fence, 1);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").done_fence, 0);
+  EXPECT_EQ(tn::parse_shapes_plan("check_end=0").check_end, 0);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").check_end, 1);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("seg_check_late=1").seg_check_late, 1);
   EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=64").seg_warp_claim, 64);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 2);  // (the default unless named)
@@ -916,4 +919,170 @@ TEST(ShapesPlanGpu, ByteExtremesStagedOrNotKeepTheFirstIndex) {
       }
     }
   }
+}
+
+// v3::finish::check_end (plan check_end): the stream-ordered segment calls of the ops that never
+// record an overflow (here int8 sums, means and max with index) end without block_done, in a
+// set of persistent words of their own (1 or 2, in turn) that the next such call cleans; the
+// others (int32 sums, which may overflow; blocking calls; column sums) keep set 0. A
+// pseudo-random sequence of such calls on one stream, queued in runs of 1 to 4 before the
+// stream is waited for: good offsets (equal segments of 200; short ones with two past
+// seg_split, so tile items and their tickets) and bad ones (one decreasing inside the long
+// segments, which leaves tickets counted wrongly; a bad first or last entry). Every output of
+// a call with good offsets equals the host's and every status is [-1, -1]; a call with bad
+// offsets reports the first bad entry. Under check_end 1 and 0.
+TEST(ShapesPlanGpu, CheckEndSetsThroughGoodBadAndOtherCalls) {
+  using tally::dtype;
+  if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
+  const tn::shapes_v3_plan base = tn::shapes_v3_params();
+  std::mt19937_64 gen(5959);
+  const std::int64_t n = 300000;
+  std::vector<std::int8_t> hx(static_cast<std::size_t>(n));
+  for (auto& v : hx) v = static_cast<std::int8_t>(static_cast<int>(gen() % 256) - 128);
+  std::vector<std::int32_t> hx32(hx.begin(), hx.end());
+  tt::cuda::device_buffer x(static_cast<std::size_t>(n)), x32(static_cast<std::size_t>(n) * 4);
+  x.upload(0, hx.data(), hx.size());
+  x32.upload(0, hx32.data(), hx32.size() * 4);
+  using offs = std::vector<std::int64_t>;
+  offs equal{0}, mixed{0};
+  while (equal.back() + 200 < n) equal.push_back(equal.back() + 200);
+  equal.push_back(n);
+  for (int s = 0; mixed.back() < n - 150000; ++s)
+    mixed.push_back(mixed.back() + (s == 300 ? 40000 : s == 700 ? 60000 : static_cast<std::int64_t>(gen() % 301)));
+  mixed.push_back(n);
+  const std::size_t at_long = 302;  // (mixed[301] - mixed[300] is the 40,000-element segment)
+  ASSERT_EQ(mixed[301] - mixed[300], 40000);
+  offs bad_long = mixed, bad_first = mixed, bad_last = equal;
+  bad_long[at_long] = bad_long[at_long - 1] - 1;  // (decreasing: the entry at_long is the first bad one)
+  bad_first[0] = 1;
+  bad_last.back() = n - 1;
+  struct offsets_case {
+    const offs* o;
+    std::int64_t first_bad;
+    tt::cuda::device_buffer d;
+  };
+  std::vector<offsets_case> cases;
+  for (auto [o, bad] : {std::pair{&equal, std::int64_t(-1)}, std::pair{&mixed, std::int64_t(-1)},
+                        std::pair{&bad_long, static_cast<std::int64_t>(at_long)}, std::pair{&bad_first, std::int64_t(0)},
+                        std::pair{&bad_last, static_cast<std::int64_t>(equal.size() - 1)}}) {
+    cases.push_back({o, bad, tt::cuda::device_buffer(o->size() * 8)});
+    cases.back().d.upload(0, o->data(), o->size() * 8);
+  }
+  const tally::options opt{tally::backend::cuda, nullptr, tally::accuracy::exact};
+  const tally::array_ref xr{x.get(), n, dtype::int8, tally::memory::device};
+  const tally::array_ref xr32{x32.get(), n, dtype::int32, tally::memory::device};
+  // one queued call: kind 0 int8 sum, 1 int8 mean, 2 int8 max with index (check_end), 3 int32
+  // sum (set 0), 4 blocking int8 sum (set 0), 5 int8 column sums of (n / 200, 200), stream-ordered (set 0)
+  struct call {
+    int kind;
+    const offsets_case* c;
+    tt::cuda::device_buffer out, idx, st;
+  };
+  auto check = [&](call& q) {
+    const offs& o = *q.c->o;
+    const std::int64_t segs = static_cast<std::int64_t>(o.size()) - 1;
+    std::vector<std::int64_t> st(2, 7);
+    if (q.kind != 4) q.st.download(st.data(), 0, 16);
+    if (q.kind == 5) {
+      std::vector<std::int64_t> got(200);
+      q.out.download(got.data(), 0, 200 * 8);
+      EXPECT_EQ(st, (std::vector<std::int64_t>{-1, -1}));
+      for (std::int64_t c = 0; c < 200; ++c) {
+        std::int64_t want = 0;
+        for (std::int64_t r = 0; r < n / 200; ++r) want += hx[static_cast<std::size_t>(r * 200 + c)];
+        ASSERT_EQ(got[static_cast<std::size_t>(c)], want) << "column " << c;
+      }
+      return;
+    }
+    if (q.c->first_bad >= 0) {  // (kind 4: the blocking call threw, EXPECT_THROW below)
+      if (q.kind != 4) EXPECT_EQ(st, (std::vector<std::int64_t>{q.c->first_bad, -1}));
+      return;
+    }
+    if (q.kind != 4) {
+      EXPECT_EQ(st, (std::vector<std::int64_t>{-1, -1}));
+    }
+    std::vector<std::int64_t> got(static_cast<std::size_t>(segs)), gi(static_cast<std::size_t>(segs));
+    std::vector<double> gm(static_cast<std::size_t>(segs));
+    std::vector<std::int8_t> gv(static_cast<std::size_t>(segs));
+    if (q.kind == 1) q.out.download(gm.data(), 0, gm.size() * 8);
+    else if (q.kind == 2) {
+      q.out.download(gv.data(), 0, gv.size());
+      q.idx.download(gi.data(), 0, gi.size() * 8);
+    } else {
+      q.out.download(got.data(), 0, got.size() * 8);
+    }
+    for (std::int64_t s = 0; s < segs; ++s) {
+      const auto b = o[static_cast<std::size_t>(s)], e = o[static_cast<std::size_t>(s) + 1];
+      std::int64_t sum = 0, at = -1;
+      int best = -129;
+      for (std::int64_t k = b; k < e; ++k) {
+        const int v = hx[static_cast<std::size_t>(k)];
+        sum += v;
+        if (v > best) best = v, at = k - b;
+      }
+      const std::size_t i = static_cast<std::size_t>(s);
+      if (q.kind == 1) {
+        if (e == b) ASSERT_TRUE(std::isnan(gm[i])) << "segment " << s;
+        else ASSERT_EQ(gm[i], static_cast<double>(sum) / static_cast<double>(e - b)) << "segment " << s;
+      } else if (q.kind == 2) {
+        ASSERT_EQ(gi[i], at) << "segment " << s;
+        ASSERT_EQ(static_cast<int>(gv[i]), e == b ? -128 : best) << "segment " << s;
+      } else {
+        ASSERT_EQ(got[i], sum) << "segment " << s;
+      }
+    }
+  };
+  for (int end : {1, 0}) {
+    SCOPED_TRACE("check_end " + std::to_string(end));
+    tn::shapes_v3_plan p = base;
+    p.check_end = end;
+    tn::set_shapes_v3_params(p);
+    int step = 0;
+    while (step < 60) {
+      std::vector<call> run;
+      const int len = 1 + static_cast<int>(gen() % 4);
+      for (int k = 0; k < len; ++k, ++step) {
+        const int kind = static_cast<int>(gen() % 6);
+        const offsets_case* c = kind == 5 ? &cases[0] : &cases[static_cast<std::size_t>(gen() % cases.size())];
+        const std::int64_t segs = static_cast<std::int64_t>(c->o->size()) - 1;
+        call q{kind, c, tt::cuda::device_buffer(static_cast<std::size_t>(std::max<std::int64_t>(segs, 200)) * 8 + 8),
+               tt::cuda::device_buffer(static_cast<std::size_t>(segs) * 8 + 8), tt::cuda::device_buffer(16)};
+        const std::int64_t st_init[2] = {5, 5};
+        q.st.upload(0, st_init, 16);
+        auto* sd = static_cast<std::int64_t*>(q.st.get());
+        const auto* od = static_cast<const std::int64_t*>(c->d.get());
+        const tally::mutable_array_ref o64{q.out.get(), segs, dtype::int64, tally::memory::device};
+        SCOPED_TRACE("step " + std::to_string(step) + ", kind " + std::to_string(kind) + ", first bad " + std::to_string(c->first_bad));
+        if (kind == 0) tally::reduce_segments_async(tally::reduce_op::sum, xr, od, segs, o64, sd, opt);
+        if (kind == 1)
+          tally::mean_segments_async(xr, od, segs, {q.out.get(), segs, dtype::float64, tally::memory::device}, sd, opt);
+        if (kind == 2)
+          tally::extreme_segments_async(tally::extreme_op::max, tally::nan_policy::propagate, xr, od, segs,
+                                        {q.out.get(), segs, dtype::int8, tally::memory::device},
+                                        {q.idx.get(), segs, dtype::int64, tally::memory::device}, sd, opt);
+        if (kind == 3) tally::reduce_segments_async(tally::reduce_op::sum, xr32, od, segs, o64, sd, opt);
+        if (kind == 4) {
+          if (c->first_bad >= 0) {
+            EXPECT_THROW(tally::reduce_segments(tally::reduce_op::sum, xr, od, segs, o64, opt), tally::error);
+          } else {
+            tally::reduce_segments(tally::reduce_op::sum, xr, od, segs, o64, opt);
+          }
+        }
+        if (kind == 5)
+          tally::reduce_axis_async(tally::reduce_op::sum, {x.get(), n / 200, 200, 200, 1, dtype::int8, tally::memory::device}, 0,
+                                   {q.out.get(), 200, dtype::int64, tally::memory::device}, sd, opt);
+        run.push_back(std::move(q));
+      }
+      tt::cuda::synchronize(nullptr);
+      for (auto& q : run) {
+        SCOPED_TRACE("kind " + std::to_string(q.kind) + ", first bad " + std::to_string(q.c->first_bad));
+        check(q);
+        if (HasFatalFailure()) {
+          tn::set_shapes_v3_params(base);
+          return;
+        }
+      }
+    }
+  }
+  tn::set_shapes_v3_params(base);
 }

@@ -222,6 +222,19 @@ template <class T, bool MAX, bool SKIP> struct extreme {
   }
 };
 
+/// Whether an op's write never records an overflow (status word 1), so that a launch over it
+/// may end without v3::block_done (v3::finish::check_end): the fast sums, the integer means
+/// and the extremes. The others may (the certified sums, the integer sums); an op type may
+/// say so itself with a `no_overflow` member (narrow_k::narrow_op).
+template <class Op> struct never_overflows : std::false_type {};
+template <class T, class Out> struct never_overflows<fast_sum<T, Out>> : std::true_type {};
+template <class T, class Out> struct never_overflows<int_mean<T, Out>> : std::true_type {};
+template <class T, bool MAX, bool SKIP> struct never_overflows<extreme<T, MAX, SKIP>> : std::true_type {};
+template <class Op> constexpr bool op_never_overflows() {
+  if constexpr (requires { Op::no_overflow; }) return Op::no_overflow;
+  else return never_overflows<Op>::value;
+}
+
 // ---- kernels ----------------------------------------------------------------------------------
 
 /// bad = the first i in [0, segments] where the offsets break the rules. (static: one copy per

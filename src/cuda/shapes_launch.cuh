@@ -46,6 +46,13 @@ inline int cc_major() {
 
 inline std::size_t round_up(std::size_t b) { return (b + 255) / 256 * 256; }
 
+/// Whether `stream` is capturing into a CUDA graph (v3::finish::check_end is not taken then).
+inline bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+  TALLY_CUDA(cudaStreamIsCapturing(stream, &c));
+  return c != cudaStreamCaptureStatusNone;
+}
+
 /// Lets a kernel take `bytes` of dynamic shared memory (past the default 48 KiB), with the
 /// largest shared memory carveout (asked once per kernel).
 template <auto Kernel> void allow_shared(std::size_t bytes) {
@@ -123,17 +130,19 @@ inline int few_masked_lanes(std::int64_t mean_bytes, bool extremes, bool rounds 
 
 /// Lanes a segment for the byte and bool sums and means (v2::takes_lane_sums: 64-bit lane
 /// partials, v2::fold_span_sum), from the mean length in bytes: 1 below 128, 2 below 256, 4
-/// below 2 KiB, then 32 (few_masked_lanes' byte sums, which rows keep, had 2 up to 512 B).
+/// below 1.5 KiB, 16 below 4 KiB, then 32 (few_masked_lanes' byte sums, which rows keep, had 2 up to 512 B).
 /// Run 210 (H100, `tally_bench --only narrow-lanes`, int8 sums along equal segments, blocking
 /// GB/s with 1 / 2 / 4 / 8 / 16 / 32 lanes, every output equal at every lane count): 200 B
 /// 1496 / 1625 / 1632 / 1153 / 684 / 373; 300 B 1359 / 1605 / **1640** / 1507 / 911 / 537;
 /// 600 B 1351 / 1557 / 1654 / 1636 / 1497 / 924; 1000 B 1358 / 1618 / 1716 / 1706 / 1705 /
 /// 1343; 2000 B 1287 / 1590 / 1714 / 1752 / **1769** / 1756; 8192 B 602 / 1082 / 1556 / 1734 /
-/// 1769 / 1770. 16 lanes from 1.5 KiB would gain ~3% at 2000 B; not taken while the 16-lane
-/// byte sums on lane partials have run only that sweep on a device (the session's device time
-/// ran out before a call with the ShapesNarrow tests under few_lanes=16).
+/// 1769 / 1770. Run 211 (H100, the same sweep; the ShapesNarrow segment tests of int8, uint8
+/// and bool passed under few_lanes 2, 4 and 16): 1000 B 1374 / 1664 / 1758 / 1791 / 1781 /
+/// 1379; 2000 B 1303 / 1615 / 1764 / 1802 / **1816** / 1780; 8192 B 610 / 1116 / 1619 / 1793 /
+/// 1850 / 1842. So 16 lanes from 1.5 KiB to 4 KiB (+2.9-3.2% at 2000 B in both runs; 8 lanes at
+/// 1000 B: -0.6% in run 210, +1.8% in 211, not taken), then 32 (16 and 32 within 0.5% at 8 KiB).
 inline int few_byte_sum_lanes(std::int64_t mean_bytes) {
-  return mean_bytes < 128 ? 1 : mean_bytes < 256 ? 2 : mean_bytes < 2048 ? 4 : 32;
+  return mean_bytes < 128 ? 1 : mean_bytes < 256 ? 2 : mean_bytes < 1536 ? 4 : mean_bytes < 4096 ? 16 : 32;
 }
 
 /// Lanes an output (a row or a segment) for the FEW ops not under few_masked_lanes (elements of
@@ -357,7 +366,31 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   const std::size_t total = std::max<std::size_t>(256, s_idx + round_up(idx_bytes));
   scratch_lease lease(total, stream, true);
   const std::size_t ticket_count = column_mode ? (chunks > 1 ? gx : 0) : (tiles > 0 ? g.outputs : 0);
+  // check_end (fifty-ninth session, plan check_end): a stream-ordered launch of the rows kernel
+  // over segments (lazy tiles: every block counts its offsets check) whose op never records an
+  // overflow ends without block_done: the last block to count its check reports the bad
+  // offsets at its end (v3::check_end_status), and the words are a set of their own that the
+  // next such launch cleans (v3::clean_set). Not under a graph's capture: a replay would find
+  // the set as the last replay left it (such launches keep block_done's set 0).
+  bool check_end = false;
+  if constexpr (op_never_overflows<Op>())
+    check_end = plan.check_end == 1 && segmented && !column_mode && r.stream_ordered && g.n > 0 && !stream_capturing(stream);
   shapes_persistent ps = lease.persistent(ticket_count);
+  bool clean_other = false;
+  int set = 0;
+  if (check_end) {
+    set = lease.check_end_set(clean_other);
+    ps = lease.persistent(ticket_count, set);
+  }
+  // (a throw between here and the launch's check: the sets' state is no longer known, so the
+  // next call sets every set idle again, lease.forget_sets)
+  struct sets_guard {
+    const scratch_lease& lease;
+    bool armed;
+    ~sets_guard() {
+      if (armed) lease.forget_sets();
+    }
+  } guard{lease, check_end};
   char* scratch = lease.data();
   auto* partials = reinterpret_cast<A*>(scratch);
   void* out = out_bytes ? scratch + s_out : r.out;
@@ -382,6 +415,11 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
                ps.tile_next, ps.long_seen, ps.checked, 0};
   f.group_next = ps.group_next;
   f.fence_each = plan.done_fence;
+  if (check_end) {
+    f.check_end = 1;
+    f.clean = clean_other ? lease.persistent(ticket_count, 3 - set).status : nullptr;
+    f.clean_tickets = static_cast<std::int64_t>(lease.ticket_capacity());
+  }
   if (column_mode) {
     dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(chunks));
     if constexpr (FEW && v3::wide_half_fast<Op>()) {
@@ -533,6 +571,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
     else lanes.template operator()<4>();
   }
   TALLY_CUDA(cudaGetLastError());
+  guard.armed = false;
   if (r.stream_ordered) return;  // (dispatch refuses host outputs for these)
   if (out_bytes || idx_bytes) {
     if (out_bytes) TALLY_CUDA(cudaMemcpyAsync(r.out, out, out_bytes, cudaMemcpyDeviceToHost, stream));

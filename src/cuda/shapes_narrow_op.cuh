@@ -91,6 +91,13 @@ template <class In, class W0, class W1 = W0, class W2 = W0, class W3 = W0> struc
     else if constexpr (requires(const uint4& w) { { In::sum_words(w) } -> std::same_as<std::int32_t>; }) return true;
     else return std::is_same_v<elem, std::uint32_t> && std::is_same_v<decltype(In::read(elem{})), std::int64_t>;
   }();
+  /// shapes_k::op_never_overflows: every pick's op never records an overflow; the integer
+  /// sums of bytes, bool and 16-bit integers neither (a sum of 2^41 elements, the most a
+  /// launch takes, of at most 2^16 each fits int64 and uint64).
+  template <class W>
+  static constexpr bool no_overflow_of = is_int_add<W>::value ? sizeof(elem) <= 2 || never_overflows<W>::value
+                                                                : never_overflows<W>::value;
+  static constexpr bool no_overflow = no_overflow_of<W0> && no_overflow_of<W1> && no_overflow_of<W2> && no_overflow_of<W3>;
   static __device__ __forceinline__ std::int64_t vector_sum(const uint4& w)
     requires lane_sums
   {

@@ -32,26 +32,39 @@ void* shapes_scratch::reserve(std::size_t need, cudaStream_t stream) {
   return data;
 }
 
-shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaStream_t stream) {
+shapes_persistent shapes_scratch::reserve_persistent(std::size_t tickets, cudaStream_t stream, int set) {
+  // Each of the 3 sets (set_bytes apart): [0, 16): the two status words, "none" (bytes 0x7f);
+  // [16, 20): blocks done; [20, 24): the next lazy tile; [24, 28): a long segment seen; [28,
+  // 32): offsets checks done; [32, 36): the group items' warp claims handed out; [36, 48):
+  // unused; [48, ...): tickets
+  auto set_idle = [&] {
+    const std::size_t set_bytes = 48 + persist_tickets * sizeof(unsigned);
+    TALLY_CUDA(cudaMemsetAsync(persist, 0, 3 * set_bytes, stream));
+    for (int k = 0; k < 3; ++k) TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + k * set_bytes, 0x7f, 16, stream));
+    dirty_set = 0;
+  };
+  if (persist != nullptr && dirty_set < 0) set_idle();  // (forget_sets)
   if (tickets > persist_tickets || persist == nullptr) {
     std::size_t grow = std::max<std::size_t>({tickets, 2 * persist_tickets, 1024});
     if (persist) TALLY_CUDA(cudaFreeAsync(persist, stream));
     persist = nullptr;
     persist_tickets = 0;
-    const std::size_t bytes = 48 + grow * sizeof(unsigned);
-    TALLY_CUDA(cudaMallocAsync(&persist, bytes, stream));
-    // [0, 16): the two status words, "none" (bytes 0x7f); [16, 20): blocks done; [20, 24): the
-    // next lazy tile; [24, 28): a long segment seen; [28, 32): offsets checks done; [32, 36): the
-    // group items' warp claims handed out; [36, 48): unused; [48, ...): tickets
-    TALLY_CUDA(cudaMemsetAsync(persist, 0x7f, 16, stream));
-    TALLY_CUDA(cudaMemsetAsync(static_cast<char*>(persist) + 16, 0, bytes - 16, stream));
+    TALLY_CUDA(cudaMallocAsync(&persist, 3 * (48 + grow * sizeof(unsigned)), stream));
     persist_tickets = grow;
+    set_idle();
   }
-  auto* base = static_cast<char*>(persist);
+  auto* base = static_cast<char*>(persist) + static_cast<std::size_t>(set) * (48 + persist_tickets * sizeof(unsigned));
   return {reinterpret_cast<long long*>(base), reinterpret_cast<unsigned*>(base + 16),
           reinterpret_cast<unsigned*>(base + 48), reinterpret_cast<unsigned*>(base + 20),
           reinterpret_cast<unsigned*>(base + 24), reinterpret_cast<unsigned*>(base + 28),
           reinterpret_cast<unsigned*>(base + 32)};
+}
+
+int shapes_scratch::check_end_set(bool& clean_other) {
+  const int set = dirty_set == 1 ? 2 : 1;
+  clean_other = dirty_set != 0;
+  dirty_set = set;
+  return set;
 }
 
 void* shapes_scratch::reserve_zeroed(std::size_t need, cudaStream_t stream) {
@@ -167,6 +180,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_check_late must be 0 or 1");
   if (p.done_fence != 0 && p.done_fence != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.done_fence must be 0 or 1");
+  if (p.check_end != 0 && p.check_end != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.check_end must be 0 or 1");
   if (p.seg_warp_claim < 0 || p.seg_warp_claim > 64)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_warp_claim must lie in [0, 64] (0: group items by blocks)");
 }
@@ -217,6 +232,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_claim_ahead") p.seg_claim_ahead = small(v);
     else if (key == "done_fence") p.done_fence = small(v);
+    else if (key == "check_end") p.check_end = small(v);
     else if (key == "seg_check_late") p.seg_check_late = small(v);
     else if (key == "seg_warp_claim") p.seg_warp_claim = small(v);
     else if (key == "cert_cols") p.cert_cols = small(v);

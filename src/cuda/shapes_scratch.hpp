@@ -13,6 +13,10 @@ namespace tally::cuda {
 /// Device words of the fused (v3) launches that hold a known value between calls: each call's
 /// kernel leaves them as it found them (the last block resets the status words, the block
 /// counter, the three lazy-tile words and the warp claims' counter; the last tile of an output resets that output's ticket).
+/// Three sets (fifty-ninth session): set 0 for the launches that end in v3::block_done (which
+/// cleans its set); sets 1 and 2, in turn, for the launches that end without it
+/// (v3::finish::check_end): such a launch leaves its set as it ends and cleans the other one
+/// (v3::clean_set), which the call before it left (shapes_scratch::check_end_set).
 struct shapes_persistent {
   long long* status;      // [2]: first bad offset index, first overflowing output; "none" = 0x7f bytes
   unsigned* blocks_done;  // 0
@@ -31,9 +35,15 @@ struct shapes_scratch {
   void* reserve(std::size_t need, cudaStream_t stream);
   /// The persistent words with room for `tickets` tickets (call with in_use held): grown
   /// like the scratch, and set to their idle values (stream-ordered) when (re)allocated.
-  shapes_persistent reserve_persistent(std::size_t tickets, cudaStream_t stream);
+  /// `set`: 0, 1 or 2 (shapes_persistent).
+  shapes_persistent reserve_persistent(std::size_t tickets, cudaStream_t stream, int set = 0);
+  /// A launch that ends without block_done (check_end) on this stream: the set it takes (1 or
+  /// 2, the one now clean; the other is clean too, or left by the last such launch, and this
+  /// launch must clean it: `clean_other` true). Call with in_use held, after reserve_persistent.
+  int check_end_set(bool& clean_other);
   void* persist = nullptr;
   std::size_t persist_tickets = 0;
+  int dirty_set = 0;  // the set (1 or 2) the last check_end launch left, 0 none (every set clean), -1 unknown
   /// At least `bytes` of device memory that is all zero between calls (call with in_use held):
   /// grown like the scratch and zeroed (stream-ordered) when (re)allocated; every call's
   /// kernels leave what they use zero again (the exact path's merge slots and counters), so a
@@ -63,7 +73,14 @@ class scratch_lease {
   scratch_lease& operator=(const scratch_lease&) = delete;
   char* data() const noexcept { return data_; }
   /// The persistent words of the (device, stream) cache (a cached lease only).
-  shapes_persistent persistent(std::size_t tickets) const { return cache_->reserve_persistent(tickets, stream_); }
+  shapes_persistent persistent(std::size_t tickets, int set = 0) const { return cache_->reserve_persistent(tickets, stream_, set); }
+  /// shapes_scratch::check_end_set of the (device, stream) cache (a cached lease only).
+  int check_end_set(bool& clean_other) const { return cache_->check_end_set(clean_other); }
+  /// The tickets each set holds (after persistent()).
+  std::size_t ticket_capacity() const { return cache_->persist_tickets; }
+  /// After a check_end launch failed: the sets' state is unknown, so the next call sets every
+  /// set idle again (stream-ordered).
+  void forget_sets() const { cache_->dirty_set = -1; }
   /// The zero-between-calls memory of the (device, stream) cache (a cached lease only).
   void* zeroed(std::size_t bytes) const { return cache_->reserve_zeroed(bytes, stream_); }
 

@@ -201,6 +201,16 @@ struct finish {
                                    // (block_done, the column tickets), 0 thread 0 alone after it
   unsigned* group_next = nullptr;  // device, 0 between calls: plan seg_warp_claim, the warp claims handed out
   int warp_claim = 0;              // plan seg_warp_claim: warp items a claim (0: group items by blocks, in turn)
+  // check_end (fifty-ninth session; the rows kernel's lazy segments, stream-ordered, ops that
+  // never record an overflow, plan check_end): the launch ends without block_done. The last
+  // block to count its offsets check in `checked` writes host_status at its end; the words
+  // above (a persistent set of its own, 1 or 2) are left as the launch ends them, and the next
+  // such launch cleans them (clean_set) before the one after it takes them again.
+  int check_end = 0;
+  long long* clean = nullptr;       // check_end: the other set (shapes_persistent's layout: status [2], then
+                                    // blocks_done, tile_next, long_seen, checked, group_next at bytes 16-36,
+                                    // tickets from byte 48) to clean, left by the last check_end launch; null: clean
+  std::int64_t clean_tickets = 0;   // its tickets (the capacity)
 };
 
 /// Lazy tiles, thread 0 of a block done with its offsets check: whether a segment longer than
@@ -259,6 +269,45 @@ __device__ __forceinline__ bool last_chunk(unsigned* tickets, const finish& f) {
   __syncthreads();
   if (last) __threadfence();
   return last;
+}
+
+/// finish::check_end, block 0 (every thread) at its start: the other set's words (`clean`,
+/// finish::clean) set to their idle values,
+/// and its tickets when that set's status shows bad offsets (its tiles' tickets may then have
+/// counted wrongly). The launch that left them has ended (stream order), and the next launch
+/// that takes them starts after this one ends. (Not inlined, as check_end_status: their
+/// registers made the rows kernels spill.)
+static __device__ __noinline__ void clean_set(long long* clean, std::int64_t clean_tickets) {
+  volatile long long* st = clean;
+  const bool bad = __syncthreads_or(threadIdx.x == 0 && st[0] != kNone);  // (read before thread 0 writes)
+  if (threadIdx.x == 0) {
+    st[0] = kNone;
+    st[1] = kNone;
+    unsigned* words = reinterpret_cast<unsigned*>(clean + 2);
+    for (int k = 0; k < 5; ++k) words[k] = 0;
+  }
+  if (bad) {
+    unsigned* tickets = reinterpret_cast<unsigned*>(clean + 6);
+    for (std::int64_t i = threadIdx.x; i < clean_tickets; i += blockDim.x) tickets[i] = 0;
+  }
+}
+
+/// finish::check_end, thread 0 of every block at its end: when every block has counted its
+/// offsets check in `checked` (as `early` read it before the block's last group item, kEarly,
+/// or a read now; the block's own count is among them, so the last block to count sees them
+/// all), every bad offset is in `status` (a block that found one fenced before it counted), and
+/// it goes to host_status. Several blocks may write it, all the same words; the op never
+/// records an overflow. (A read at each block's end where block_done had a fence, an atomic
+/// and two barriers; the block's count kept in a register from its check instead made the
+/// 16-bit and uint32 kernels spill 16-20 bytes more.)
+static __device__ __noinline__ void check_end_status(const unsigned* checked, const long long* status, long long* host_status,
+                                              unsigned early) {
+  const unsigned w = early != kNoEarly && (early & ~kLongBit) == gridDim.x ? early : *static_cast<const volatile unsigned*>(checked);
+  if ((w & ~kLongBit) != gridDim.x) return;
+  __threadfence();
+  const long long s0 = static_cast<const volatile long long*>(status)[0];
+  host_status[0] = reported(s0);
+  host_status[1] = reported(kNone);
 }
 
 /// Called by every thread of every block once its work is done.
@@ -481,7 +530,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     const std::int64_t entries = g.outputs + 1, per = entries / gridDim.x, rem = entries % gridDim.x;
     const std::int64_t b = blockIdx.x;
     const std::int64_t i0 = b * per + (b < rem ? b : rem), i1 = i0 + per + (b < rem ? 1 : 0);
-    bool longer = false;
+    bool longer = false, bad = false;
     // kCheckLoads entries a thread in flight together (one round trip for a share of up to
     // kCheckLoads kBlock entries: equal segments of 200 give a block ~640 entries, which the
     // loop of one entry at a time read in 3 dependent rounds, ~0.6 us each at the kernel's start)
@@ -499,13 +548,21 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         if (i >= i1) break;
         bool good = i == 0 ? v[k] == 0 : v[k] >= prev[k];
         if (i == g.outputs) good = good && v[k] == g.n;
-        if (!good) atomicMin(f.status, static_cast<long long>(i));
+        if (!good) {
+          atomicMin(f.status, static_cast<long long>(i));
+          bad = true;
+        }
         longer = longer || (i > 0 && v[k] - prev[k] > split);
       }
     }
     if (find_long) {
       const bool any = __syncthreads_or(longer);
+      // (check_end: a block that found bad offsets fences after the barrier, before it counts,
+      // so the last block to count reads them, check_end_status; f.check_end is the same in
+      // every thread)
+      const bool bad_any = f.check_end && __syncthreads_or(bad);
       if (threadIdx.x == 0) {
+        if (bad_any) __threadfence();
         // the flag, then the count, on one word (long_seen_after_checks): no fence between
         if (any) atomicOr(f.checked, kLongBit);
         atomicAdd(f.checked, 1u);
@@ -908,6 +965,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     const bool late_check = kGroupsFirst && f.check_late;
     // (rows, g.off null: the narrow types' kernels, launch_v3 under FEW, run rows lazily too;
     // there is nothing to check, and every tile item is needed)
+    if (blockIdx.x == 0 && f.clean) clean_set(f.clean, f.clean_tickets);  // (check_end: the set the last such launch left)
     if (!late_check && g.off) check_offsets(true);
     Marks::at(1);
     unsigned early = kNoEarly;  // (thread 0: f.checked as read before the last group item)
@@ -1056,6 +1114,11 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     } else {
       tiles_phase();
       groups_phase();
+    }
+    if (f.check_end) {  // (the host sets it only for segments, whose every block counted its check)
+      Marks::at(14);
+      if (threadIdx.x == 0 && f.host_status) check_end_status(f.checked, f.status, f.host_status, early);
+      return;
     }
   }
   Marks::at(14);
