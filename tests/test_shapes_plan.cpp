@@ -79,7 +79,7 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"seg_claim_ahead", [](tn::shapes_v3_plan& p) { p.seg_claim_ahead = -1; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = 2; }},
       {"done_fence", [](tn::shapes_v3_plan& p) { p.done_fence = -1; }},
-      {"check_end", [](tn::shapes_v3_plan& p) { p.check_end = 2; }},
+      {"check_end", [](tn::shapes_v3_plan& p) { p.check_end = 3; }},
       {"seg_check_late", [](tn::shapes_v3_plan& p) { p.seg_check_late = 2; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = -1; }},
       {"seg_warp_claim", [](tn::shapes_v3_plan& p) { p.seg_warp_claim = 65; }},
@@ -223,7 +223,8 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("done_fence=1").done_fence, 1);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").done_fence, 0);
   EXPECT_EQ(tn::parse_shapes_plan("check_end=0").check_end, 0);
-  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").check_end, 1);  // (the default unless named)
+  EXPECT_EQ(tn::parse_shapes_plan("check_end=2").check_end, 2);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").check_end, 2);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("seg_check_late=1").seg_check_late, 1);
   EXPECT_EQ(tn::parse_shapes_plan("seg_warp_claim=64").seg_warp_claim, 64);
   EXPECT_EQ(tn::parse_shapes_plan("tile=2048").seg_warp_claim, 2);  // (the default unless named)
@@ -930,7 +931,7 @@ TEST(ShapesPlanGpu, ByteExtremesStagedOrNotKeepTheFirstIndex) {
 // seg_split, so tile items and their tickets) and bad ones (one decreasing inside the long
 // segments, which leaves tickets counted wrongly; a bad first or last entry). Every output of
 // a call with good offsets equals the host's and every status is [-1, -1]; a call with bad
-// offsets reports the first bad entry. Under check_end 1 and 0.
+// offsets reports the first bad entry. Under check_end 1, 2 and 0.
 TEST(ShapesPlanGpu, CheckEndSetsThroughGoodBadAndOtherCalls) {
   using tally::dtype;
   if (!tally::cuda_available()) GTEST_SKIP() << "no CUDA GPU";
@@ -1032,7 +1033,7 @@ TEST(ShapesPlanGpu, CheckEndSetsThroughGoodBadAndOtherCalls) {
       }
     }
   };
-  for (int end : {1, 0}) {
+  for (int end : {1, 2, 0}) {
     SCOPED_TRACE("check_end " + std::to_string(end));
     tn::shapes_v3_plan p = base;
     p.check_end = end;

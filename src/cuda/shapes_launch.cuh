@@ -369,12 +369,13 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   // check_end (fifty-ninth session, plan check_end): a stream-ordered launch of the rows kernel
   // over segments (lazy tiles: every block counts its offsets check) whose op never records an
   // overflow ends without block_done: the last block to count its check reports the bad
-  // offsets at its end (v3::check_end_status), and the words are a set of their own that the
+  // offsets (at once under plan check_end 2, the default; at the blocks' ends under 1,
+  // v3::check_end_status), and the words are a set of their own that the
   // next such launch cleans (v3::clean_set). Not under a graph's capture: a replay would find
   // the set as the last replay left it (such launches keep block_done's set 0).
   bool check_end = false;
   if constexpr (op_never_overflows<Op>())
-    check_end = plan.check_end == 1 && segmented && !column_mode && r.stream_ordered && g.n > 0 && !stream_capturing(stream);
+    check_end = plan.check_end != 0 && segmented && !column_mode && r.stream_ordered && g.n > 0 && !stream_capturing(stream);
   shapes_persistent ps = lease.persistent(ticket_count);
   bool clean_other = false;
   int set = 0;
@@ -416,7 +417,7 @@ void launch_v3(const geometry& g, const request& r, outcome& st, cudaStream_t st
   f.group_next = ps.group_next;
   f.fence_each = plan.done_fence;
   if (check_end) {
-    f.check_end = 1;
+    f.check_end = plan.check_end;
     f.clean = clean_other ? lease.persistent(ticket_count, 3 - set).status : nullptr;
     f.clean_tickets = static_cast<std::int64_t>(lease.ticket_capacity());
   }

@@ -180,8 +180,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_check_late must be 0 or 1");
   if (p.done_fence != 0 && p.done_fence != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.done_fence must be 0 or 1");
-  if (p.check_end != 0 && p.check_end != 1)
-    throw error(errc::invalid_argument, "tally: shapes_v3_plan.check_end must be 0 or 1");
+  if (p.check_end < 0 || p.check_end > 2)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.check_end must be 0, 1 or 2");
   if (p.seg_warp_claim < 0 || p.seg_warp_claim > 64)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.seg_warp_claim must lie in [0, 64] (0: group items by blocks)");
 }

@@ -189,10 +189,13 @@ struct shapes_v3_plan {
                                       // Exact uneven segments (runs 102-103, one binary): C = 2 +1.1% / +2.4%, C = 1 +1.0% /
                                       // +0.9%, C = 4 +0.4% / -0.5% over 0. Runs 101-102 took every call's group items so:
                                       // equal segments 8-31% slower (docs/performance.md)
-  int check_end = 1;                  // stream-ordered segments (rows kernel, lazy tiles) of the ops that never record an
-                                      // overflow (shapes_k::op_never_overflows): 1 the launch ends without block_done (the last
-                                      // block to count its offsets check reports them; v3::finish::check_end), 0 with it;
-                                      // never the bits (fifty-ninth session)
+  int check_end = 2;                  // stream-ordered segments (rows kernel, lazy tiles) of the ops that never record an
+                                      // overflow (shapes_k::op_never_overflows): 2 the launch ends without block_done, the block
+                                      // whose offsets check's count is the last writes the status at once (v3::finish::check_end),
+                                      // 1 the same, the status written at the blocks' ends by one that sees every count, 0 with
+                                      // block_done; never the bits (fifty-ninth session). Run 213 (H100, one binary, segments of
+                                      // 200, stream-ordered): 2 over 1 / over 0: int8 sums +2.8% / +4.1%, int8 max with index
+                                      // +2.3% / +3.8%, uint16 sums +1.8% / +2.2%, bfloat16 fast sums +1.4% / +2.1%
 };
 
 /// The plan later v3 calls use: the defaults above, or at the first call the fields named in
@@ -211,7 +214,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
 /// col_blocks or half_fast_col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide or f16_in_place not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
-/// col_run, row_stages, pdl, seg_check_late, done_fence or check_end not 0 or 1, seg_claim_ahead not 0, 1 or 2, or
+/// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead or check_end not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
 

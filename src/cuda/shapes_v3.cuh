@@ -203,10 +203,13 @@ struct finish {
   int warp_claim = 0;              // plan seg_warp_claim: warp items a claim (0: group items by blocks, in turn)
   // check_end (fifty-ninth session; the rows kernel's lazy segments, stream-ordered, ops that
   // never record an overflow, plan check_end): the launch ends without block_done. The last
-  // block to count its offsets check in `checked` writes host_status at its end; the words
+  // block to count its offsets check in `checked` writes host_status (2: at once; 1: at its
+  // end, check_end_status); the words
   // above (a persistent set of its own, 1 or 2) are left as the launch ends them, and the next
   // such launch cleans them (clean_set) before the one after it takes them again.
-  int check_end = 0;
+  int check_end = 0;                // 2 (plan check_end 2, the default): the block whose check's count is the last
+                                    // (atomicAdd's return, waited for) writes host_status at once, none at the end; 1: a
+                                    // block at its end that reads every count (check_end_status)
   long long* clean = nullptr;       // check_end: the other set (shapes_persistent's layout: status [2], then
                                     // blocks_done, tile_next, long_seen, checked, group_next at bytes 16-36,
                                     // tickets from byte 48) to clean, left by the last check_end launch; null: clean
@@ -565,7 +568,16 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
         if (bad_any) __threadfence();
         // the flag, then the count, on one word (long_seen_after_checks): no fence between
         if (any) atomicOr(f.checked, kLongBit);
-        atomicAdd(f.checked, 1u);
+        if (f.check_end == 2) {  // (plan check_end 2: the block whose count is the last writes the status now;
+                                 // inline: a call here, with the kernel's state live, made 42 kernels spill more)
+          if (((atomicAdd(f.checked, 1u) + 1u) & ~kLongBit) == gridDim.x && f.host_status) {
+            __threadfence();
+            f.host_status[0] = reported(static_cast<const volatile long long*>(f.status)[0]);
+            f.host_status[1] = reported(kNone);
+          }
+        } else {
+          atomicAdd(f.checked, 1u);
+        }
       }
     }
   };
@@ -1117,7 +1129,7 @@ __device__ __forceinline__ void rows_body(geo g, Op op, typename Op::acc* partia
     }
     if (f.check_end) {  // (the host sets it only for segments, whose every block counted its check)
       Marks::at(14);
-      if (threadIdx.x == 0 && f.host_status) check_end_status(f.checked, f.status, f.host_status, early);
+      if (f.check_end == 1 && threadIdx.x == 0 && f.host_status) check_end_status(f.checked, f.status, f.host_status, early);
       return;
     }
   }
