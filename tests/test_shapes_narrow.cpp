@@ -17,9 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
@@ -1500,6 +1502,148 @@ TEST(ShapesNarrowAsync, Float16RowAndSegmentSumsAndMeansOfSpecials) {
           }
         }
       }
+    }
+  }
+}
+
+// Exact bfloat16 sums and means, stream-ordered (CUDA only): since the sixtieth session (plan
+// half_gated=1) the certified pass reads x in place and the widened copy and the exact kernels
+// behind it run only when its verdict, read on the device, refused an output (plan
+// half_gated=0: the whole call on the copy; the test passes either way). Two data sets of 264
+// x 5000 and 5000 x 264 elements: random values over 2^-60..2^61 (every output proved: the gate
+// stays closed) and the same with refused outputs (a NaN, +inf, both infinities, a row of
+// -0.0, 2^100 + 1 - 2^100 in a row of zeros, and a column of ones holding 2^100 and -2^100:
+// the gate opens). Rows, columns and uneven segments (empty ones, one of 300,000 elements) of
+// those elements, sums and means as float32 and float64: the stream-ordered and the blocking
+// results have the cpu backend's bits (exact: the correctly rounded value) and the status
+// reads [-1, -1]. Then eight calls queued before one wait (gates open and closed in turn, one
+// copy reused) and bad offsets with refused outputs behind them: the status names the first
+// bad entry and no overflow, and a good call after it clears it.
+TEST(ShapesNarrowAsync, Bfloat16ExactSumsAndMeansBehindTheGate) {
+  TT_REQUIRE_BACKEND(backend::cuda);
+  const bfloat16 nan{0x7fc0}, inf{0x7f80}, ninf{0xff80}, nz{0x8000}, pz{0x0000}, one{0x3f80}, big{0x7180}, nbig{0xf180};
+  auto bits = [](double d) { std::uint64_t b; std::memcpy(&b, &d, 8); return b; };
+  struct shape { std::int64_t rows, cols; };
+  struct job { bool seg; int axis; dtype out; bool mean; };
+  for (const shape sh : {shape{264, 5000}, shape{5000, 264}}) {
+    const std::int64_t rows = sh.rows, cols = sh.cols, n = rows * cols;
+    std::vector<bfloat16> clean = gen<bfloat16>(n, 91), special = clean;
+    auto at = [&](std::int64_t i, std::int64_t j) -> bfloat16& { return special[static_cast<std::size_t>(i * cols + j)]; };
+    for (std::int64_t i = 0; i < rows; ++i) at(i, 7) = one;
+    at(60, 7) = big, at(61, 7) = nbig;  // (column 7: rows - 2 exactly, far below the pass's bound)
+    at(3, 3) = nan;
+    at(11, 17) = inf;
+    at(30, 100) = inf, at(30, 101) = ninf;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      at(40, j) = nz;
+      at(50, j) = pz;
+    }
+    at(50, 0) = big, at(50, 1) = one, at(50, 2) = nbig;  // (row 50: exactly 1)
+    std::vector<std::int64_t> off{0};
+    for (int s = 0; off.back() < n; ++s) {
+      const std::int64_t len = s == 7 ? 300000 : s % 5 == 2 ? 0 : 1 + (s * 7919) % 4000;
+      off.push_back(std::min(n, off.back() + len));
+    }
+    const std::int64_t segs = static_cast<std::int64_t>(off.size()) - 1;
+    buffer<std::int64_t> boff(backend::cuda, off);
+    auto outputs = [&](const job& jb) { return jb.seg ? segs : jb.axis == 0 ? cols : rows; };
+    // one call of job jb over x (host or device data) into r; st: the status words (stream-ordered) or null
+    auto go = [&](const job& jb, backend be, const void* x, const std::int64_t* offs, const tally::mutable_array_ref& r, std::int64_t* st) {
+      tally::options o;
+      o.accuracy = tally::accuracy::exact;
+      o.backend = be;
+      const tally::array_ref flat{x, n, dtype::bfloat16, tally::memory::unknown};
+      const tally::matrix_ref mat{x, rows, cols, cols, 1, dtype::bfloat16, tally::memory::unknown};
+      if (jb.seg && jb.mean) st ? tally::mean_segments_async(flat, offs, segs, r, st, o) : tally::mean_segments(flat, offs, segs, r, o);
+      else if (jb.seg) st ? tally::reduce_segments_async(tally::reduce_op::sum, flat, offs, segs, r, st, o)
+                          : tally::reduce_segments(tally::reduce_op::sum, flat, offs, segs, r, o);
+      else if (jb.mean) st ? tally::mean_axis_async(mat, jb.axis, r, st, o) : tally::mean_axis(mat, jb.axis, r, o);
+      else st ? tally::reduce_axis_async(tally::reduce_op::sum, mat, jb.axis, r, st, o)
+              : tally::reduce_axis(tally::reduce_op::sum, mat, jb.axis, r, o);
+    };
+    auto cpu_want = [&](const job& jb, const std::vector<bfloat16>& h) {
+      const std::int64_t m = outputs(jb);
+      std::vector<double> want(static_cast<std::size_t>(m), 7.0);
+      go(jb, backend::cpu, h.data(), off.data(), {want.data(), m, jb.out, tally::memory::host}, nullptr);
+      return want;
+    };
+    std::vector<job> jobs;
+    for (const bool seg : {false, true})
+      for (const int axis : seg ? std::vector<int>{1} : std::vector<int>{0, 1})
+        for (const dtype out : {dtype::float32, dtype::float64})
+          for (const bool mean : {false, true}) jobs.push_back({seg, axis, out, mean});
+    for (const bool refused : {false, true}) {
+      const std::vector<bfloat16>& h = refused ? special : clean;
+      buffer<bfloat16> bh(backend::cuda, h);
+      for (const job& jb : jobs) {
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + (refused ? " with refused outputs, " : ", ") +
+                     (jb.seg ? "segments, " : jb.axis == 0 ? "columns, " : "rows, ") +
+                     (jb.out == dtype::float32 ? "float32" : "float64") + (jb.mean ? " mean" : " exact sum"));
+        const std::int64_t m = outputs(jb);
+        const std::vector<double> want = cpu_want(jb, h);
+        buffer<double> a(backend::cuda, static_cast<std::size_t>(m), 7.0), b(backend::cuda, static_cast<std::size_t>(m), 7.0);
+        buffer<std::int64_t> status(backend::cuda, 2, 5);
+        go(jb, backend::cuda, bh.data(), boff.data(), {b.data(), m, jb.out, tally::memory::unknown}, nullptr);
+        go(jb, backend::cuda, bh.data(), boff.data(), {a.data(), m, jb.out, tally::memory::unknown}, status.data());
+        const std::vector<double> va = a.read(), vb = b.read();
+        EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+        auto value = [&](const std::vector<double>& v, std::int64_t j) { return output_value(v, jb.out, j); };
+        for (std::int64_t j = 0; j < m; ++j) {
+          ASSERT_EQ(bits(value(vb, j)), bits(value(want, j))) << "output " << j << " (blocking): " << value(vb, j) << " against " << value(want, j);
+          ASSERT_EQ(bits(value(va, j)), bits(value(want, j))) << "output " << j << " (stream-ordered): " << value(va, j) << " against " << value(want, j);
+        }
+        if (refused && !jb.seg && jb.axis == 1 && !jb.mean) {  // (the refused rows' IEEE results)
+          EXPECT_TRUE(std::isnan(value(va, 3)));
+          EXPECT_TRUE(std::isnan(value(va, 30)));
+          EXPECT_EQ(value(va, 11), INFINITY);
+          EXPECT_EQ(bits(value(va, 40)), bits(-0.0));
+          EXPECT_EQ(value(va, 50), 1.0);
+        }
+        if (refused && !jb.seg && jb.axis == 0 && !jb.mean) {
+          EXPECT_EQ(value(va, 7), static_cast<double>(rows - 2));
+          EXPECT_EQ(value(va, 100), INFINITY);
+          EXPECT_EQ(value(va, 101), -INFINITY);
+        }
+      }
+    }
+    // eight calls queued before one wait, refused and proved outputs in turn
+    {
+      buffer<bfloat16> bc(backend::cuda, clean), bs(backend::cuda, special);
+      std::vector<std::pair<job, bool>> q;
+      for (int k = 0; k < 8; ++k) q.push_back({jobs[static_cast<std::size_t>((3 * k + 1) % jobs.size())], (k + k / 4) % 2 == 0});
+      std::deque<buffer<double>> outs;  // (deque: the buffers are not moved)
+      std::deque<buffer<std::int64_t>> sts;
+      for (const auto& [jb, refused] : q) {
+        outs.emplace_back(backend::cuda, static_cast<std::size_t>(outputs(jb)), 7.0);
+        sts.emplace_back(backend::cuda, 2, 5);
+      }
+      for (std::size_t k = 0; k < q.size(); ++k)
+        go(q[k].first, backend::cuda, (q[k].second ? bs : bc).data(), boff.data(),
+           {outs[k].data(), outputs(q[k].first), q[k].first.out, tally::memory::unknown}, sts[k].data());
+      for (std::size_t k = 0; k < q.size(); ++k) {
+        SCOPED_TRACE("queued call " + std::to_string(k));
+        const job& jb = q[k].first;
+        const std::vector<double> want = cpu_want(jb, q[k].second ? special : clean), got = outs[k].read();
+        EXPECT_EQ(sts[k].read(), (std::vector<std::int64_t>{-1, -1}));
+        for (std::int64_t j = 0; j < outputs(jb); ++j)
+          ASSERT_EQ(bits(output_value(got, jb.out, j)), bits(output_value(want, jb.out, j))) << "output " << j;
+      }
+    }
+    // bad offsets behind refused outputs: the first bad entry and no overflow; then a good call clears it
+    {
+      buffer<bfloat16> bs(backend::cuda, special);
+      buffer<std::int64_t> status(backend::cuda, 2, 5);
+      buffer<double> a(backend::cuda, static_cast<std::size_t>(segs), 7.0);
+      std::vector<std::int64_t> bad = off;
+      bad[9] = bad[8] - 1;  // (decreasing, just past the long segment)
+      buffer<std::int64_t> bbad(backend::cuda, bad);
+      const job jb{true, 1, dtype::float64, false};
+      go(jb, backend::cuda, bs.data(), bbad.data(), {a.data(), segs, dtype::float64, tally::memory::unknown}, status.data());
+      EXPECT_EQ(status.read(), (std::vector<std::int64_t>{9, -1}));
+      go(jb, backend::cuda, bs.data(), boff.data(), {a.data(), segs, dtype::float64, tally::memory::unknown}, status.data());
+      EXPECT_EQ(status.read(), (std::vector<std::int64_t>{-1, -1}));
+      const std::vector<double> want = cpu_want(jb, special), got = a.read();
+      for (std::int64_t j = 0; j < segs; ++j) ASSERT_EQ(bits(got[static_cast<std::size_t>(j)]), bits(want[static_cast<std::size_t>(j)])) << "segment " << j;
     }
   }
 }

@@ -29,7 +29,7 @@ bool same(const tn::shapes_v3_plan& a, const tn::shapes_v3_plan& b) {
   return a.tile == b.tile && a.seg_tile == b.seg_tile && a.seg_split == b.seg_split && a.seg_lanes == b.seg_lanes && a.few_lanes == b.few_lanes && a.block_row_len == b.block_row_len &&
          a.heavy_lane_len == b.heavy_lane_len &&
          a.seg_block_len == b.seg_block_len && a.seg_flat_len == b.seg_flat_len &&
-         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.col_wave == b.col_wave && a.byte_col_wide == b.byte_col_wide && a.short_col_wide == b.short_col_wide && a.half_col_wide == b.half_col_wide && a.f16_in_place == b.f16_in_place && a.half_fast_col_blocks == b.half_fast_col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
+         a.blocks_per_sm == b.blocks_per_sm && a.col_blocks == b.col_blocks && a.col_wave == b.col_wave && a.byte_col_wide == b.byte_col_wide && a.short_col_wide == b.short_col_wide && a.half_col_wide == b.half_col_wide && a.f16_in_place == b.f16_in_place && a.half_gated == b.half_gated && a.half_fast_col_blocks == b.half_fast_col_blocks && a.item_order == b.item_order && a.tile_probe == b.tile_probe &&
          a.cert_cols == b.cert_cols && a.col_run == b.col_run && a.pdl == b.pdl &&
          a.row_stages == b.row_stages && a.gate_blocks == b.gate_blocks &&
          a.cert_col_waves == b.cert_col_waves && a.seg_claim_ahead == b.seg_claim_ahead && a.done_fence == b.done_fence &&
@@ -70,6 +70,8 @@ TEST(ShapesPlan, BadPlansAreRefusedByNameAndChangeNothing) {
       {"short_col_wide", [](tn::shapes_v3_plan& p) { p.short_col_wide = 2; }},
       {"half_col_wide", [](tn::shapes_v3_plan& p) { p.half_col_wide = -1; }},
       {"f16_in_place", [](tn::shapes_v3_plan& p) { p.f16_in_place = 2; }},
+      {"half_gated", [](tn::shapes_v3_plan& p) { p.half_gated = 2; }},
+      {"half_gated", [](tn::shapes_v3_plan& p) { p.half_gated = -1; }},
       {"half_fast_col_blocks", [](tn::shapes_v3_plan& p) { p.half_fast_col_blocks = 0; }},
       {"half_fast_col_blocks", [](tn::shapes_v3_plan& p) { p.half_fast_col_blocks = (std::int64_t(1) << 20) + 1; }},
       {"item_order", [](tn::shapes_v3_plan& p) { p.item_order = 3; }},
@@ -127,6 +129,7 @@ TEST(ShapesPlan, AGoodPlanIsKeptUntilReplaced) {
   p.short_col_wide = 0;
   p.half_col_wide = 0;
   p.f16_in_place = 0;
+  p.half_gated = 0;
   p.half_fast_col_blocks = 77;
   p.item_order = 2;
   p.tile_probe = 0;
@@ -208,6 +211,9 @@ TEST(ShapesPlan, PlanTextIsParsedAndBadItemsAreRefusedByName) {
   EXPECT_EQ(tn::parse_shapes_plan("f16_in_place=1").f16_in_place, 1);
   EXPECT_EQ(tn::parse_shapes_plan("f16_in_place=0").f16_in_place, 0);
   EXPECT_EQ(p.f16_in_place, tn::shapes_v3_plan{}.f16_in_place);
+  EXPECT_EQ(tn::parse_shapes_plan("half_gated=0").half_gated, 0);
+  EXPECT_EQ(tn::parse_shapes_plan("half_gated=1").half_gated, 1);
+  EXPECT_EQ(tn::parse_shapes_plan("tile=2048").half_gated, 1);  // (the default unless named)
   EXPECT_EQ(tn::parse_shapes_plan("half_fast_col_blocks=1000").half_fast_col_blocks, 1000);
   EXPECT_EQ(p.half_fast_col_blocks, tn::shapes_v3_plan{}.half_fast_col_blocks);
   EXPECT_EQ(tn::parse_shapes_plan("heavy_lane_len=16").heavy_lane_len, 16);

@@ -18,8 +18,13 @@
 // vectors (a multiple of 8 columns, base and row stride 16-byte aligned) and of at most 2^23
 // rows go 8 columns a lane in 64-bit fixed point with infinities and NaNs handled on the
 // device: their exact sums and means, blocking or stream-ordered, never widen, and their fast
-// sums are exact too (correctly rounded). Every other case (those types' strided views,
-// stream-ordered exact bfloat16 sums and means and float16 ones of longer outputs, and the CPU
+// sums are exact too (correctly rounded). Exact bfloat16 sums and means (and float16 ones of
+// longer outputs) first run a certified pass in place (float64 TwoSum states with a running
+// error bound, docs/exact.md), which proves the correctly rounded result of
+// nearly every output; only when it cannot prove some output (heavy cancellation, an infinity
+// or a NaN) is the call's data widened and summed exactly: blocking calls decide on the host,
+// stream-ordered ones (with a status word) on the device, never synchronising. Every other
+// case (those types' strided views, stream-ordered calls without a status word, and the CPU
 // backend) is first widened into a compact copy of n wide elements (CUDA: device memory kept per (device,
 // stream) for later calls; CPU: a host vector), which costs a read of x, a write and a read of 4 or 8 bytes per
 // element (docs/types.md has the table of result types and the measured GB/s). Either way

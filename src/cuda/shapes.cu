@@ -198,9 +198,20 @@ void run_t(const geometry& g, const request& r, outcome& st, cudaStream_t s, tal
 // one 16-byte load with several 16-byte stores a thread, 64 bytes apart across the warp:
 // int8 24% slower than one element a thread); others one element a thread (source_map:
 // 64-bit divisions for strided layouts).
+// gate (exact half sums and means behind the certified pass in place, stream-ordered:
+// run_widened_gated): the pass's status words on the device; the kernel waits for the grid
+// before it (launched as its programmatic dependent; plainly, the wait returns at once), and
+// writes nothing unless that pass refused an output over good offsets (gate[0] < 0 and
+// gate[1] >= 0, shapes_exact.cuh skipped), so a closed gate costs its blocks one read.
 template <class Src, class W>
 __global__ void __launch_bounds__(kBlock) widen_kernel(const Src* x, W* copy, std::int64_t n, tally::shapes::source_map at,
-                                                       bool vectors) {
+                                                       bool vectors, const long long* gate = nullptr) {
+  if (gate) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    if (gate[0] >= 0 || gate[1] < 0) return;
+  }
   using L = std::conditional_t<std::is_same_v<Src, bool>, unsigned char, Src>;  // (bool: its byte)
   const L* xl = reinterpret_cast<const L*>(x);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
@@ -260,7 +271,53 @@ template <class Src, class W> void run_widened(const geometry& g, const request&
   run_t<W>(tally::shapes::compact(g, copy.data()), r, st, s, tally::shapes::store_of(g.type));
 }
 
+// Exact sums and means of float16 / bfloat16, stream-ordered, behind the certified pass that
+// the caller (src/cuda/shapes_narrow.cu) ran in place with its status words in gate
+// (r.status_device): the widened copy and the exact kernels over it, both gated on the device,
+// so that they run only when the pass refused an output (a NaN, an infinity, or a sum too
+// close to a rounding boundary for its bound) and the offsets were good. The copy's kernel
+// is a programmatic dependent of the pass (sm_90, plan.pdl), the exact kernels of the copy's
+// (shapes_exact_run): a closed gate costs two launches whose blocks read it and return.
+// Grid: 4 blocks a SM looping, where the ungated copy takes up to 16 (a closed gate's blocks
+// are then few; an open one is rare).
+template <class Src, class W> void run_widened_gated(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+  auto* gate = reinterpret_cast<long long*>(r.status_device);
+  copy_lease copy(std::max<std::size_t>(static_cast<std::size_t>(g.n) * sizeof(W), 256), s);
+  if (g.n > 0) {
+    const tally::shapes::source_map at(g);
+    const bool vectors = at.contiguous && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
+    const std::int64_t items = vectors ? g.n / (16 / static_cast<std::int64_t>(sizeof(W))) + 1 : g.n;
+    const std::int64_t blocks = std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(4) * sm_count());
+    int dev = 0, major = 0;
+    TALLY_CUDA(cudaGetDevice(&dev));
+    TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    constexpr auto kernel = widen_kernel<Src, W>;
+    cudaFuncAttributes fa{};
+    TALLY_CUDA(cudaFuncGetAttributes(&fa, kernel));
+    // (griddepcontrol.wait is compiled only for sm_90 and later: code JIT-compiled from older
+    // PTX would run without the wait, so then a plain launch)
+    const bool pdl = tuning::shapes_v3_params().pdl != 0 && major >= 9 && fa.binaryVersion >= 90;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(static_cast<unsigned>(blocks));
+    c.blockDim = dim3(kBlock);
+    c.stream = s;
+    c.attrs = attr;
+    c.numAttrs = pdl ? 1 : 0;
+    TALLY_CUDA(cudaLaunchKernelEx(&c, kernel, static_cast<const Src*>(g.x), reinterpret_cast<W*>(copy.data()), g.n, at, vectors,
+                                  static_cast<const long long*>(gate)));
+  }
+  shapes_exact_run(tally::shapes::compact(g, copy.data()), r, st, s, gate);
+}
+
 }  // namespace
+
+void shapes_half_exact_gated(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
+  if (g.type == dtype::float16) run_widened_gated<tally::float16, float>(g, r, st, stream);
+  else run_widened_gated<tally::bfloat16, float>(g, r, st, stream);
+}
 
 bool shapes_supported(const tally::shapes::request&, dtype) noexcept {
   return true;  // every operation and element type of the shape layer (exact ones: shapes_exact.cu)

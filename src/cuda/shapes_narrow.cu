@@ -6,8 +6,9 @@
 // bandwidth (run 111: float16 0.18, int8 0.09); here a call reads x once.
 //
 // What runs here (else the widened route, src/cuda/shapes.cu: strided views, rows whose
-// elements are not adjacent, stream-ordered exact float sums and means, exact float16 outputs
-// with an infinity or a NaN, and certified passes that could not prove every output): rows,
+// elements are not adjacent, exact float16 outputs with an infinity or a NaN under plan
+// f16_in_place=0, and certified passes that could not prove every output: blocking, the whole
+// call again; stream-ordered, behind the pass's verdict on the device, shapes_half_exact_gated): rows,
 // segments and columns of
 //  - float16: fast sums, exact sums and means in 128-bit fixed point (f16_fixed_op), min/max
 //    and their index;
@@ -434,14 +435,23 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
           return true;
         }
       }
-      // the certified pass (blocking calls; the stream-ordered ones gate the exact kernels on
-      // the device, src/cuda/shapes.cu, over the widened copy)
-      if (r.stream_ordered) return false;
+      // the certified pass: blocking calls, and since the sixtieth session the stream-ordered
+      // ones with a status word (plan half_gated=1; float16 only where its fixed-point sums
+      // cannot serve, outputs past kMaxLen elements, unless f16_in_place=0), which then queue
+      // the widened copy and the exact kernels behind the pass's verdict, gated on the device
+      // (shapes_half_exact_gated, src/cuda/shapes.cu); the other stream-ordered ones go to the
+      // widened route (the copy, the pass over it, the gated exact kernels)
+      if (r.stream_ordered) {
+        const auto& plan = tuning::shapes_v3_params();
+        const bool gated = r.status_device && plan.half_gated == 1 && tuning::shapes_certified() &&
+                           (!std::is_same_v<In, f16_in> || plan.f16_in_place == 1);
+        if (!gated) return false;
+      }
       if constexpr (std::is_same_v<In, f16_in>) {
         // (float16, plan f16_in_place=0: the fixed-point sums, blocking, when no output can
         // pass kMaxLen elements; an output with an infinity or a NaN sends the call to the
         // widened route's exact path, same bits)
-        if ((segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
+        if (!r.stream_ordered && (segmented ? g.n : g.len) <= f16_fixed_core::kMaxLen) {
           const int pick = (r.what == kind::mean ? 2 : 0) + (out64 ? 1 : 0);
           outcome c;
           run.template operator()<f16_fixed_op>([pick](void* out, std::int64_t*, long long* ovf) {
@@ -473,6 +483,10 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       // (bfloat16: its terms a vector or a run at a time, bf16_in's exact vector terms; one at a
       // time was plan bf16_terms 0, removed in the forty-sixth session)
       certified.template operator()<In>();
+      if (r.stream_ordered) {  // (its status words in r.status_device: the gate)
+        shapes_half_exact_gated(g, r, st, s);
+        return true;
+      }
       if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or every output proved
         st.bad_offset_at = c.bad_offset_at;
         return true;

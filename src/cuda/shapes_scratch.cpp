@@ -160,6 +160,8 @@ void check_plan(const shapes_v3_plan& p) {
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_col_wide must be 0 or 1");
   if (p.f16_in_place != 0 && p.f16_in_place != 1)
     throw error(errc::invalid_argument, "tally: shapes_v3_plan.f16_in_place must be 0 or 1");
+  if (p.half_gated != 0 && p.half_gated != 1)
+    throw error(errc::invalid_argument, "tally: shapes_v3_plan.half_gated must be 0 or 1");
   if (p.item_order < 0 || p.item_order > 2)
     throw error(errc::invalid_argument,
                 "tally: shapes_v3_plan.item_order must be 0 (tiles first), 1 (groups first) or 2 (interleaved)");
@@ -228,6 +230,7 @@ shapes_v3_plan parse_shapes_plan(const char* e) {
     else if (key == "short_col_wide") p.short_col_wide = small(v);
     else if (key == "half_col_wide") p.half_col_wide = small(v);
     else if (key == "f16_in_place") p.f16_in_place = small(v);
+    else if (key == "half_gated") p.half_gated = small(v);
     else if (key == "item_order") p.item_order = small(v);
     else if (key == "tile_probe") p.tile_probe = small(v);
     else if (key == "seg_claim_ahead") p.seg_claim_ahead = small(v);

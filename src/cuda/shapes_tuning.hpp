@@ -120,6 +120,12 @@ struct shapes_v3_plan {
                                       // (but the float16 columns of half_col_wide). Never the bits. (Written in the
                                       // fifty-fifth session; on since run 192, H100, 8192 x 8192, stream-ordered, of read:
                                       // exact float16 rows 0.185 -> 0.917, segments of 200 0.176 -> 0.75)
+  int half_gated = 1;                 // exact bfloat16 sums and means (and float16's where f16_in_place cannot serve:
+                                      // outputs past 2^28 elements), stream-ordered with a status word: 1 the certified pass
+                                      // in place (as the blocking calls), then, behind its verdict read on the device, the
+                                      // widened copy and the exact kernels over it, both gated (a closed gate: two launches
+                                      // that read it and return); 0 the widened route (the copy, the pass over it, the gated
+                                      // exact kernels). Never the bits (correctly rounded either way; sixtieth session)
   std::int64_t half_fast_col_blocks = 384;  // column mode, the bfloat16 fast sums (cols_halves_fast_wide and cols_body
                                       // alike, whose bits follow the row chunks): about min(col_blocks, this) blocks,
                                       // the row chunks from the shape alone. (Run 192, H100, 8192 x 8192, stream-ordered:
@@ -213,7 +219,7 @@ shapes_v3_plan parse_shapes_plan(const char* text);
 /// Sets the plan for later calls. Throws tally::error (invalid_argument) when tile, seg_tile or
 /// seg_split is outside [1024, 2^30], seg_tile > 64 seg_split, seg_lanes not 0, 4, 8, 16 or 32, few_lanes not 0, 1, 2, 4, 8, 16 or 32, block_row_len < 1,
 /// seg_block_len or seg_flat_len < 0, blocks_per_sm > 64,
-/// col_blocks or half_fast_col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide or f16_in_place not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
+/// col_blocks or half_fast_col_blocks outside [1, 2^20], col_wave, byte_col_wide, short_col_wide, half_col_wide, f16_in_place or half_gated not 0 or 1, gate_blocks outside [0, 16], cert_col_waves outside [1, 64] or item_order not 0, 1 or 2, cert_cols not -1, 0 or 1, or tile_probe,
 /// col_run, row_stages, pdl, seg_check_late or done_fence not 0 or 1, seg_claim_ahead or check_end not 0, 1 or 2, or
 /// seg_warp_claim outside [0, 64]. Thread-safe.
 void set_shapes_v3_params(const shapes_v3_plan& p);
