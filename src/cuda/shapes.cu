@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <type_traits>
 
@@ -279,10 +280,13 @@ template <class Src, class W> void run_widened(const geometry& g, const request&
 // is a programmatic dependent of the pass (sm_90, plan.pdl), the exact kernels of the copy's
 // (shapes_exact_run): a closed gate costs two launches whose blocks read it and return.
 // Grid: 4 blocks a SM looping, where the ungated copy takes up to 16 (a closed gate's blocks
-// are then few; an open one is rare).
-template <class Src, class W> void run_widened_gated(const geometry& g, const request& r, outcome& st, cudaStream_t s) {
+// are then few; an open one is rare). The copy is leased before the pass is queued, so that a
+// failure to allocate it throws with nothing queued.
+template <class Src, class W>
+void run_widened_gated(const geometry& g, const request& r, outcome& st, cudaStream_t s, const std::function<void()>& pass) {
   auto* gate = reinterpret_cast<long long*>(r.status_device);
   copy_lease copy(std::max<std::size_t>(static_cast<std::size_t>(g.n) * sizeof(W), 256), s);
+  pass();
   if (g.n > 0) {
     const tally::shapes::source_map at(g);
     const bool vectors = at.contiguous && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
@@ -314,9 +318,10 @@ template <class Src, class W> void run_widened_gated(const geometry& g, const re
 
 }  // namespace
 
-void shapes_half_exact_gated(const geometry& g, const request& r, outcome& st, cudaStream_t stream) {
-  if (g.type == dtype::float16) run_widened_gated<tally::float16, float>(g, r, st, stream);
-  else run_widened_gated<tally::bfloat16, float>(g, r, st, stream);
+void shapes_half_exact_gated(const geometry& g, const request& r, outcome& st, cudaStream_t stream,
+                             const std::function<void()>& pass) {
+  if (g.type == dtype::float16) run_widened_gated<tally::float16, float>(g, r, st, stream, pass);
+  else run_widened_gated<tally::bfloat16, float>(g, r, st, stream, pass);
 }
 
 bool shapes_supported(const tally::shapes::request&, dtype) noexcept {

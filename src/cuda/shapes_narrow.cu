@@ -482,11 +482,11 @@ template <class In> bool run_native(const geometry& g, const request& r, outcome
       };
       // (bfloat16: its terms a vector or a run at a time, bf16_in's exact vector terms; one at a
       // time was plan bf16_terms 0, removed in the forty-sixth session)
-      certified.template operator()<In>();
-      if (r.stream_ordered) {  // (its status words in r.status_device: the gate)
-        shapes_half_exact_gated(g, r, st, s);
+      if (r.stream_ordered) {  // (the pass's status words in r.status_device: the gate)
+        shapes_half_exact_gated(g, r, st, s, [&] { certified.template operator()<In>(); });
         return true;
       }
+      certified.template operator()<In>();
       if (c.bad_offset_at >= 0 || c.overflow_at < 0) {  // offsets that break the rules, or every output proved
         st.bad_offset_at = c.bad_offset_at;
         return true;

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
+
 #include "shapes_backend.hpp"
 
 namespace tally::cuda {
@@ -21,12 +23,15 @@ namespace tally::cuda {
 bool shapes_run_native(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
 
 /// Exact sums or means (r.what) of float16 / bfloat16 g, stream-ordered (r.stream_ordered, with
-/// r.status_device), behind a certified pass the caller has just queued in place on `stream`
-/// with its status words in r.status_device (src/cuda/shapes.cu): the widened copy and the
-/// exact kernels over it, gated on the device by those words, run only when that pass refused
-/// an output over good offsets; the words then end as the pass's offsets word and no overflow.
-/// Never synchronises.
-void shapes_half_exact_gated(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream);
+/// r.status_device): leases the widened copy, calls `pass`, which queues the certified pass in
+/// place on `stream` with its status words in r.status_device, then queues the copy's kernel
+/// and the exact kernels over the copy (src/cuda/shapes.cu), gated on the device by those
+/// words: they run only when that pass refused an output over good offsets; the words then end
+/// as the pass's offsets word and no overflow. Never synchronises (the copy is the (device,
+/// stream) cache's buffer, grown by cudaMallocAsync). Throws tally::error (a CUDA error, out of
+/// memory included) before the pass is queued when the copy cannot be had.
+void shapes_half_exact_gated(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream,
+                             const std::function<void()>& pass);
 
 /// The same for int16, uint16, uint32 and uint64 (src/cuda/shapes_narrow_int.cu): sums, means,
 /// min/max/argmin/argmax, blocking or stream-ordered; false for other types and layouts.
