@@ -292,15 +292,9 @@ void run_widened_gated(const geometry& g, const request& r, outcome& st, cudaStr
     const bool vectors = at.contiguous && reinterpret_cast<std::uintptr_t>(g.x) % 16 == 0;
     const std::int64_t items = vectors ? g.n / (16 / static_cast<std::int64_t>(sizeof(W))) + 1 : g.n;
     const std::int64_t blocks = std::min<std::int64_t>((items + kBlock - 1) / kBlock, std::int64_t(4) * sm_count());
-    int dev = 0, major = 0;
-    TALLY_CUDA(cudaGetDevice(&dev));
-    TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     constexpr auto kernel = widen_kernel<Src, W>;
-    cudaFuncAttributes fa{};
-    TALLY_CUDA(cudaFuncGetAttributes(&fa, kernel));
-    // (griddepcontrol.wait is compiled only for sm_90 and later: code JIT-compiled from older
-    // PTX would run without the wait, so then a plain launch)
-    const bool pdl = tuning::shapes_v3_params().pdl != 0 && major >= 9 && fa.binaryVersion >= 90;
+    // (as the exact kernels behind it: sm_90 device code on a 9.0+ device, else a plain launch)
+    const bool pdl = tuning::shapes_v3_params().pdl != 0 && dependent_launch_ok();
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;

@@ -34,23 +34,6 @@ int sm_count() {
   return sms;
 }
 
-/// Whether the gated exact kernels may be launched as programmatic dependents on the current
-/// device: compute capability 9.0 or later, and device code built for it (their
-/// griddepcontrol.wait is compiled only for sm_90 and later; code JIT-compiled from older PTX
-/// would run without the wait). Asked once a device.
-bool dependent_launch_ok() {
-  static std::atomic<int> known[64];  // per device: 0 not asked, 1 no, 2 yes
-  int dev = 0;
-  TALLY_CUDA(cudaGetDevice(&dev));
-  if (dev >= 0 && dev < 64 && known[dev].load(std::memory_order_relaxed) != 0) return known[dev].load() == 2;
-  int major = 0;
-  TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  cudaFuncAttributes fa{};
-  TALLY_CUDA(cudaFuncGetAttributes(&fa, exact_gated_kernel<float, float, false>));
-  const bool ok = major >= 9 && fa.binaryVersion >= 90;
-  if (dev >= 0 && dev < 64) known[dev].store(ok ? 2 : 1);
-  return ok;
-}
 
 template <class T, class Out, bool MEAN>
 void launch(const geometry& g, const request& r, outcome& st, cudaStream_t stream, long long* gate) {
@@ -168,6 +151,22 @@ template <class T> void run_t(const geometry& g, const request& r, outcome& st, 
 }
 
 }  // namespace
+
+// (shapes_exact.hpp; the gated exact kernels and, since the sixtieth session, the gated copy of
+// src/cuda/shapes.cu: the same build's device code, so one kernel's binaryVersion answers)
+bool dependent_launch_ok() {
+  static std::atomic<int> known[64];  // per device: 0 not asked, 1 no, 2 yes
+  int dev = 0;
+  TALLY_CUDA(cudaGetDevice(&dev));
+  if (dev >= 0 && dev < 64 && known[dev].load(std::memory_order_relaxed) != 0) return known[dev].load() == 2;
+  int major = 0;
+  TALLY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  cudaFuncAttributes fa{};
+  TALLY_CUDA(cudaFuncGetAttributes(&fa, exact_gated_kernel<float, float, false>));
+  const bool ok = major >= 9 && fa.binaryVersion >= 90;
+  if (dev >= 0 && dev < 64) known[dev].store(ok ? 2 : 1);
+  return ok;
+}
 
 void shapes_exact_run(const geometry& g, const request& r, outcome& st, cudaStream_t stream, long long* gate) {
   if (g.type == dtype::float32) run_t<float>(g, r, st, stream, gate);

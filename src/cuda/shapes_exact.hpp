@@ -16,6 +16,12 @@ namespace tally::cuda {
 /// certified pass, not column mode; it is r.status_device, holding that pass's status words):
 /// the kernels run only if that pass refused an output and the offsets were good, no offsets
 /// check of its own, and the status words left as the pass's offsets word and no overflow.
+/// Whether a kernel waiting with griddepcontrol.wait may be launched as a programmatic
+/// dependent of the grid before it on the current device: compute capability 9.0 or later and
+/// the library's device code built for it (the wait is compiled only for sm_90 and later; code
+/// JIT-compiled from older PTX would run without it). Asked once a device; thread-safe.
+bool dependent_launch_ok();
+
 void shapes_exact_run(const shapes::geometry& g, const shapes::request& r, shapes::outcome& st, cudaStream_t stream,
                       long long* gate = nullptr);
 
