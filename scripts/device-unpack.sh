@@ -6,7 +6,7 @@ mkdir -p "$OUT" build-gpu
 export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/cuda/bin
 # (or, when the binaries no longer fit one carry beside the tree, build/carry/tests.tar.xz and
 # build/carry/bench.tar.xz, ONLY=tests / ONLY=bench, one a call: every pack carried is unpacked)
-packs=$(ls build/carry/*.tar.xz 2>/dev/null)
+packs=${PACKS:-$(ls build/carry/*.tar.xz 2>/dev/null)}  # (PACKS: other carried packs, e.g. build/carry-br/bins.tar.xz)
 [ -n "$packs" ] || { echo "no build/carry/*.tar.xz carried"; return 1; }
 for p in $packs; do tar -C build-gpu -xJf $p || return 1; done
 B=build-gpu

@@ -25,7 +25,8 @@ if [[ "${1:-}" == --python ]]; then  # the Python module too (scripts/pack-pytho
   mkdir -p "$t/py" && tar -C "$t/py" -xJf build/carry-py/py.tar.xz
   py=py
 fi
-mkdir -p build/carry
+out=${CARRY_OUT:-build/carry/bins.tar.xz}  # (CARRY_OUT: another path, e.g. a branch's binaries beside main's)
+mkdir -p "$(dirname "$out")"
 # A 256 MiB window finds the device code the binaries (and the module) share: 185 MB of
 # binaries and the 59 MB module pack into ~51 MB, under the device tool's 64 MiB carry.
 # (Each binary is ~60 MB, so the module sits next to tally_tests in the archive.)
@@ -38,5 +39,5 @@ parts="tests/tally_tests $py tests/*.cmake bench tools"
 # NO_CLI=1: not the tally command (the dev calls that run no CLI tests; fifty-seventh session:
 # 56 MB with it, beside a probe binary and the 11 MB tree, passed the 64 MiB)
 [[ "${NO_CLI:-}" == 1 ]] && parts="${parts/ tools/}"
-(cd "$t" && tar -cf - $parts) | xz --lzma2=preset=9,dict=256MiB -T1 >build/carry/bins.tar.xz
-ls -l build/carry/bins.tar.xz
+(cd "$t" && tar -cf - $parts) | xz --lzma2=preset=9,dict=256MiB -T1 >"$out"
+ls -l "$out"
