@@ -13,6 +13,11 @@ grep -B2 -A8 Failure $OUT/tests.txt | head -30
 TALLY_SHAPES_PLAN=half_gated=0 timeout 60 $T --gtest_filter="ShapesNarrowAsync.Bfloat16*" > $OUT/tests0.txt 2>&1; echo "tests half_gated=0 rc=$? at ${SECONDS}s"
 grep -E "^\[  PASSED|^\[  FAILED|^\[==========\] [0-9]+ tests" $OUT/tests0.txt
 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='ShapesNarrowAsync.Bfloat16*' > $OUT/memcheck.txt 2>&1; echo "memcheck rc=$? at ${SECONDS}s"; tail -3 $OUT/memcheck.txt
+# the bfloat16 bench twice (data over 47 binades, "bfloat16", and over 16, "bfloat16-narrow"):
+# dev43.sh (main) and dev44.sh (bf16-rounds) back to back on one warm machine are the A/B
+bench_plans bfloat16,bfloat16-narrow $((SECONDS + 40)) default default
+grep -A2 -E "^narrow-(rows|cols|segments|read).* bfloat16" $OUT/bench.txt | grep -E "^narrow|^ +[0-9]" | paste - - | awk '{print $1, $2, "fast", $11, $12, "exact", $13, $14}'
+mv $OUT/bench.txt $OUT/bench-bf16.txt
 bench_plans int8,uint8 $((SECONDS + 60)) default few_lanes=4 default few_lanes=4
 awk '/^## plan/{p=$3} /narrow-segments-200/{h=$2; getline; getline; print p, h, $0}' $OUT/bench.txt | cut -c1-150
 left=$((560 - SECONDS)); echo "ctest: ${left}s left at ${SECONDS}s"
