@@ -613,7 +613,9 @@ def test_add_error_keeps_existing_output(tmp_path):
 def test_add_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
     a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
     out = tmp_path / "out.npy"
-    for mode in (0o600, 0o640, 0o444):
+    # (0o444: replaced only where open(2) would write it, as root; a user's write-protected
+    # file is refused: test_add_refuses_a_write_protected_file)
+    for mode in (0o600, 0o640) + ((0o444,) if os.geteuid() == 0 else ()):
         out.write_bytes(b"old")
         os.chmod(out, mode)
         ok("add", a, a, "-o", out)
@@ -636,6 +638,34 @@ def test_add_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
         os.umask(mask)
     assert stat.S_IMODE(os.stat(new).st_mode) == 0o640
     assert no_temp_files(tmp_path)
+
+
+def test_add_refuses_a_write_protected_file(tmp_path):
+    # The rename needs only the directory's write permission; a file its owner made read-only
+    # is refused as np.save and cp refuse it, and left as it was (root may write any file)
+    if os.geteuid() == 0:
+        pytest.skip("root may write a file whatever its mode")
+    a = save(tmp_path, "a.npy", np.arange(3, dtype="i4"))
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"precious")
+    os.chmod(out, 0o444)
+    bad("add", a, a, "-o", out, words=["out.npy", "write-protected"])
+    assert out.read_bytes() == b"precious" and stat.S_IMODE(os.stat(out).st_mode) == 0o444
+    assert no_temp_files(tmp_path)
+
+
+def test_a_result_that_cannot_be_written_is_an_error(tmp_path):
+    # A full disk (/dev/full) or a closed stdout: the buffered result fails only at the flush
+    # before exit, which must then say so and exit nonzero
+    a = save(tmp_path, "a.npy", np.arange(5.0))
+    if os.path.exists("/dev/full"):
+        for args in (("sum", a), ("sum", a, "--json"), ("max", a)):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([BIN, *map(str, args)], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+            assert r.returncode == 1 and "cannot write the result to standard output" in r.stderr, (args, r)
+    r = subprocess.run([BIN, "sum", str(a)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=lambda: os.close(1))
+    assert r.returncode == 1 and "standard output" in r.stderr, r
 
 
 def test_add_keeps_the_owner_of_the_file_it_replaces(tmp_path):
@@ -685,6 +715,22 @@ def test_csv_short_row(tmp_path):
     p = tmp_path / "d.csv"
     p.write_text("a,b\n1,2\n3\n")
     bad("sum", p, "--column", "b", words=["d.csv", "row 3", "missing"])
+
+
+def test_csv_wider_row_than_the_first(tmp_path):
+    # A decimal comma ("1,5") in a comma-separated file: the rows are wider than the header,
+    # and the file is refused, never read by the header's one column with the rest dropped
+    p = tmp_path / "d.csv"
+    p.write_text("a\n1,5\n2,5\n")
+    for cmd in ("sum", "mean", "max"):
+        bad(cmd, p, words=["d.csv", "row 2", "2 cells", "first row", "has 1"])
+    p.write_text("a,b\n1,2,3\n4,5\n")
+    bad("sum", p, "--column", "b", words=["d.csv", "row 2", "3 cells"])
+    # a quoted decimal comma is one cell
+    p.write_text('a\n"1,5"\n2\n')
+    bad("sum", p, words=["d.csv", "row 2", "not a number"])
+    p.write_text("a;b\n1,5;2\n")
+    bad("sum", p, "--delimiter", ";", "--column", "a", words=["row 2", "not a number"])
 
 
 def test_csv_unknown_column(tmp_path):

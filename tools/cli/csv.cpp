@@ -230,11 +230,19 @@ host_array read(const std::string& path, const options& opt) {
   // empty array: say so rather than print the sum of nothing.
   const std::string skipped = opt.skip_rows ? " after skipping " + std::to_string(opt.skip_rows) + " lines" : "";
   if (lines.empty()) fail(path, "no data rows" + skipped);
+  const std::size_t width = cells_of(path, lines[0], opt.delimiter).size();
   column c = resolve(path, opt.column, cells_of(path, lines[0], opt.delimiter), lines[0].number);
   auto& v = std::get<std::vector<double>>(a.data);
   v.reserve(lines.size());
   for (std::size_t r = c.header ? 1 : 0; r < lines.size(); ++r) {
     std::vector<std::string> cells = cells_of(path, lines[r], opt.delimiter);
+    // A row wider than the first (header) row: its cells cannot be matched to the columns
+    // (a decimal comma in a comma-separated file, say "1,5"), so the file is refused rather
+    // than read by the first row's columns with the rest dropped
+    if (cells.size() > width)
+      fail(path, "row " + std::to_string(lines[r].number) + " has " + std::to_string(cells.size()) + " cells, line " +
+                     std::to_string(lines[0].number) + " (the first row) has " + std::to_string(width) +
+                     " (a decimal comma? quote such cells, or choose another --delimiter)");
     std::string where = "row " + std::to_string(lines[r].number) + ", column " + c.label + ": ";
     if (c.index >= cells.size())
       fail(path, where + "missing (the row has " + std::to_string(cells.size()) + " cells)");

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -621,7 +622,7 @@ int fail(const std::exception& e, int code) {
 }  // namespace
 }  // namespace tally_cli
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   using namespace tally_cli;
   CLI::App app{"tally: sums, dot products, minima, maxima and element-wise sums of .npy and CSV files", "tally"};
   app.footer(kFooter);
@@ -764,4 +765,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tally: unknown error\n");
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  const int rc = run_main(argc, argv);
+  // The result is written to a buffered stdout: a write that fails (a full disk, a closed
+  // stdout) shows only at this flush, which exit would do silently with status 0
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "tally: cannot write the result to standard output%s%s\n", errno ? ": " : "",
+                 errno ? std::strerror(errno) : "");
+    return rc != 0 ? rc : 1;
+  }
+  return rc;
 }

@@ -617,6 +617,10 @@ void write_atomic(const std::string& given, const host_array& a) {
   auto st = fs::status(path, ec);
   if (!ec && fs::exists(st) && !fs::is_regular_file(st))
     fail(given, "cannot write: it exists and is not a regular file (refusing to replace it)");
+  // The rename needs only the directory's write permission: a write-protected file is
+  // refused here as open(2) would refuse it (np.save, cp), not replaced behind its mode bits
+  if (!ec && fs::exists(st) && ::access(path.c_str(), W_OK) != 0 && (errno == EACCES || errno == EROFS))
+    fail(given, "cannot write: it exists and is write-protected (" + errno_text() + "; refusing to replace it)");
   std::string head = make_header(a);
   temp_file tmp(path);
   tmp.write(head.data(), head.size());
