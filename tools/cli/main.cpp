@@ -635,7 +635,7 @@ static int run_main(int argc, char** argv) {
   add_options(sum, s, false);
   add_options(dot, s, true);
   add_options(add, s, true);
-  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically; an existing file keeps its permissions and, where allowed, its owner)")
+  add->add_option("-o,--output", s.out, "the .npy file to write (replaced atomically; an existing file keeps its permissions and, where allowed, its owner; one the process may not write is refused)")
       ->required()
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {
