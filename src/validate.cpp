@@ -27,6 +27,11 @@ memory locate_declared(const char* fn, const char* name, const void* p, memory w
   check_memory(fn, name, where);
   // Declared memory is checked against the CUDA runtime too (one cudaPointerGetAttributes,
   // ~0.1-0.2 us; nothing without a GPU), so a wrong declaration is an error, not a crash.
+  // Device memory declared where no GPU is usable: the error of a cuda backend without one
+  // (errc::no_gpu), as for empty arrays, which are never located, not a wrong declaration
+  if (where == memory::device && !cuda::available())
+    throw error(errc::no_gpu, prefix(fn) + name +
+                                  " is declared device memory, but no usable CUDA GPU is present (or this build has no CUDA support)");
   memory found = cuda::locate(p, &device);
   if (where == memory::device && found != memory::device)
     throw error(errc::wrong_memory, prefix(fn) + name +

@@ -417,6 +417,27 @@ const void* element_at(const in_array& x, std::int64_t offset, tally::dtype t) {
   return static_cast<const char*>(x.data()) + offset * static_cast<std::int64_t>(tally::dtype_size(t));
 }
 
+// Every element at + i s1 + j s2 (i < n1, j < n2) must be within the element offsets x's own
+// elements span (its shape and strides): the Python layer computes the offsets from them, and
+// a direct call of this private layer with others is refused here, not read out of bounds.
+void within_x(const char* fn, const in_array& x, std::int64_t at, std::int64_t n1, std::int64_t s1, std::int64_t n2,
+              std::int64_t s2) {
+  if (n1 < 0 || n2 < 0) throw nb::value_error((prefix(fn) + "negative extent " + std::to_string(n1 < 0 ? n1 : n2)).c_str());
+  if (n1 == 0 || n2 == 0) return;
+  __int128 lo = 0, hi = 0;
+  for (std::size_t d = 0; d < x.ndim(); ++d) {
+    if (x.shape(d) == 0) lo = 1, hi = 0;  // (no element: nothing may be read)
+    else (x.stride(d) < 0 ? lo : hi) += static_cast<__int128>(x.shape(d) - 1) * x.stride(d);
+  }
+  __int128 a = at, b = at;
+  const __int128 e1 = static_cast<__int128>(n1 - 1) * s1, e2 = static_cast<__int128>(n2 - 1) * s2;
+  (e1 < 0 ? a : b) += e1;
+  (e2 < 0 ? a : b) += e2;
+  if (a < lo || b > hi)
+    throw nb::value_error((prefix(fn) + "the elements at offset " + std::to_string(at) +
+                           " reach outside x (an offset, extent or stride that is not x's own)").c_str());
+}
+
 // One output block of out: elements [first, first + count).
 tally::mutable_array_ref block_of(const tally::mutable_array_ref& out, std::int64_t first, std::int64_t count) {
   if (out.data == nullptr) return {};
@@ -451,6 +472,7 @@ void axis_batches(const std::string& kind, const in_array& x, std::int64_t rows,
                              std::to_string(batches * rows)).c_str());
   tally::options o = options(is_sum ? accuracy : "exact", backend, stream, fn);
   const std::int64_t* off = offsets.data();
+  for (std::int64_t b = 0; b < batches; ++b) within_x(fn, x, off[b], rows, row_stride, cols, col_stride);
   nb::gil_scoped_release unlocked;
   if (rows == 0) return;
   for (std::int64_t b = 0; b < batches; ++b) {
@@ -486,6 +508,7 @@ void slices(const std::string& kind, const in_array& x, std::int64_t n, const of
                            std::to_string(outputs)).c_str());
   tally::options o = options(accuracy, backend, stream, fn);
   const std::int64_t* off = offsets.data();
+  for (std::int64_t i = 0; i < outputs; ++i) within_x(fn, x, off[i], n, 1, 1, 0);
   auto esz = static_cast<std::int64_t>(tally::dtype_size(ro.type));
   nb::gil_scoped_release unlocked;
   for (std::int64_t i = 0; i < outputs; ++i) {

@@ -177,7 +177,8 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
     out: None (default), or an array to write the result into, returned instead of a new one
         (numpy.sum's out): of the result's library and device (NumPy for host x; CuPy or torch
         on x's device), of the result's shape (() for a whole-array sum), and of a dtype the
-        result casts to under NumPy's 'same_kind' rule. The result is computed as without out
+        result casts to under NumPy's 'same_kind' rule (stricter than numpy.sum, which casts
+        into out unsafely: a float result into an integer out is refused, not truncated). The result is computed as without out
         and then copied in by out's library (not zero copy). Wrong library, device, shape or
         dtype: TypeError or ValueError naming it.
     """
@@ -196,6 +197,32 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
         value = _tally.sum(a.view, rt, acc, backend, stream)
     rt = rt or _sum_default(a.dtype)
     return _into(out, _axis.whole(x, value, rt, "sum", keepdims, axes), x, "sum", rt)
+
+
+def _plain(v) -> bool:
+    """A Python list, tuple or scalar (no array of its own: NumPy picks its dtype)."""
+    return isinstance(v, (list, tuple, int, float, bool))
+
+
+def _together(x, y):
+    """dot's and add's x and y, with Python lists, tuples and scalars converted by NumPy's
+    promotion: both plain, to their common type (tally.dot([1.5, 2], [3, 4]) is 12.5, as
+    numpy.dot); one plain beside a NumPy array, to the array's dtype when NumPy's 'same_kind'
+    rule allows it ([1, 2] beside float32 data). Arrays themselves are never converted: two
+    arrays of different dtypes stay an error."""
+    if _plain(x) and _plain(y):
+        px, py = np.asarray(x), np.asarray(y)
+        t = np.result_type(px, py)
+        if px.dtype == object or py.dtype == object or t == object:
+            return x, y  # (prepare names what NumPy could not convert)
+        return np.asarray(x, dtype=t), np.asarray(y, dtype=t)
+    for plain, other, first in ((x, y, True), (y, x, False)):
+        if _plain(plain) and isinstance(other, np.ndarray):
+            p = np.asarray(plain)
+            if p.dtype != other.dtype and p.dtype != object and np.can_cast(p.dtype, other.dtype, casting="same_kind"):
+                p = np.asarray(plain, dtype=other.dtype)
+            return (p, y) if first else (x, p)
+    return x, y
 
 
 def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[float, int]:
@@ -220,11 +247,15 @@ def dot(x, y, *, dtype=None, accuracy: Accuracy = "exact", out=None) -> Union[fl
             bool dot is a logical or of ands); compare with 0 for NumPy's answer.
     0.0 (0) for empty inputs. Blocks until the value is on the host. Deterministic in exact
     mode (the same bits everywhere).
+    Python lists, tuples and scalars are converted by NumPy's promotion (both plain: their
+    common type, so tally.dot([1.5, 2], [3, 4]) is 12.5; one beside a NumPy array: the
+    array's dtype where NumPy's 'same_kind' rule allows); two arrays are never converted.
     Raises ValueError when the lengths or element types differ, TypeError for unsupported
     dtypes or host and CUDA arrays mixed, OverflowError when the exact integer result does
     not fit in int64 (uint64 for unsigned data).
     out: an array to write the result into (returned), as `sum`'s out.
     """
+    x, y = _together(x, y)
     a, b = prepare(x, "dot", "x"), prepare(y, "dot", "y")
     if a.dtype != b.dtype:
         raise ValueError(f"tally.dot: element type mismatch: x is {a.dtype}, y is {b.dtype}")
@@ -241,7 +272,8 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
 
     x, y: arrays of one shape (no broadcasting) and one element type (any: float16 / bfloat16
         sums rounded once from the exact sum; integers checked; bool: logical or, as
-        numpy.add), both host or both CUDA arrays.
+        numpy.add), both host or both CUDA arrays. Python lists, tuples and scalars are
+        converted as `dot` converts them; two arrays are never converted.
     out: optional C-contiguous array of that shape and dtype, written in place (it may be x
         or y itself; partial overlap is a ValueError). Without it the result is a new NumPy,
         CuPy or torch array (CuPy / torch: on x's device, allocated on the current stream);
@@ -254,6 +286,7 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     host and CUDA arrays), OverflowError (an integer element overflowed; out then holds
     wrapped values).
     """
+    x, y = _together(x, y)
     a, b = prepare(x, "add", "x"), prepare(y, "add", "y")
     if tuple(a.shape) != tuple(b.shape):
         raise ValueError(f"tally.add: shape mismatch: x has shape {tuple(a.shape)}, y has shape {tuple(b.shape)}")
@@ -263,6 +296,8 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
     o = prepare_out(result, a)
     backend, stream = finish(a, b, o)
     _tally.add(a.view, b.view, o.view, backend, stream)
+    if out is None and isinstance(x, np.matrix) and isinstance(result, np.ndarray):
+        return result.view(np.matrix)  # (numpy.add of matrices is a matrix, as the axis results are)
     return result
 
 

@@ -5,7 +5,9 @@ The array must be of the result's library and device (NumPy for host input and P
 scalars' host results; CuPy or torch on x's device for CUDA input), of the result's shape
 (``()`` for a whole-array reduction without keepdims), and of a dtype the result can be cast
 to under NumPy's 'same_kind' rule (float64 into float32 is allowed, float into an integer
-array is not). Index results (argmin, argmax and the nan forms) need an integer array, as
+array is not). That is stricter than numpy.sum and the other NumPy reductions, which cast
+into out unsafely (a float sum truncated into an int64 out): a deliberate difference, as a
+correctly rounded result truncated on the way out would no longer be one. Index results (argmin, argmax and the nan forms) need an integer array, as
 NumPy's do (check_index_out): int64, or a narrower integer type the indices fit. The write is
 one copy by the array's library on its current stream (CuPy, torch) after tally's call has
 finished: not zero copy, and exactly the values tally returns, cast by the library when out's
@@ -75,7 +77,8 @@ def into(out, result, x, fn: str, dtype: Optional[str] = None, index: bool = Fal
         check_index_out(out, fn)
     elif not np.can_cast(src, dst, casting="same_kind"):
         raise TypeError(f"tally.{fn}: cannot write the {src} result into {article(dst)} {dst} out array "
-                        "(NumPy's 'same_kind' casting rule)")
+                        "(tally casts into out by NumPy's 'same_kind' rule; numpy.sum would cast unsafely, "
+                        "truncating: pass a float out, or convert the result yourself)")
     if _is_int(src) and _is_int(dst) and src != dst:
         _check_fits(result, dst, scalar, fn)
     if lib == "torch":

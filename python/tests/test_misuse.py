@@ -346,3 +346,59 @@ def test_unsupported_dlpack_dtypes_are_named():
         with pytest.raises(TypeError, match=rf"^tally\.sum: x has unsupported dtype {name} \(float16, bfloat16"):
             tally.sum(DLPackOnly(np.zeros(3, dtype=dt)))
     assert tally.sum(DLPackOnly(np.arange(4.0))) == 6.0
+
+
+def test_dot_and_add_convert_python_lists_together():
+    # Python lists and scalars take NumPy's promotion (sixty-first session: each list was
+    # converted alone, and [1.5, 2] . [3, 4] was a float64 / int64 mismatch)
+    assert tally.dot([1.5, 2], [3, 4]) == np.dot([1.5, 2], [3, 4]) == 12.5
+    assert tally.dot([1, 2], [3, 4]) == 11 and isinstance(tally.dot([1, 2], [3, 4]), int)
+    r = tally.add([1.5, 2], [3, 4])
+    assert r.dtype == np.float64 and np.array_equal(r, [4.5, 6.0])
+    # one list beside an array: the array's dtype, where 'same_kind' allows
+    x32 = np.array([0.5, 0.25], dtype=np.float32)
+    assert tally.dot(x32, [2, 4]) == 2.0
+    r = tally.add([1, 2], x32)
+    assert r.dtype == np.float32 and np.array_equal(r, [1.5, 2.25])
+    # a float list beside an int array is not converted, and two arrays never are
+    with pytest.raises(ValueError, match="element type mismatch"):
+        tally.dot(np.array([1, 2]), [1.5, 2.5])
+    with pytest.raises(ValueError, match="element type mismatch"):
+        tally.dot(np.array([1.0, 2.0]), np.array([1, 2]))
+    # what NumPy cannot convert is still named as before
+    with pytest.raises(TypeError, match="not an array of a supported type"):
+        tally.dot([2**70, 1], [1, 2])
+
+
+def test_add_of_matrices_is_a_matrix():
+    m = np.matrix([[1.0, 2.0]])
+    r = tally.add(m, m)
+    assert isinstance(r, np.matrix) and np.array_equal(r, np.add(m, m))
+    out = np.empty((1, 2))
+    assert tally.add(m, m, out=out) is out
+
+
+def test_private_layer_refuses_offsets_outside_x():
+    # tally._tally's N-D loops take offsets the Python layer computes from x; given others
+    # directly they refuse them (before: a segmentation fault or a read past x)
+    import tally._tally as t
+    x = np.arange(12.0)
+    with pytest.raises(ValueError, match="reach outside x"):
+        t.axis_batches("sum", x, 30, 4, 4, 1, np.zeros(1, np.int64), np.empty(30), None)
+    with pytest.raises(ValueError, match="reach outside x"):
+        t.axis_batches("sum", x, 3, 4, 4, 1, np.array([10**9], np.int64), np.empty(3), None)
+    with pytest.raises(ValueError, match="reach outside x"):
+        t.axis_batches("sum", x, 3, 4, -4, 1, np.zeros(1, np.int64), np.empty(3), None)
+    with pytest.raises(ValueError, match="reach outside x"):
+        t.slices("norm2", x, 4, np.array([0, 100], np.int64), 0, np.empty(2))
+    with pytest.raises(ValueError, match="reach outside x"):
+        t.slices("norm2", x, 4, np.array([-1], np.int64), 0, np.empty(1))
+    with pytest.raises(ValueError, match="negative extent"):
+        t.slices("norm2", x, -4, np.array([0], np.int64), 0, np.empty(1))
+    # the offsets x's own shape gives are taken
+    out = np.empty(3)
+    t.axis_batches("sum", x, 3, 4, 4, 1, np.zeros(1, np.int64), out, None)
+    assert np.array_equal(out, x.reshape(3, 4).sum(axis=1))
+    o = np.empty(2)
+    t.slices("norm1", x, 6, np.array([0, 6], np.int64), 0, o)
+    assert np.array_equal(o, [15.0, 51.0])
