@@ -45,6 +45,9 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
   if (count > static_cast<std::uintptr_t>(PTRDIFF_MAX) / sizeof(T) || begin > UINTPTR_MAX - count * sizeof(T))
     throw error(errc::invalid_argument, std::string("tally::") + fn + ": x has length " + std::to_string(x.size) +
                                             ", which runs past the end of the address space");
+  if (x.where == memory::device && !cuda_available())  // (as validate::locate_declared: no GPU, no device memory)
+    throw error(errc::no_gpu, std::string("tally::") + fn +
+                                  ": x is declared device memory, but no usable CUDA GPU is present (or this build has no CUDA support)");
   const memory found = locate(x.data);
   if (x.where == memory::device && found != memory::device)
     throw error(errc::wrong_memory, std::string("tally::") + fn +
