@@ -731,6 +731,11 @@ def test_csv_wider_row_than_the_first(tmp_path):
     bad("sum", p, words=["d.csv", "row 2", "not a number"])
     p.write_text("a;b\n1,5;2\n")
     bad("sum", p, "--delimiter", ";", "--column", "a", words=["row 2", "not a number"])
+    # a trailing delimiter (empty cells past the first row's width) is not data
+    p.write_text("a,b\n1,2,\n3,4, ,\n")
+    assert ok("sum", p, "--column", "b") == "6.0"
+    p.write_text("a,b\n1,2,,7\n")
+    bad("sum", p, "--column", "b", words=["row 2", "4 cells"])
 
 
 def test_csv_unknown_column(tmp_path):

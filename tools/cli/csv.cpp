@@ -238,9 +238,12 @@ host_array read(const std::string& path, const options& opt) {
     std::vector<std::string> cells = cells_of(path, lines[r], opt.delimiter);
     // A row wider than the first (header) row: its cells cannot be matched to the columns
     // (a decimal comma in a comma-separated file, say "1,5"), so the file is refused rather
-    // than read by the first row's columns with the rest dropped
-    if (cells.size() > width)
-      fail(path, "row " + std::to_string(lines[r].number) + " has " + std::to_string(cells.size()) + " cells, line " +
+    // than read by the first row's columns with the rest dropped. Empty cells past the
+    // first row's width (a trailing delimiter, "1,2,") are not data and pass.
+    std::size_t used = cells.size();
+    while (used > width && trim(cells[used - 1]).empty()) --used;
+    if (used > width)
+      fail(path, "row " + std::to_string(lines[r].number) + " has " + std::to_string(used) + " cells, line " +
                      std::to_string(lines[0].number) + " (the first row) has " + std::to_string(width) +
                      " (a decimal comma? quote such cells, or choose another --delimiter)");
     std::string where = "row " + std::to_string(lines[r].number) + ", column " + c.label + ": ";
