@@ -44,7 +44,7 @@ void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options&
 
 /// Asynchronous reduction on the CUDA backend: enqueues the work on `opt.stream` and returns
 /// without synchronising. `result_device` receives one value of `result_dtype(op, x.type)`;
-/// if `status_device` is not null it receives 0, or 1 when an integer result overflowed int64
+/// if `status_device` is not null it receives 0, or 1 when an integer result overflowed int64 (uint64 for unsigned data)
 /// (then the value written is 0). Both must be device-accessible memory and stay valid until
 /// the stream reaches the work. The inputs must be device memory.
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
@@ -112,8 +112,9 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
 /// other x (float16, bfloat16, integers, bool): errc::invalid_argument.
 void norm1(array_ref x, void* result, dtype result_type, const options& opt = {});
 
-/// Blocking max norm max |x[i]| of floating x as `result_type` (exact: no arithmetic; rounded
-/// only if result_type is narrower than x). NaN anywhere gives NaN. Empty x: +0.
+/// Blocking max norm max |x[i]| of float32 or float64 x as `result_type` (exact: no
+/// arithmetic; rounded only if result_type is narrower than x). NaN anywhere gives NaN.
+/// Empty x: +0. Other x (float16, bfloat16, integers, bool): errc::invalid_argument.
 void norm_inf(array_ref x, void* result, dtype result_type, const options& opt = {});
 
 /// Blocking variance (take_sqrt false) or standard deviation (true) of x with NumPy's ddof:

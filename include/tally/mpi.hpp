@@ -27,8 +27,10 @@
 //    the first global index, NaN as tally::extreme.
 // Blocking and collective: every rank of `comm` must call, with the same element type, result
 // type, operation and root. A rank whose local work fails (bad argument, overflow, CUDA error)
-// still takes part in the collective, so no rank hangs; then every rank throws tally::error
-// (the failing rank its own message, the others naming the failure's errc). Empty global input:
+// still takes part in the collective, so no rank hangs; then every receiving rank (every rank
+// for root == all, else root) throws tally::error (the failing rank its own message, the
+// others naming the failure's errc). With another root, a rank that is not root throws only
+// for its own failure; else it returns false (or no value) without learning of the others'. Empty global input:
 // as the single-process functions (+0 for sums, NaN for mean, +inf/-inf and index -1, and
 // errc::empty_input for argmin/argmax). `root` must be a rank of comm (else errc::invalid_argument
 // on every rank). Device data: the small states are staged through host memory (no CUDA-aware
@@ -54,7 +56,8 @@ inline constexpr int all = -1;
 
 /// Sum (y ignored) or dot product of the distributed x (and y, split the same way), rounded to
 /// `result_type` (float32/float64 for floating x, int64 for integers: errc::overflow when the
-/// global exact integer does not fit). Returns true on the ranks where `result` was written
+/// global exact integer does not fit, and also when one rank's own exact part does not fit
+/// int64, as state.hpp's partial states require, even where the global sum would). Returns true on the ranks where `result` was written
 /// (every rank for root == all, else only root; result may be null elsewhere).
 bool reduce(MPI_Comm comm, reduce_op op, array_ref x, array_ref y, void* result, dtype result_type, int root = all,
             const options& opt = {});

@@ -23,8 +23,10 @@
 // parts before; ties to the first global index; NaN as tally::extreme.
 // Blocking (the calls synchronise their streams). Collective: every rank calls with the same
 // element type, result type, operation and root. A rank whose local step fails still joins
-// the collective (a zero state and a failure count travel), and then every rank throws
-// tally::error; NCCL failures throw errc::cuda_error naming the NCCL call and its error.
+// the collective (a zero state and a failure count travel), and then every receiving rank
+// (every rank for root == all, else root) throws tally::error; with another root, a rank that
+// is not root throws only for its own failure (and, on the exact path, checks no result type:
+// only receiving ranks do). NCCL failures throw errc::cuda_error naming the NCCL call and its error.
 #pragma once
 
 #include <cstdint>

@@ -77,7 +77,8 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   the same input, backend, device model and build; they can differ between the CPU and a
 ///   GPU, or between GPUs with different SM counts.
 /// - Blocking: returns when the value is in host memory (the CUDA backend synchronises
-///   `opt.stream`).
+///   `opt.stream`; an empty input's result is written on the host at once, so an empty call
+///   is not a synchronisation point).
 /// - Errors (tally::error): errc::null_pointer (null data, n > 0); errc::invalid_argument
 ///   (n < 0); errc::overflow (an integer sum outside int64, or uint64 for unsigned T: the exact sum is computed, so an
 ///   intermediate excursion past int64 that comes back is not an error); errc::wrong_memory
@@ -104,7 +105,7 @@ template <class T, class Out = result_t<T>> Out sum(view<const T> x, const optio
 ///   by a rounded product and an add (as the default CPU build does: one rounding more per
 ///   product, inside the bound below). Integer products and sums are exact
 ///   (128-bit or wider), so errc::overflow is thrown exactly when the true dot product is
-///   outside int64.
+///   outside int64 (uint64 for unsigned T).
 /// - Empty input: 0. NaN and infinity propagate as IEEE arithmetic does (0 * inf is NaN).
 /// - Aliasing: x and y may be the same array (dot(x, x) is the squared L2 norm).
 /// - Accuracy: the bound of `sum` with x_i replaced by x_i * y_i, plus, for float64 data,
@@ -338,7 +339,8 @@ template <class T, class Out = T> Out norm_inf(view<const T> x, const options& o
 ///   number >= 0 (that, or a NaN or infinity in x) is recomputed in exact mode, which returns
 ///   the correctly rounded value (+inf only when the variance itself overflows) or NaN.
 ///   On the cpu backend the same bits whatever the thread count.
-/// - n - ddof <= 0 (so empty x with ddof = 0; empty x gives NaN for any ddof): NaN (NumPy
+/// - n - ddof <= 0 (so empty x with ddof = 0; empty x gives NaN for any ddof for which n - ddof
+///   fits int64): NaN (NumPy
 ///   returns NaN or inf with a warning). NaN or an infinity in x: NaN. A negative ddof is
 ///   taken as it is (divisor n - ddof > n); one for which n - ddof does not fit int64 is
 ///   errc::invalid_argument.

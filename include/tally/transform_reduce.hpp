@@ -69,8 +69,8 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
 ///   Acc, the accumulator and result type, any trivially copyable type.
 /// - Requirements: `Acc transform(T)`, `Acc combine(Acc, Acc)`; combine must be associative
 ///   and commutative and `identity` its neutral element (combine(identity, a) == a), because
-///   elements are grouped into chunks and partial results merged in a tree the caller does
-///   not choose.
+///   elements are grouped into chunks the caller does not choose (and the GPU version merges
+///   them in a tree).
 /// - Order: x is cut into fixed chunks of kTransformChunk elements; each chunk folds its
 ///   elements left to right from `identity`; chunk results are combined in chunk order. So
 ///   the result is deterministic for a given input and n (independent of the thread count)

@@ -173,7 +173,7 @@ def sum(x, *, dtype=None, accuracy: Accuracy = "exact", axis: Axis = None, keepd
     the value (or every output) is written (after the work queued before it on the stream).
     Raises TypeError (unsupported dtype, a non-integer axis), ValueError (bad accuracy, a
     repeated axis), OverflowError (the exact integer sum, or one per output, does not fit in
-    int64), AxisError (a ValueError and IndexError, as NumPy) for an axis out of range.
+    int64, uint64 for unsigned x), AxisError (a ValueError and IndexError, as NumPy) for an axis out of range.
     out: None (default), or an array to write the result into, returned instead of a new one
         (numpy.sum's out): of the result's library and device (NumPy for host x; CuPy or torch
         on x's device), of the result's shape (() for a whole-array sum), and of a dtype the
