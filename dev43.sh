@@ -21,7 +21,7 @@ mv $OUT/bench.txt $OUT/bench-bf16.txt
 bench_plans int8,uint8 $((SECONDS + 60)) default few_lanes=4 default few_lanes=4
 awk '/^## plan/{p=$3} /narrow-segments-200/{h=$2; getline; getline; print p, h, $0}' $OUT/bench.txt | cut -c1-150
 left=$((${END:-560} - SECONDS)); echo "ctest: ${left}s left at ${SECONDS}s"
-timeout $left ctest --test-dir $B/tests -j 16 --timeout 300 -R 'cuda|Cuda|Gpu|Async' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
+timeout $left ctest --test-dir $B/tests -j 16 --timeout 300 --output-on-failure -R 'cuda|Cuda|Gpu|Async' > $OUT/ctest.log 2>&1; echo "ctest rc=$? at ${SECONDS}s"
 grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Timeout|Total Test time" $OUT/ctest.log | tail -12
 echo "done: $(grep -cE 'Test +#' $OUT/ctest.log) entries ended, $(grep -c 'Passed' $OUT/ctest.log) passed, $(grep -c '(Skipped)' $OUT/ctest.log) skipped"
 echo "done at ${SECONDS}s"
