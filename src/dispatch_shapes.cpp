@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -189,11 +190,20 @@ void run(const char* fn, backend b, const geometry& g, const request& r, int dev
     return;
   }
   outcome st;
-  if (b == backend::cuda) {
-    cuda::shapes_run(g, r, st, stream, device);
-    if (r.stream_ordered) return;  // reported through r.status_device, in stream order
-  } else {
-    cpu::shapes_run(g, r, st);
+  try {
+    if (b == backend::cuda) {
+      cuda::shapes_run(g, r, st, stream, device);
+      if (r.stream_ordered) return;  // reported through r.status_device, in stream order
+    } else {
+      cpu::shapes_run(g, r, st);
+    }
+  } catch (const std::bad_alloc&) {
+    // (the host copies these paths make: the CPU backend widens the narrow types to 8 bytes an
+    // element, and a strided view of any length reaches here, even of stride 0; tally throws
+    // tally::error only, so a failed allocation is one, naming the size asked for)
+    fail(errc::invalid_argument, fn, "cannot allocate host memory for the work on x (" + std::to_string(g.n) + " " +
+                                         dtype_name(g.type) + " elements; the CPU backend reads the 8- and 16-bit types, bool, "
+                                         "uint32 and uint64 through a copy of up to 8 bytes an element)");
   }
   if (st.bad_offset_at >= 0)
     fail(errc::invalid_argument, fn, "offsets[" + std::to_string(st.bad_offset_at) +

@@ -196,6 +196,24 @@ TEST(MisuseHost, MessagesNameWhatIsWrong) {
                              errc::no_gpu, {"declared device memory", "no usable CUDA GPU"}));
 }
 
+// A strided view of 2^40 elements of stride 0 passes every check (it reads one element), but the
+// CPU backend reads the narrow types through a widened copy it cannot allocate: a tally::error
+// naming it (sixty-first session: std::bad_alloc escaped, which a caller catching
+// tally::error, as documented, did not catch).
+TEST(MisuseHost, AWidenedCopyThatCannotBeAllocatedIsATallyError) {
+  tally::options cpu;
+  cpu.backend = backend::cpu;
+  const std::int64_t n = std::int64_t(1) << 40;
+  const std::uint64_t u = 1;
+  const std::int8_t b = 1;
+  std::uint64_t su = 0;
+  EXPECT_TRUE(throws_tally([&] { tally::reduce(tally::reduce_op::sum, tally::strided_ref{&u, n, 0, dtype::uint64, tally::memory::host}, &su, dtype::uint64, cpu); },
+                           errc::invalid_argument, {"cannot allocate", "uint64"}));
+  double mean = 0;
+  EXPECT_TRUE(throws_tally([&] { tally::mean(tally::strided_ref{&b, n, 0, dtype::int8, tally::memory::host}, &mean, dtype::float64, cpu); },
+                           errc::invalid_argument, {"cannot allocate", "int8"}));
+}
+
 TEST(MisuseHost, TransformReduceViewPastTheAddressSpaceIsRefused) {
   std::vector<double> x{1, 2, 3};
   auto id = [](double v) { return v; };
