@@ -4,7 +4,8 @@
 # tests, the new test under half_gated=0, memcheck on it, the byte sums of segments of 200
 # under few_lanes=4 against the default, then every GPU ctest entry until the call's end
 # (the whole GPU suite last ran in runs 188-189).
-# carry ["build/carry/bins.tar.xz"] (NO_CLI=1 scripts/pack-carry.sh)
+# carry ["build/carry/bins.tar.xz"] (NO_CLI=1 scripts/pack-carry.sh); dev44.sh runs this script
+# on another pack (PACKS, MEMCHECK_FILTER, END)
 source scripts/device-unpack.sh || exit 1
 T=$B/tests/tally_tests
 timeout 150 $T --gtest_filter="ShapesNarrowAsync*:ShapesPlanGpu*:ShapesAsync*:Backends/ShapesNarrow*/cuda_bfloat16:*Bfloat16*" > $OUT/tests.txt 2>&1; echo "tests rc=$? at ${SECONDS}s"
@@ -12,7 +13,7 @@ grep -E "^\[  PASSED|^\[  FAILED|^\[  SKIPPED \] [0-9]|^\[==========\] [0-9]+ te
 grep -B2 -A8 Failure $OUT/tests.txt | head -30
 TALLY_SHAPES_PLAN=half_gated=0 timeout 60 $T --gtest_filter="ShapesNarrowAsync.Bfloat16*" > $OUT/tests0.txt 2>&1; echo "tests half_gated=0 rc=$? at ${SECONDS}s"
 grep -E "^\[  PASSED|^\[  FAILED|^\[==========\] [0-9]+ tests" $OUT/tests0.txt
-timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='ShapesNarrowAsync.Bfloat16*' > $OUT/memcheck.txt 2>&1; echo "memcheck rc=$? at ${SECONDS}s"; tail -3 $OUT/memcheck.txt
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter="${MEMCHECK_FILTER:-ShapesNarrowAsync.Bfloat16*}" > $OUT/memcheck.txt 2>&1; echo "memcheck rc=$? at ${SECONDS}s"; tail -3 $OUT/memcheck.txt
 # the bfloat16 bench twice (data over 47 binades, "bfloat16", and over 16, "bfloat16-narrow"):
 # dev43.sh (main) and dev44.sh (bf16-rounds) back to back on one warm machine are the A/B
 bench_plans bfloat16,bfloat16-narrow $((SECONDS + 40)) default default
