@@ -361,6 +361,75 @@ TEST_F(ShapesAsync, StatusReportsBadOffsetsAndOverflowThenClears) {
 // cudaStreamPerThread is one handle naming a different stream in each thread: the scratch
 // and workspace caches key it by thread too, so threads queueing on their own per-thread
 // streams at once never share partials, tickets or counters (their work is not ordered).
+// The stream-ordered segment calls whose ops never record an overflow (byte sums, means, max
+// with index) end without block_done, in a set of persistent words of their own (v3::finish
+// check_end), placed after the stream's tickets, one a segment when a segment is long enough
+// for tile items. Run 219 found such a call faulting (misaligned address, the context lost)
+// when the tickets were grown to an odd count: sets 1 and 2 began at 4 mod 8 and their 8-byte
+// status words were misaligned. Here, on a fresh stream, the ticket words grown by odd
+// segment counts (1025, then 3001 and 7003: each past twice the last) and even ones beside
+// them, each call with one segment past seg_split (tiles) among short and empty ones; every
+// output against the cpu backend's, every status [-1, -1].
+TEST_F(ShapesAsync, OddSegmentCountsGrowTheStreamsWords) {
+#if defined(TALLY_TEST_HAVE_CUDA)
+  tally::stream_t s = cuda::create_stream();
+  buffer<std::int64_t> st(backend::cuda, 2, 5);
+  std::uint64_t seed = 219;
+  for (const std::int64_t m : {1025, 1026, 3001, 3002, 7003, 1027}) {
+    v64 off{0};
+    for (std::int64_t k = 0; k < m; ++k) off.push_back(off.back() + (k == m / 3 ? 40000 : k % 5 == 0 ? 0 : k % 37));
+    const std::int64_t n = off.back();
+    std::vector<std::int8_t> h(static_cast<std::size_t>(n));
+    for (auto& e : h) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      e = static_cast<std::int8_t>(seed >> 56);
+    }
+    buffer<std::int8_t> x(backend::cuda, h);
+    buffer<std::int64_t> doff(backend::cuda, off);
+    const tally::array_ref xs{x.data(), n, dtype::int8, tally::memory::device};
+    const tally::array_ref xh{h.data(), n, dtype::int8, tally::memory::host};
+    tally::options cpu;
+    cpu.backend = backend::cpu;
+    for (int op = 0; op < 3; ++op) {
+      SCOPED_TRACE(std::to_string(m) + " segments, " + (op == 0 ? "sum" : op == 1 ? "mean" : "max with index"));
+      st.write({5, 5});
+      if (op == 0) {
+        buffer<std::int64_t> got(backend::cuda, static_cast<std::size_t>(m), 9);
+        std::vector<std::int64_t> want(static_cast<std::size_t>(m));
+        tally::reduce_segments_async(tally::reduce_op::sum, xs, doff.data(), m, {got.data(), m, dtype::int64, tally::memory::device},
+                                     st.data(), cuda_on(s));
+        tally::reduce_segments(tally::reduce_op::sum, xh, off.data(), m, {want.data(), m, dtype::int64, tally::memory::host}, cpu);
+        cuda::synchronize(s);
+        EXPECT_EQ(got.read(), want);
+      } else if (op == 1) {
+        buffer<double> got(backend::cuda, static_cast<std::size_t>(m), 9.0);
+        std::vector<double> want(static_cast<std::size_t>(m));
+        tally::mean_segments_async(xs, doff.data(), m, {got.data(), m, dtype::float64, tally::memory::device}, st.data(), cuda_on(s));
+        tally::mean_segments(xh, off.data(), m, {want.data(), m, dtype::float64, tally::memory::host}, cpu);
+        cuda::synchronize(s);
+        EXPECT_TRUE(same(got.read(), want));
+      } else {
+        buffer<std::int8_t> got(backend::cuda, static_cast<std::size_t>(m), 9);
+        buffer<std::int64_t> gi(backend::cuda, static_cast<std::size_t>(m), 9);
+        std::vector<std::int8_t> want(static_cast<std::size_t>(m));
+        std::vector<std::int64_t> wi(static_cast<std::size_t>(m));
+        tally::extreme_segments_async(extreme_op::max, nan_policy::propagate, xs, doff.data(), m,
+                                      {got.data(), m, dtype::int8, tally::memory::device},
+                                      {gi.data(), m, dtype::int64, tally::memory::device}, st.data(), cuda_on(s));
+        tally::extreme_segments(extreme_op::max, nan_policy::propagate, xh, off.data(), m,
+                                {want.data(), m, dtype::int8, tally::memory::host},
+                                {wi.data(), m, dtype::int64, tally::memory::host}, cpu);
+        cuda::synchronize(s);
+        EXPECT_EQ(got.read(), want);
+        EXPECT_EQ(gi.read(), wi);
+      }
+      EXPECT_EQ(st.read(), (v64{-1, -1}));
+    }
+  }
+  cuda::destroy_stream(s);
+#endif
+}
+
 TEST_F(ShapesAsync, PerThreadDefaultStreamsOfSeveralThreadsAtOnce) {
 #if defined(TALLY_TEST_HAVE_CUDA)
   const auto per_thread = reinterpret_cast<tally::stream_t>(std::uintptr_t(0x2));  // cudaStreamPerThread
