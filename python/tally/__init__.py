@@ -527,20 +527,43 @@ def std(x, *, ddof: int = 0, dtype=None, accuracy: Accuracy = "exact", axis: Axi
 
 
 def count_nonzero(x) -> int:
-    """Number of elements of `x` that are not zero (NaN counts, -0.0 does not); any dtype,
-    NumPy or CUDA arrays. Blocks."""
+    """Number of elements of `x` that are not zero, as numpy.count_nonzero(x) with no axis.
+
+    x: array of any shape and any supported dtype (float16, bfloat16, float32, float64,
+        int8-int64, uint8-uint64, bool), any strides: NumPy (CPU backend), CuPy or CUDA torch
+        (CUDA backend, on the library's current stream), or a list. A NaN is nonzero; -0.0 is
+        zero; a bool's byte counts when nonzero, as NumPy reads it.
+    Returns a Python int: the exact count (accumulated in 64 bits), the same on every backend
+    and launch shape. Empty x: 0. Blocks until the count is known.
+    Raises TypeError (an unsupported dtype or object, a masked array), RuntimeError (a CUDA
+    failure, or CUDA arrays without a usable GPU).
+    """
     a = prepare(x, "count_nonzero", order_free=True)
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream))
 
 
 def any(x) -> bool:
-    """Whether some element of `x` is nonzero (NaN is, -0.0 is not); False for an empty array."""
+    """Whether some element of `x` is nonzero, as numpy.any(x) with no axis (count_nonzero(x)
+    > 0: every element is read, there is no early exit).
+
+    x: as count_nonzero (any shape, dtype and strides; NumPy, CuPy, CUDA torch, a list). A NaN
+        is nonzero; -0.0 is zero.
+    Returns a Python bool; False for an empty array. The same on every backend. Blocks.
+    Raises as count_nonzero: TypeError (unsupported dtype or object), RuntimeError (CUDA).
+    """
     return count_nonzero(x) > 0
 
 
 def all(x) -> bool:
-    """Whether every element of `x` is nonzero (NaN is, -0.0 is not); True for an empty array."""
+    """Whether every element of `x` is nonzero, as numpy.all(x) with no axis (the exact count
+    of nonzero elements equals x.size: every element is read, there is no early exit).
+
+    x: as count_nonzero (any shape, dtype and strides; NumPy, CuPy, CUDA torch, a list). A NaN
+        is nonzero; -0.0 is zero.
+    Returns a Python bool; True for an empty array. The same on every backend. Blocks.
+    Raises as count_nonzero: TypeError (unsupported dtype or object), RuntimeError (CUDA).
+    """
     a = prepare(x, "all", order_free=True)
     backend, stream = finish(a)
     return int(_tally.count_nonzero(a.view, backend, stream)) == a.size
@@ -589,9 +612,23 @@ def axpy(a, x, y):
 
 
 def scale(a, x):
-    """x = a * x in place (BLAS scal); returns x (C-contiguous and writable; NumPy, CuPy or
-    CUDA torch; any dtype but bool, as axpy). Integers: exact; OverflowError naming the first
-    index that does not fit; float16 / bfloat16: the exact product rounded once."""
+    """x = a * x in place (BLAS scal); returns x.
+
+    a: a Python or NumPy real scalar, converted to x's dtype (floating x: rounded once to the
+        type, as NumPy converts a Python float; integer x: a must be an integer that fits the
+        dtype: a float a is a TypeError, an integer out of range a ValueError).
+    x: C-contiguous, writable array of any shape, element type float16, bfloat16, float32,
+        float64 or int8-uint64 (not bool: ValueError, NumPy would change the type): NumPy (CPU
+        backend), CuPy or CUDA torch (CUDA backend, on the library's current stream).
+    Each element becomes a * x[i] rounded once to x's dtype (float16 / bfloat16: the exact
+    product rounded once), so the same bits on every backend; integers exactly. Empty x: returned
+    unchanged. Blocks until x is written.
+    Raises TypeError (a not a real scalar, a float a for integer x, an unsupported dtype or
+    object), ValueError (bool x, a read-only or non-contiguous x, a out of the integer dtype's
+    range), OverflowError
+    (an integer product that does not fit, naming the first such index; x then holds the wrapped
+    values, as axpy's y), RuntimeError (a CUDA failure, or CUDA arrays without a GPU).
+    """
     xa = prepare(x, "scale")
     xo = prepare_out(x, xa, "scale", "x")
     af, ai = _scalar(a, xa.dtype, "scale")
