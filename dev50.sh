@@ -13,7 +13,7 @@ for t in bfloat16 bfloat16-narrow; do
     ncu -i $OUT/$name.ncu-rep --page details > $OUT/$name-details.txt 2>&1
     [ $t = bfloat16 ] && ncu -i $OUT/$name.ncu-rep --page source --csv --print-source sass > $OUT/$name-sass.csv 2>&1
     rm -f $OUT/$name.ncu-rep
-    echo "== $name at ${SECONDS}s"; grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occ|Executed Ipc A|Issue Slots Busy|Memory Throughput|DRAM Throughput|No Eligible|Active Warps Per|Eligible Warps" $OUT/$name-details.txt | head -16
+    echo "== $name at ${SECONDS}s"; grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occ|Executed Ipc A|Issue Slots Busy|Memory Throughput|DRAM Throughput|No Eligible|Active Warps Per|Eligible Warps|Warp Cycles Per|stall|Stall" $OUT/$name-details.txt | cut -c1-400 | head -24
     [ -f $OUT/$name-sass.csv ] && python3 scripts/sass-regions.py $OUT/$name-sass.csv --top 12 2>&1 | head -30
   done
 done
