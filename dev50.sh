@@ -4,7 +4,7 @@
 # kernel (segments of 200, 4 lanes each: G = 4). The details page (stall reasons, occupancy,
 # pipes) and the SASS source page (scripts/sass-regions.py) of each.  carry ["build/carry/bins.tar.xz"]
 source scripts/device-unpack.sh || exit 1
-RX='rows_kernel<tally::cuda::narrow_k::narrow_op<tally::cuda::narrow_k::.*bf16_in, tally::cuda::shapes_k::certified_sum<float, float, \(bool\)0>'
+RX='rows_kernel<tally::cuda::narrow_k::narrow_op<tally::cuda::.*bf16_in, tally::cuda::shapes_k::certified_sum<float, float, \(bool\)0>'
 for t in bfloat16 bfloat16-narrow; do
   for G in 32 4; do
     name=$t-G$G
