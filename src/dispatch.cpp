@@ -129,6 +129,20 @@ void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options&
   reduce(op, x, y, result, result_dtype(op, x.type), opt);
 }
 
+namespace {
+// The words a stream-ordered 1-D call writes on the GPU (the result, result_bytes wide, and the
+// status int): each at an address that is a multiple of its size, since a misaligned write
+// faults and loses the CUDA context (device or mapped pinned memory alike).
+void check_async_words(const std::string& fn, const void* result, std::size_t result_bytes, const int* status) {
+  if (result && result_bytes > 1 && reinterpret_cast<std::uintptr_t>(result) % result_bytes != 0)
+    throw error(errc::invalid_argument, "tally::" + fn + ": result is at an address that is not a multiple of its " +
+                                            std::to_string(result_bytes) + "-byte type (the GPU writes it as one aligned word)");
+  if (status && reinterpret_cast<std::uintptr_t>(status) % alignof(int) != 0)
+    throw error(errc::invalid_argument, "tally::" + fn + ": status is at an address that is not a multiple of 4 (it is one int,"
+                                                        " written by the GPU)");
+}
+}  // namespace
+
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, dtype result_type,
                   int* status_device, const options& opt) {
   validate::check_reduce_op("reduce_async", op);
@@ -141,6 +155,7 @@ void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device, d
                                             "_async runs on the CUDA backend only; use tally::" +
                                             fn + " for the CPU backend");
   check_result_type(op, x.type, result_type);
+  check_async_words(std::string(fn) + "_async", result_device, dtype_size(result_type), status_device);
   prepared p = prepare_reduce(op, x, y, backend::cuda);
   cuda::reduce_async(op, x.type, result_type, opt.accuracy, x.data, y.data, x.size, result_device,
                      status_device, opt.stream, p.x.device);
@@ -193,6 +208,7 @@ void add_async(array_ref x, array_ref y, mutable_array_ref out, int* status_devi
   if (opt.backend == backend::cpu)
     throw error(errc::invalid_argument,
                 "tally::add_async runs on the CUDA backend only; use tally::add for the CPU backend");
+  check_async_words("add_async", nullptr, 0, status_device);
   arg ao{out.data, out.size, out.type, out.where, "out"};
   prepared p = prepare_add(x, y, out, ao, backend::cuda);
   cuda::add_async(x.type, x.data, y.data, out.data, x.size, status_device, opt.stream, p.x.device);

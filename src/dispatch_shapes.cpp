@@ -37,13 +37,15 @@ void check_type(const char* fn, dtype t) {
                                          std::to_string(static_cast<int>(t)) + ")");
 }
 
-// Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does).
-memory resolve(const char* fn, const char* name, const void* p, bool has_elements, memory where, int& device) {
+// Resolves where `p` lives (declared `where` checked against the CUDA runtime, as dispatch.cpp does;
+// device memory not aligned to `align`, the element size, refused: validate::locate_declared).
+memory resolve(const char* fn, const char* name, const void* p, bool has_elements, memory where, int& device,
+               std::size_t align) {
   device = -1;
   validate::check_memory(fn, name, where);
   if (!has_elements) return memory::unknown;
   if (p == nullptr) fail(errc::null_pointer, fn, std::string(name) + " is a null pointer with elements to read or write");
-  return validate::locate_declared(fn, name, p, where, device);
+  return validate::locate_declared(fn, name, p, where, device, align);
 }
 
 using placed = validate::side;
@@ -108,7 +110,7 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
                                           std::to_string(outputs) + " results");
     check_out_type(fn, k, in, out.type);
     validate::extent(fn, k == kind::extreme ? "values" : "out", out.data, outputs, out.type);
-    wo = resolve(fn, k == kind::extreme ? "values" : "out", out.data, outputs > 0, out.where, dev);
+    wo = resolve(fn, k == kind::extreme ? "values" : "out", out.data, outputs > 0, out.where, dev, dtype_size(out.type));
     out_dev = dev;
     r.out = outputs > 0 ? out.data : nullptr;
     r.out_type = out.type;
@@ -119,7 +121,7 @@ void check_outputs(const char* fn, kind k, dtype in, std::int64_t outputs, const
                                           std::to_string(outputs) + " results");
     if (index->type != dtype::int64) fail(errc::invalid_argument, fn, std::string("indices must be int64, not ") + dtype_name(index->type));
     validate::extent(fn, "indices", index->data, outputs, dtype::int64);
-    wi = resolve(fn, "indices", index->data, outputs > 0, index->where, dev);
+    wi = resolve(fn, "indices", index->data, outputs > 0, index->where, dev, sizeof(std::int64_t));
     if (out_dev < 0) out_dev = dev;
     r.index = outputs > 0 ? static_cast<std::int64_t*>(index->data) : nullptr;
   }
@@ -291,7 +293,7 @@ void axis_call(const char* fn, kind k, const matrix_ref& x, int axis, const muta
     check_disjoint(fn, k, r, g.outputs, x_lo, x_bytes, nullptr, 0);
   }
   int dev = -1;
-  memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev);
+  memory wx = resolve(fn, "x", x.data, g.n > 0, x.where, dev, dtype_size(x.type));
   if (dev < 0) dev = out_dev;
   backend b = choose(fn, r, opt.backend, {{"x", wx}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
   check_stream_ordered(fn, r, g.outputs, dev, x_lo, x_bytes, nullptr, 0);
@@ -322,8 +324,8 @@ void segment_call(const char* fn, kind k, const array_ref& x, const std::int64_t
   validate::extent(fn, "offsets", offsets, segments + 1, dtype::int64);
   check_disjoint(fn, k, r, segments, x.data, static_cast<std::size_t>(x.size) * dtype_size(x.type), offsets, segments);
   int dev = -1, odev = -1;
-  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
-  memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev);
+  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev, dtype_size(x.type));
+  memory wf = resolve(fn, "offsets", offsets, true, memory::unknown, odev, sizeof(std::int64_t));
   if (dev < 0) dev = odev;
   if (dev < 0) dev = out_dev;
   backend b = choose(fn, r, opt.backend, {{"x", wx}, {"offsets", wf}, {k == kind::extreme ? "values" : "out", wo}, {"indices", wi}});
@@ -369,7 +371,7 @@ void strided_call(const char* fn, const strided_ref& x, request r, const options
   g.inner = stride;
   g.n = x.size;
   int dev = -1;
-  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev);
+  memory wx = resolve(fn, "x", x.data, x.size > 0, x.where, dev, dtype_size(x.type));
   backend b = choose(fn, r, opt.backend, {{"x", wx}});
   r.out_on_host = true;
   run(fn, b, g, r, dev, opt.stream);

@@ -2,6 +2,7 @@
 // merge, and the one rounding at the end.
 #include "tally/state.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -75,6 +76,8 @@ void partial_async(reduce_op op, array_ref x, array_ref y, std::int64_t* state_d
   std::string fn = std::string("partial_async (") + op_name(op) + ")";
   if (state_device == nullptr)
     throw error(errc::null_pointer, "tally::" + fn + ": state_device is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(state_device) % alignof(std::int64_t) != 0)  // (the GPU writes int64 words)
+    throw error(errc::invalid_argument, "tally::" + fn + ": state_device is at an address that is not a multiple of 8 (int64 words)");
   if (opt.backend == backend::cpu)
     throw error(errc::invalid_argument, "tally::" + fn + " runs on the CUDA backend only; use tally::partial for the CPU backend");
   if (!is_float(x.type))

@@ -23,7 +23,7 @@ void check_memory(const char* fn, const char* name, memory where) {
                                             std::to_string(v) + " (memory::unknown, host or device)");
 }
 
-memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device) {
+memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device, std::size_t align) {
   check_memory(fn, name, where);
   // Declared memory is checked against the CUDA runtime too (one cudaPointerGetAttributes,
   // ~0.1-0.2 us; nothing without a GPU), so a wrong declaration is an error, not a crash.
@@ -39,6 +39,10 @@ memory locate_declared(const char* fn, const char* name, const void* p, memory w
   bool managed = found == memory::device && device < 0;  // readable by the CPU as well
   if (where == memory::host && found == memory::device && !managed)
     throw error(errc::wrong_memory, prefix(fn) + name + " is declared host memory, but it is CUDA device memory");
+  if (align > 1 && found == memory::device && reinterpret_cast<std::uintptr_t>(p) % align != 0)
+    throw error(errc::invalid_argument, prefix(fn) + name + " is CUDA device memory at an address that is not a multiple of its " +
+                                            std::to_string(align) + "-byte elements; the GPU reads and writes elements only at"
+                                            " aligned addresses (copy it to an aligned buffer)");
   return where == memory::unknown ? found : where;
 }
 
@@ -64,7 +68,7 @@ memory check(const char* fn, arg& a) {
   if (a.data == nullptr && a.size > 0)
     throw error(errc::null_pointer, prefix(fn) + a.name + " is a null pointer with length " + std::to_string(a.size));
   extent(fn, a.name, a.data, a.size, a.type);
-  if (a.size > 0) a.where = locate_declared(fn, a.name, a.data, a.where, a.device);
+  if (a.size > 0) a.where = locate_declared(fn, a.name, a.data, a.where, a.device, dtype_size(a.type));
   return a.where;
 }
 

@@ -48,8 +48,12 @@ void check_memory(const char* fn, const char* name, memory where);
 /// Where `p` (which has elements to read or write) lives: the declared `where` checked against
 /// the CUDA runtime, `device` set to the owning device. Throws errc::wrong_memory when the
 /// declaration contradicts the runtime (managed memory may be declared host or device), and
-/// errc::invalid_argument for a `where` outside the enumeration.
-memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device);
+/// errc::invalid_argument for a `where` outside the enumeration. `align` (bytes, the element
+/// size; 0 or 1: none): CUDA device memory (managed memory included) at an address that is
+/// not a multiple of it is errc::invalid_argument naming the argument, since the GPU reads and
+/// writes elements only at aligned addresses (a misaligned access faults and loses the CUDA
+/// context). Host memory is not checked (the CPU backend reads it whatever its alignment).
+memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device, std::size_t align = 0);
 
 /// A known element type (errc::invalid_argument) and, for a view with elements, an extent
 /// whose bytes are addressable: size * dtype_size(type) fits a ptrdiff_t and data + bytes does

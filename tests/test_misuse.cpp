@@ -3,6 +3,7 @@
 // their inputs or each other, and zero-output shape calls. Each is a tally::error with the
 // right errc (or, for the legal cases, the right answer), never a crash or a wrong number.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -266,6 +267,69 @@ TEST_P(Misuse, ShapeOutputsMayNotOverlapTheirInputs) {
   EXPECT_EQ(bx.read(8, 2), (std::vector<double>{10, 26}));
   tally::reduce_segments(tally::reduce_op::sum, flat, off.data(), 2, {bx.data() + 6, 2, dtype::float64}, opt());
   EXPECT_EQ(bx.read(6, 2), (std::vector<double>{6, 15}));
+}
+
+// Device arrays at addresses that are not a multiple of their element size (a float64 view at
+// byte 4 of a byte buffer, as a CuPy .view() of a byte array at an odd offset makes): the GPU
+// reads elements only at aligned addresses, and such a read faulted with a misaligned address
+// and lost the CUDA context (every later call of the process failed). Each is now
+// errc::invalid_argument naming the argument, before anything is launched, and a good call
+// after them still runs. Covered: 1-D sum and dot, add's out, rows of a matrix, segments'
+// x, offsets, values and indices, and the stream-ordered 1-D result and status words
+// (cuda::transform_reduce: tests/transform_cuda.cu).
+TEST(MisuseGpu, MisalignedDeviceArraysAreRefusedAndTheContextLives) {
+  TT_REQUIRE_BACKEND(backend::cuda);
+  const std::vector<double> v{1, 2, 3, 4, 5, 6};
+  const std::vector<std::int64_t> offs{0, 3, 6};
+  std::vector<std::uint8_t> bytes(128, 0);
+  std::memcpy(bytes.data() + 4, v.data(), 48);      // x: 6 float64 at byte 4
+  std::memcpy(bytes.data() + 60, offs.data(), 24);  // offsets: 3 int64 at byte 60
+  buffer<std::uint8_t> raw(backend::cuda, bytes);
+  auto* base = raw.data();
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(base) % 16, 0u);
+  const auto* x4 = reinterpret_cast<const double*>(base + 4);
+  const auto* off4 = reinterpret_cast<const std::int64_t*>(base + 60);
+  tally::options gpu;
+  gpu.backend = backend::cuda;
+  const std::vector<std::string> misaligned{"not a multiple"};
+  auto refused = [&](auto&& call, const char* name) {
+    std::vector<std::string> words = misaligned;
+    words.push_back(name);
+    return throws_tally(call, errc::invalid_argument, words);
+  };
+  buffer<double> good(backend::cuda, v);
+  buffer<std::int64_t> good_off(backend::cuda, offs);
+  buffer<double> out(backend::cuda, 8, 0.0);
+  buffer<std::int64_t> idx(backend::cuda, 4, std::int64_t(0));
+  EXPECT_TRUE(refused([&] { (void)tally::sum<double>(tally::view<const double>{x4, 6}, gpu); }, "x"));
+  EXPECT_TRUE(refused([&] { (void)tally::dot<double>(good.in(), tally::view<const double>{x4, 6}, gpu); }, "y"));
+  EXPECT_TRUE(refused([&] { tally::add<double>(good.in(), good.in(), tally::view<double>{reinterpret_cast<double*>(base + 4), 6}, gpu); },
+                      "out"));
+  const tally::matrix_ref m4{x4, 2, 3, 3, 1, dtype::float64, tally::memory::device};
+  EXPECT_TRUE(refused([&] { tally::reduce_axis(tally::reduce_op::sum, m4, 1, {out.data(), 2, dtype::float64}, gpu); }, "x"));
+  const array_ref xs{good.data(), 6, dtype::float64};
+  EXPECT_TRUE(refused([&] { tally::reduce_segments(tally::reduce_op::sum, {x4, 6, dtype::float64}, good_off.data(), 2,
+                                                   {out.data(), 2, dtype::float64}, gpu); }, "x"));
+  EXPECT_TRUE(refused([&] { tally::reduce_segments(tally::reduce_op::sum, xs, off4, 2, {out.data(), 2, dtype::float64}, gpu); },
+                      "offsets"));
+  EXPECT_TRUE(refused([&] { tally::reduce_segments(tally::reduce_op::sum, xs, good_off.data(), 2,
+                                                   {base + 4, 2, dtype::float64}, gpu); }, "out"));
+  EXPECT_TRUE(refused([&] { tally::extreme_segments(tally::extreme_op::max, nan_policy::propagate, xs, good_off.data(), 2,
+                                                    {out.data(), 2, dtype::float64}, {base + 4, 2, dtype::int64}, gpu); },
+                      "indices"));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_async(tally::reduce_op::sum, xs, {}, base + 4, nullptr, gpu); },
+                           errc::invalid_argument, {"result", "not a multiple"}));
+  EXPECT_TRUE(throws_tally([&] { tally::reduce_async(tally::reduce_op::sum, xs, {}, out.data(), reinterpret_cast<int*>(base + 2), gpu); },
+                           errc::invalid_argument, {"status", "not a multiple"}));
+  EXPECT_TRUE(throws_tally([&] { tally::add_async(xs, xs, {out.data(), 6, dtype::float64}, reinterpret_cast<int*>(base + 2), gpu); },
+                           errc::invalid_argument, {"status", "not a multiple"}));
+  EXPECT_TRUE(throws_tally([&] { tally::partial_async(tally::reduce_op::sum, xs, {}, reinterpret_cast<std::int64_t*>(base + 4), gpu); },
+                           errc::invalid_argument, {"state_device", "not a multiple"}));
+  // nothing was written, and the context still runs work
+  EXPECT_EQ(raw.read(), bytes);
+  EXPECT_EQ(tally::sum<double>(good.in(), gpu), 21.0);
+  tally::reduce_segments(tally::reduce_op::sum, xs, good_off.data(), 2, {out.data(), 2, dtype::float64}, gpu);
+  EXPECT_EQ(out.read(0, 2), (std::vector<double>{6, 15}));
 }
 
 // Before: a call with no outputs (a matrix with no columns reduced along axis 0, or no

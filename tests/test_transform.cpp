@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -94,6 +95,18 @@ TEST_P(Transform, BadInput) {
   if (tally::cuda_available()) {
     buffer<double> other(b() == backend::cuda ? backend::cpu : backend::cuda, std::vector<double>{1.0, 2.0});
     EXPECT_TRUE(throws_tally([&] { return bad(other.in()); }, errc::wrong_memory));
+  }
+  // The CUDA version: device data at an address that is not a multiple of 8 (a float64 view at
+  // byte 4 of a byte buffer) is refused before any launch (a misaligned load faults and loses
+  // the context); the next good call still runs.
+  if (b() == backend::cuda) {
+    std::vector<std::uint8_t> bytes(64, 0);
+    const double three = -3.0;
+    std::memcpy(bytes.data() + 4, &three, 8);
+    buffer<std::uint8_t> raw(backend::cuda, bytes);
+    const auto* x4 = reinterpret_cast<const double*>(raw.data() + 4);
+    EXPECT_TRUE(throws_tally([&] { return bad({x4, 3}); }, errc::invalid_argument, {"x", "not a multiple"}));
+    EXPECT_EQ(bad(buffer<double>(b(), std::vector<double>{1.0, -2.0}).in()), 2.0);
   }
 }
 

@@ -46,7 +46,9 @@ void reduce(reduce_op op, array_ref x, array_ref y, void* result, const options&
 /// without synchronising. `result_device` receives one value of `result_dtype(op, x.type)`;
 /// if `status_device` is not null it receives 0, or 1 when an integer result overflowed int64 (uint64 for unsigned data)
 /// (then the value written is 0). Both must be device-accessible memory and stay valid until
-/// the stream reaches the work. The inputs must be device memory.
+/// the stream reaches the work, each at an address that is a multiple of its size
+/// (errc::invalid_argument otherwise). The inputs must be device memory, each element-aligned
+/// (as every device array tally reads or writes: errc::invalid_argument otherwise).
 void reduce_async(reduce_op op, array_ref x, array_ref y, void* result_device,
                   int* status_device, const options& opt = {});
 /// The same with an explicit result type (see `reduce`).

@@ -94,7 +94,8 @@ struct matrix_ref {
 // whose addresses overflow int64, rows * cols beyond int64, a result type the operation
 // cannot produce, an operation the backend lacks, an output that shares memory with x, with
 // the offsets or with the other output: outputs are never computed in place; an enumeration
-// value outside its range); errc::length_mismatch (out's length is not the number of outputs);
+// value outside its range; a device array, x, the offsets or an output, at an address that is
+// not a multiple of its element size); errc::length_mismatch (out's length is not the number of outputs);
 // errc::null_pointer; errc::wrong_memory; errc::no_gpu; errc::cuda_error; errc::overflow (an
 // integer sum outside its int64 or uint64 result: the message names the first such output; out is then unspecified).
 

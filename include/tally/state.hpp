@@ -67,8 +67,9 @@ exact_state partial(reduce_op op, array_ref x, array_ref y = {}, const options& 
 
 /// Asynchronous form on the CUDA backend: enqueues on opt.stream the computation of the
 /// canonical state of x (and y) into `state_device` (exact_state::size int64 words of device
-/// memory, overwritten in stream order) and returns without synchronising. float32/float64
-/// only (errc::invalid_argument for integers). The state's digits come from the exact kernel's
+/// memory, 8-byte aligned, overwritten in stream order) and returns without synchronising.
+/// float32/float64 only (errc::invalid_argument for integers, and for a state_device or an
+/// x / y not aligned to its element size). The state's digits come from the exact kernel's
 /// exported superaccumulator, moved onto the common grid by a one-block kernel.
 void partial_async(reduce_op op, array_ref x, array_ref y, std::int64_t* state_device, const options& opt = {});
 

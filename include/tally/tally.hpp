@@ -80,7 +80,8 @@ template <class T> mutable_array_ref mref(view<T> v) {
 ///   `opt.stream`; an empty input's result is written on the host at once, so an empty call
 ///   is not a synchronisation point).
 /// - Errors (tally::error): errc::null_pointer (null data, n > 0); errc::invalid_argument
-///   (n < 0); errc::overflow (an integer sum outside int64, or uint64 for unsigned T: the exact sum is computed, so an
+///   (n < 0, or device data at an address that is not a multiple of the element size: the
+///   GPU reads elements only at aligned addresses); errc::overflow (an integer sum outside int64, or uint64 for unsigned T: the exact sum is computed, so an
 ///   intermediate excursion past int64 that comes back is not an error); errc::wrong_memory
 ///   (host data forced onto the CUDA backend or device data onto the CPU backend);
 ///   errc::no_gpu (CUDA backend requested, no GPU or CPU-only build); errc::cuda_error.

@@ -59,6 +59,9 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
                                         " tally/cuda/transform_reduce.cuh and use tally::cuda::transform_reduce)");
   if (device && (where != memory::device || locate(x.data) != memory::device))
     throw error(errc::wrong_memory, std::string("tally::") + fn + ": x is not CUDA device memory");
+  if (device && begin % alignof(T) != 0)  // (a misaligned load faults on the GPU and loses the context)
+    throw error(errc::invalid_argument, std::string("tally::") + fn + ": x is CUDA device memory at an address that is not a multiple of its " +
+                                            std::to_string(alignof(T)) + "-byte elements' alignment (copy it to an aligned buffer)");
 }
 }  // namespace detail
 
@@ -77,7 +80,8 @@ template <class T> void check_transform_input(view<const T> x, const char* fn, b
 ///   even for a combine that is not exact; and equal to any other order (the GPU version's,
 ///   say) only if combine is exact (integer sums, min, max, counts; not floating sums).
 /// - Empty x: returns identity.
-/// - Blocking. Errors (tally::error): errc::invalid_argument (n < 0, or x's bytes past the end of the address space), errc::null_pointer
+/// - Blocking. Errors (tally::error): errc::invalid_argument (n < 0, x's bytes past the end of
+///   the address space, or, for the GPU version, x not aligned to alignof(T)), errc::null_pointer
 ///   (null data with n > 0), errc::wrong_memory (device memory). Exceptions thrown by the
 ///   functors propagate (with OpenMP: after the loop, the one thrown in the lowest-numbered
 ///   chunk, i.e. the one a serial loop would meet first, whatever the threads' timing).

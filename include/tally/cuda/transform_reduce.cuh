@@ -79,13 +79,17 @@ inline unsigned transform_grid(std::int64_t n) {
 ///   exact (integer sums, min/max, counts).
 /// - Empty x: identity is written.
 /// - Errors (tally::error): as tally::transform_reduce, errc::wrong_memory for host data,
-///   errc::null_pointer for a null result, errc::cuda_error for CUDA failures (launches,
-///   cudaMallocAsync).
+///   errc::null_pointer for a null result, errc::invalid_argument for x or the result at an
+///   address that is not a multiple of its type's alignment (the GPU would fault),
+///   errc::cuda_error for CUDA failures (launches, cudaMallocAsync).
 template <class T, class Acc, class Transform, class Combine>
 void transform_reduce_async(view<const T> x, Acc identity, Transform transform, Combine combine, Acc* result_device,
                             cudaStream_t stream = nullptr) {
   static_assert(std::is_trivially_copyable_v<Acc>, "tally::cuda::transform_reduce: Acc must be trivially copyable");
   if (result_device == nullptr) throw error(errc::null_pointer, "tally::cuda::transform_reduce: result is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(result_device) % alignof(Acc) != 0)
+    throw error(errc::invalid_argument, "tally::cuda::transform_reduce: result is at an address that is not a multiple of its " +
+                                            std::to_string(alignof(Acc)) + "-byte type's alignment");
   tally::detail::check_transform_input(x, "cuda::transform_reduce", true);
   constexpr int B = detail::kTransformBlock;
   const unsigned grid = detail::transform_grid(x.size);
