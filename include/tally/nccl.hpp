@@ -82,9 +82,21 @@ struct group_part {
 /// What the one-process form computes: sum, dot, mean, norm2 (exact), or a fast sum / dot.
 enum class group_op : int { sum, dot, mean, norm2, fast_sum, fast_dot };
 /// Every GPU's part at once (one ncclGroupStart / ncclGroupEnd around the per-GPU
-/// collectives), result to host memory.
+/// collectives), result to host memory. Blocking: returns after every part's stream is
+/// synchronised. Exact ops: the correctly rounded result of the whole distributed input
+/// (tally::round / round_mean / round_sqrt of the merged exact states), the same bits as one
+/// GPU's call on the concatenated data; fast ops: a float64 allreduce of the parts' fast sums.
+/// Errors (tally::error): errc::invalid_argument (no parts, parts of different element types,
+/// an unsupported type or result type, norm2 of integers, and each part's own checks as
+/// `partial_async` / `reduce_async` make them), errc::null_pointer (null result),
+/// errc::wrong_memory (a part in host memory), errc::overflow (an integer result past int64 /
+/// uint64), errc::cuda_error (a CUDA or NCCL call failed, naming it, or the GPUs' merged
+/// words differ).
 void reduce_group(group_op op, std::span<const group_part> parts, void* result, dtype result_type);
-/// Minimum or maximum and global first index over the parts (combined on the host).
+/// Minimum or maximum and global first index over the parts (combined on the host): the
+/// value and first index `extreme` gives on the concatenated parts (index counted across
+/// them in order; -1 when all are empty). Blocking. Errors as reduce_group, and
+/// errc::null_pointer for a null value or index.
 void extreme_group(extreme_op op, nan_policy nans, std::span<const group_part> parts, void* value, std::int64_t* index);
 
 namespace detail {

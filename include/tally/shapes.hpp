@@ -150,7 +150,9 @@ void extreme_segments(extreme_op op, nan_policy nans, array_ref x, const std::in
 // The axis and segment operations above, enqueued on opt.stream without waiting: the call
 // validates its arguments on the host, enqueues the kernels and returns; out (and indices)
 // are written when the stream reaches the work, and the caller synchronises (or orders later
-// work on the stream) before reading them. Results: the same bits as the blocking forms.
+// work on the stream) before reading them. Results: the same bits as the blocking forms,
+// empty rows, columns and segments included (their identity, NaN for means, -1 indices), so
+// exact sums and means are correctly rounded and deterministic as those are.
 // Memory: x, offsets, out, indices and status are device memory (errc::wrong_memory for host
 // memory); they must stay valid until the stream reaches the work. opt.backend: automatic or
 // cuda (cpu: errc::invalid_argument, whatever the memory); a call with nothing to read or

@@ -268,13 +268,18 @@ template <class T> void add(view<const T> x, view<const T> y, view<T> out, const
 /// calls on that stream or with another launch of itself.
 /// Errors detected on the host (bad arguments, launch failures) are thrown at once; integer
 /// overflow is reported only through `status_device`.
+/// The value written is the one `sum` returns with the same options, in the same bits (exact
+/// mode: correctly rounded, the same on every backend and launch shape; fast mode: `sum`'s
+/// fast value, the same bits for the same input, device model and build). Empty x: +0 (0 for integers) and status
+/// 0 are written in stream order (two memsets, no kernel).
 template <class T, class Out = result_t<T>>
 void sum_async(view<const T> x, Out* result_device, int* status_device = nullptr,
                const options& opt = {}) {
   reduce_async(reduce_op::sum, detail::ref(x), {}, result_device, dtype_of<Out>(), status_device, opt);
 }
 
-/// Asynchronous dot product on the CUDA backend; see `sum_async` and `dot`.
+/// Asynchronous dot product on the CUDA backend; see `sum_async` and `dot` (the value `dot`
+/// returns, in the same bits; empty x and y: +0 and status 0 written in stream order).
 template <class T, class Out = result_t<T>>
 void dot_async(view<const T> x, view<const T> y, Out* result_device,
                int* status_device = nullptr, const options& opt = {}) {
@@ -282,7 +287,10 @@ void dot_async(view<const T> x, view<const T> y, Out* result_device,
                status_device, opt);
 }
 
-/// Asynchronous element-wise add on the CUDA backend; see `add` and `sum_async`.
+/// Asynchronous element-wise add on the CUDA backend; see `add` and `sum_async`: out gets the
+/// bits `add` writes (each element rounded once, so deterministic); `status_device` (optional)
+/// 0, or 1 when an integer sum overflowed (out then holds wrapped values). Empty arrays: only
+/// the status is written (0, in stream order).
 template <class T>
 void add_async(view<const T> x, view<const T> y, view<T> out, int* status_device = nullptr,
                const options& opt = {}) {

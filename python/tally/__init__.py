@@ -304,7 +304,10 @@ def add(x, y, *, out: Optional[Any] = None) -> Any:
 def mean(x, *, dtype=None, axis: Axis = None, keepdims: bool = False, out=None) -> Any:
     """Arithmetic mean of all elements of `x` (any shape, read flattened), or along `axis`:
     the exact sum divided by n, correctly rounded to `dtype` (one rounding: the same bits on
-    every backend and thread count; an exact long division of the superaccumulator).
+    every backend and thread count; an exact long division of the superaccumulator). The
+    exact sum is `sum`'s (float32 in float64 exponent bins: Demmel, Hida, SIAM J. Sci. Comput.
+    25(4), 2003; float64 by error-free extraction into anchored levels: Demmel, Nguyen, IEEE
+    Trans. Computers 64(7), 2015; a Kulisch superaccumulator behind them).
 
     x: array of any supported dtype: NumPy (CPU backend), CuPy or CUDA torch (CUDA backend, on
         the array library's current stream). A strided 1-D view is read in place.
@@ -381,7 +384,11 @@ def norm(x, ord=2, *, dtype=None, accuracy: Accuracy = "exact", axis: Union[None
 
     ord=2 (default; None is the same): Euclidean norm, the square root of the exact sum of
         squares, rounded once; no overflow or underflow on the way: norm([1e200, 1e200]) is
-        1.414...e200 (numpy.linalg.norm: inf). Always exact (accuracy is not consulted).
+        1.414...e200 (numpy.linalg.norm: inf). Always exact (accuracy is not consulted): the
+        exact dot of x with itself (a float64 square as its rounded value and TwoProduct
+        error term: Ogita, Rump, Oishi, SIAM J. Sci. Comput. 26(6), 2005; narrower squares are
+        exact in float64; all summed exactly as `sum` does), then the correctly rounded square
+        root of that exact value.
     ord=1: sum |x|, the exact sum rounded once (accuracy="fast": a float64 accumulator).
     ord=inf (np.inf or "inf"): max |x|, exact; NaN anywhere gives NaN.
     Other ords (-inf, 0, 3, "fro", ...): ValueError naming the ord.
