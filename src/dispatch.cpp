@@ -134,12 +134,8 @@ namespace {
 // status int): each at an address that is a multiple of its size, since a misaligned write
 // faults and loses the CUDA context (device or mapped pinned memory alike).
 void check_async_words(const std::string& fn, const void* result, std::size_t result_bytes, const int* status) {
-  if (result && result_bytes > 1 && reinterpret_cast<std::uintptr_t>(result) % result_bytes != 0)
-    throw error(errc::invalid_argument, "tally::" + fn + ": result is at an address that is not a multiple of its " +
-                                            std::to_string(result_bytes) + "-byte type (the GPU writes it as one aligned word)");
-  if (status && reinterpret_cast<std::uintptr_t>(status) % alignof(int) != 0)
-    throw error(errc::invalid_argument, "tally::" + fn + ": status is at an address that is not a multiple of 4 (it is one int,"
-                                                        " written by the GPU)");
+  validate::require_aligned(fn.c_str(), "result", result, result_bytes, "its type's size: the GPU writes it as one word");
+  validate::require_aligned(fn.c_str(), "status", status, alignof(int), "it is one int, written by the GPU");
 }
 }  // namespace
 

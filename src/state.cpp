@@ -9,6 +9,7 @@
 
 #include "state_backends.hpp"
 #include "state_grid.hpp"
+#include "validate.hpp"
 #include "tally/ops/exact.hpp"
 #include "tally/ops/exact_variance.hpp"
 
@@ -76,8 +77,7 @@ void partial_async(reduce_op op, array_ref x, array_ref y, std::int64_t* state_d
   std::string fn = std::string("partial_async (") + op_name(op) + ")";
   if (state_device == nullptr)
     throw error(errc::null_pointer, "tally::" + fn + ": state_device is a null pointer");
-  if (reinterpret_cast<std::uintptr_t>(state_device) % alignof(std::int64_t) != 0)  // (the GPU writes int64 words)
-    throw error(errc::invalid_argument, "tally::" + fn + ": state_device is at an address that is not a multiple of 8 (int64 words)");
+  validate::require_aligned(fn.c_str(), "state_device", state_device, alignof(std::int64_t), "int64 words, written by the GPU");
   if (opt.backend == backend::cpu)
     throw error(errc::invalid_argument, "tally::" + fn + " runs on the CUDA backend only; use tally::partial for the CPU backend");
   if (!is_float(x.type))

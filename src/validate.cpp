@@ -23,6 +23,12 @@ void check_memory(const char* fn, const char* name, memory where) {
                                             std::to_string(v) + " (memory::unknown, host or device)");
 }
 
+void require_aligned(const char* fn, const char* name, const void* p, std::size_t align, const std::string& why) {
+  if (align > 1 && reinterpret_cast<std::uintptr_t>(p) % align != 0)
+    throw error(errc::invalid_argument, prefix(fn) + name + " is at an address that is not a multiple of " +
+                                            std::to_string(align) + " bytes (" + why + ")");
+}
+
 memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device, std::size_t align) {
   check_memory(fn, name, where);
   // Declared memory is checked against the CUDA runtime too (one cudaPointerGetAttributes,
@@ -39,10 +45,10 @@ memory locate_declared(const char* fn, const char* name, const void* p, memory w
   bool managed = found == memory::device && device < 0;  // readable by the CPU as well
   if (where == memory::host && found == memory::device && !managed)
     throw error(errc::wrong_memory, prefix(fn) + name + " is declared host memory, but it is CUDA device memory");
-  if (align > 1 && found == memory::device && reinterpret_cast<std::uintptr_t>(p) % align != 0)
-    throw error(errc::invalid_argument, prefix(fn) + name + " is CUDA device memory at an address that is not a multiple of its " +
-                                            std::to_string(align) + "-byte elements; the GPU reads and writes elements only at"
-                                            " aligned addresses (copy it to an aligned buffer)");
+  if (found == memory::device)
+    require_aligned(fn, name, p, align,
+                    "its element size; it is CUDA device memory, whose elements the GPU reads and writes only at aligned"
+                    " addresses: copy it to an aligned buffer");
   return where == memory::unknown ? found : where;
 }
 

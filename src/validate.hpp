@@ -55,6 +55,12 @@ void check_memory(const char* fn, const char* name, memory where);
 /// context). Host memory is not checked (the CPU backend reads it whatever its alignment).
 memory locate_declared(const char* fn, const char* name, const void* p, memory where, int& device, std::size_t align = 0);
 
+/// p at an address that is a multiple of `align` bytes (0 or 1: any address), else
+/// errc::invalid_argument: "<name> is at an address that is not a multiple of <align> bytes
+/// (<why>)". For what the GPU reads or writes, where a misaligned access faults and loses the
+/// CUDA context.
+void require_aligned(const char* fn, const char* name, const void* p, std::size_t align, const std::string& why);
+
 /// A known element type (errc::invalid_argument) and, for a view with elements, an extent
 /// whose bytes are addressable: size * dtype_size(type) fits a ptrdiff_t and data + bytes does
 /// not wrap the address space (errc::invalid_argument).
